@@ -1,0 +1,55 @@
+import { Schema } from "effect"
+
+/** `admin` does everything; `operator` acts on its assigned bots only. */
+export const Role = Schema.Literal("admin", "operator")
+export type Role = typeof Role.Type
+
+/** An API key as listed; the secret itself is shown once, at creation. */
+export const ApiKey = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  role: Role,
+  bot_ids: Schema.Array(Schema.Int),
+  prefix: Schema.String,
+  created_at: Schema.String,
+  last_used_at: Schema.String,
+  enabled: Schema.Boolean
+}).annotations({ identifier: "ApiKey" })
+export type ApiKey = typeof ApiKey.Type
+
+/** A newly minted key: the record and its secret. */
+export const CreatedApiKey = Schema.Struct({ ...ApiKey.fields, key: Schema.String }).annotations({
+  identifier: "CreatedApiKey"
+})
+export type CreatedApiKey = typeof CreatedApiKey.Type
+
+/** Body of `POST /api/auth/api-keys`. Keys are operators unless `role` says admin. */
+export const NewApiKey = Schema.Struct({
+  name: Schema.Trim.pipe(
+    Schema.minLength(1, { message: () => "name must not be empty" }),
+    Schema.maxLength(128, { message: () => "name must be at most 128 characters" })
+  ),
+  role: Schema.optionalWith(Role, { default: () => "operator" as const }),
+  bot_ids: Schema.optionalWith(Schema.Array(Schema.Int.pipe(Schema.positive())), { default: () => [] })
+}).annotations({ identifier: "NewApiKey" })
+export type NewApiKey = typeof NewApiKey.Type
+
+/** What storage needs to create a key: the record and the SHA-256 of its secret. */
+export type ApiKeyRecordInput = Omit<ApiKey, "id" | "last_used_at" | "enabled"> & { readonly hash: string }
+
+/** How keys look: `brk_` and 43 base64url characters (256 random bits). */
+export const keyPattern = /^brk_[A-Za-z0-9_-]{43}$/
+
+/** No key has this id. */
+export class ApiKeyNotFound extends Schema.TaggedError<ApiKeyNotFound>()("ApiKeyNotFound", { id: Schema.Int }) {
+  override get message() {
+    return `API key ${this.id} not found`
+  }
+}
+
+/** The change would leave no enabled admin key. */
+export class LastAdminKey extends Schema.TaggedError<LastAdminKey>()("LastAdminKey", { id: Schema.Int }) {
+  override get message() {
+    return `API key ${this.id} is the last enabled admin key; create another admin key first`
+  }
+}

@@ -1,0 +1,160 @@
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import type { ApiKey, CreatedApiKey, NewApiKey } from "./ApiKey.js"
+import { ApiKeyNotFound, keyPattern, LastAdminKey } from "./ApiKey.js"
+import { BotNotFound } from "./Bot.js"
+import { InvalidInput, type StorageError } from "./Errors.js"
+import { Storage } from "./Storage.js"
+import { nowIso } from "./Time.js"
+
+/** API keys: minting, listing, and telling who a bearer token belongs to. */
+export interface ApiKeysService {
+  /** Mints a key; the secret is in the result and nowhere else. */
+  readonly create: (input: NewApiKey) => Effect.Effect<CreatedApiKey, InvalidInput | BotNotFound | StorageError>
+  /** All keys, ordered by id. */
+  readonly list: Effect.Effect<ReadonlyArray<ApiKey>, StorageError>
+  /** Flips `enabled`; refuses to disable the last enabled admin key. */
+  readonly toggle: (id: number) => Effect.Effect<ApiKey, ApiKeyNotFound | LastAdminKey | StorageError>
+  /** Deletes a key; refuses to delete the last enabled admin key. */
+  readonly remove: (id: number) => Effect.Effect<ApiKey, ApiKeyNotFound | LastAdminKey | StorageError>
+  /** The enabled key a secret belongs to, if any. */
+  readonly authenticate: (secret: Redacted.Redacted<string>) => Effect.Effect<Option.Option<ApiKey>, StorageError>
+  /** Makes sure an admin key with this secret exists (the configured or bootstrap key); true when it was created. */
+  readonly ensureAdmin: (
+    secret: Redacted.Redacted<string>,
+    name: string
+  ) => Effect.Effect<boolean, InvalidInput | StorageError>
+  /** Whether any key exists. */
+  readonly any: Effect.Effect<boolean, StorageError>
+}
+
+/** API keys: minting, listing, and telling who a bearer token belongs to. */
+export class ApiKeys extends Context.Tag("@botrelay/core/ApiKeys")<ApiKeys, ApiKeysService>() {}
+
+const base64url = (bytes: Uint8Array): string => {
+  let binary = ""
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+}
+
+/** A new random key: `brk_` and 43 base64url characters (256 bits). */
+export const generateKey: Effect.Effect<Redacted.Redacted<string>> = Effect.sync(() =>
+  Redacted.make(`brk_${base64url(crypto.getRandomValues(new Uint8Array(32)))}`)
+)
+
+/** The SHA-256 of a key, in hex: what storage keeps. */
+export const hashKey = (secret: Redacted.Redacted<string>): Effect.Effect<string> =>
+  Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(Redacted.value(secret)))).pipe(
+    Effect.map((digest) => Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join(""))
+  )
+
+/** The first characters of a key, for telling keys apart. */
+export const keyPrefix = (secret: Redacted.Redacted<string>): string => Redacted.value(secret).slice(0, 12)
+
+const touchInterval = 60_000
+
+/** Builds the service on the `Storage` the host provides. */
+export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(function*() {
+  const storage = yield* Storage
+  const byHash = new Map<string, ApiKey>()
+  const lastTouched = new Map<number, number>()
+
+  const find = (id: number) =>
+    storage.findApiKey(id).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ApiKeyNotFound({ id })), onSome: Effect.succeed }))
+    )
+
+  const guardLastAdmin = (key: ApiKey) =>
+    key.role !== "admin" || !key.enabled
+      ? Effect.void
+      : storage.listApiKeys.pipe(
+        Effect.flatMap((keys) =>
+          keys.some((k) => k.id !== key.id && k.role === "admin" && k.enabled)
+            ? Effect.void
+            : Effect.fail(new LastAdminKey({ id: key.id }))
+        )
+      )
+
+  const insert = (secret: Redacted.Redacted<string>, input: NewApiKey) =>
+    Effect.all([hashKey(secret), nowIso]).pipe(
+      Effect.flatMap(([hash, created_at]) =>
+        storage.insertApiKey({
+          name: input.name,
+          role: input.role,
+          bot_ids: input.bot_ids,
+          prefix: keyPrefix(secret),
+          created_at,
+          hash
+        })
+      )
+    )
+
+  const checkBots = (input: NewApiKey): Effect.Effect<void, InvalidInput | BotNotFound | StorageError> =>
+    input.role === "admin"
+      ? input.bot_ids.length > 0
+        ? Effect.fail(InvalidInput.field("bot_ids", "bot_ids apply to operator keys only; admin keys see every bot"))
+        : Effect.void
+      : Effect.forEach(input.bot_ids, (id) =>
+        storage.findBot(id).pipe(
+          Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : Effect.fail(new BotNotFound({ id })))
+        ), { discard: true })
+
+  return ApiKeys.of({
+    create: (input) =>
+      checkBots(input).pipe(
+        Effect.zipRight(generateKey),
+        Effect.flatMap((secret) =>
+          insert(secret, { ...input, bot_ids: [...new Set(input.bot_ids)] }).pipe(
+            Effect.map((key): CreatedApiKey => ({ ...key, key: Redacted.value(secret) }))
+          )
+        ),
+        Effect.withSpan("ApiKeys.create")
+      ),
+    list: storage.listApiKeys,
+    toggle: (id) =>
+      find(id).pipe(
+        Effect.tap(guardLastAdmin),
+        Effect.flatMap((key) => storage.setApiKeyEnabled(id, !key.enabled)),
+        Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ApiKeyNotFound({ id })), onSome: Effect.succeed })),
+        Effect.ensuring(Effect.sync(() => byHash.clear())),
+        Effect.withSpan("ApiKeys.toggle", { attributes: { id } })
+      ),
+    remove: (id) =>
+      find(id).pipe(
+        Effect.tap(guardLastAdmin),
+        Effect.tap(() => storage.deleteApiKey(id)),
+        Effect.ensuring(Effect.sync(() => byHash.clear())),
+        Effect.withSpan("ApiKeys.remove", { attributes: { id } })
+      ),
+    authenticate: (secret) => {
+      if (!keyPattern.test(Redacted.value(secret))) return Effect.succeed(Option.none())
+      return Effect.flatMap(hashKey(secret), (hash) => {
+        const cached = byHash.get(hash)
+        const key = cached !== undefined
+          ? Effect.succeed(Option.some(cached))
+          : storage.findApiKeyByHash(hash).pipe(
+            Effect.tap(Option.match({ onNone: () => {}, onSome: (key) => void byHash.set(hash, key) }))
+          )
+        return Effect.flatMap(key, (found) => {
+          if (Option.isNone(found) || !found.value.enabled) return Effect.succeed(Option.none<ApiKey>())
+          const now = Date.now()
+          if (now - (lastTouched.get(found.value.id) ?? 0) < touchInterval) return Effect.succeed(found)
+          lastTouched.set(found.value.id, now)
+          return Effect.flatMap(nowIso, (at) => storage.touchApiKey(found.value.id, at)).pipe(Effect.as(found))
+        })
+      })
+    },
+    ensureAdmin: (secret, name) =>
+      keyPattern.test(Redacted.value(secret))
+        ? Effect.flatMap(hashKey(secret), storage.findApiKeyByHash).pipe(
+          Effect.flatMap(Option.match({
+            onSome: () => Effect.succeed(false),
+            onNone: () => insert(secret, { name, role: "admin", bot_ids: [] }).pipe(Effect.as(true))
+          }))
+        )
+        : Effect.fail(InvalidInput.field("admin_key", "an admin key must be brk_ followed by 43 base64url characters")),
+    any: Effect.map(storage.listApiKeys, (keys) => keys.length > 0)
+  })
+})
+
+/** The service on the `Storage` the host provides. */
+export const layer: Layer.Layer<ApiKeys, never, Storage> = Layer.effect(ApiKeys, make)

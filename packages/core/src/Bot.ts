@@ -1,0 +1,138 @@
+import { Redacted, Schema } from "effect"
+
+/** Where a bot was registered from: the command line / environment, or the API. */
+export const BotSource = Schema.Literal("cli", "web")
+export type BotSource = typeof BotSource.Type
+
+const isHttpUrl = (value: string): boolean => {
+  if (!URL.canParse(value)) return false
+  const url = new URL(value)
+  return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== ""
+}
+
+/** A bot token: non-empty, no whitespace, at most 256 characters. Redacted once decoded. */
+export const BotToken = Schema.Redacted(
+  Schema.String.pipe(
+    Schema.minLength(1, { message: () => "token must not be empty" }),
+    Schema.maxLength(256, { message: () => "token must be at most 256 characters" }),
+    Schema.pattern(/^\S+$/, { message: () => "token must not contain whitespace" })
+  )
+)
+
+/** Where forwarded updates go: empty, or an absolute http(s) URL. */
+export const BackendUrl = Schema.String.pipe(
+  Schema.maxLength(2048, { message: () => "backend_url must be at most 2048 characters" }),
+  Schema.filter((s) => s === "" || isHttpUrl(s), { message: () => "backend_url must be an absolute http or https URL" })
+)
+
+/** Telegram's rule for webhook secrets: 1-256 of `A-Z a-z 0-9 _ -`, or empty for none. */
+export const SecretToken = Schema.Redacted(
+  Schema.String.pipe(
+    Schema.pattern(/^[A-Za-z0-9_-]{0,256}$/, {
+      message: () => "secret_token must be 1-256 characters of A-Z, a-z, 0-9, _ and -"
+    })
+  )
+)
+
+const BotName = Schema.String.pipe(Schema.maxLength(256, { message: () => "name must be at most 256 characters" }))
+const Description = Schema.String.pipe(
+  Schema.maxLength(4096, { message: () => "description must be at most 4096 characters" })
+)
+
+/** A registered bot, as the API shows it. */
+export const Bot = Schema.Struct({
+  id: Schema.Int,
+  token: Schema.Redacted(Schema.String),
+  name: Schema.String,
+  source: BotSource,
+  manage_enabled: Schema.Boolean,
+  proxy_enabled: Schema.Boolean,
+  backend_url: Schema.String,
+  secret_token: Schema.Redacted(Schema.String),
+  long_poll_enabled: Schema.Boolean,
+  description: Schema.String,
+  running: Schema.Boolean,
+  webhook_mode: Schema.Boolean,
+  disabled: Schema.Boolean,
+  username: Schema.String,
+  last_error: Schema.String,
+  last_update_at: Schema.String,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "Bot" })
+export type Bot = typeof Bot.Type
+
+/** A bot as storage keeps it: everything but the live `running` flag. */
+export type StoredBot = Omit<Bot, "running">
+
+/** The settings of a bot a client may choose. */
+export type BotSettings = Pick<
+  Bot,
+  | "token"
+  | "name"
+  | "manage_enabled"
+  | "proxy_enabled"
+  | "backend_url"
+  | "secret_token"
+  | "long_poll_enabled"
+  | "description"
+>
+
+/** Body of `POST /api/bots/add`. */
+export const NewBot = Schema.Struct({
+  token: BotToken,
+  name: Schema.optionalWith(BotName, { default: () => "" }),
+  manage_enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  proxy_enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  long_poll_enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  backend_url: Schema.optionalWith(BackendUrl, { default: () => "" }),
+  secret_token: Schema.optionalWith(SecretToken, { default: () => Redacted.make("") }),
+  description: Schema.optionalWith(Description, { default: () => "" })
+}).annotations({ identifier: "NewBot" })
+export type NewBot = typeof NewBot.Type
+
+/** Body of `POST /api/bots/update`: the bot's id and the fields to change; omitted fields keep their value. */
+export const BotUpdate = Schema.Struct({
+  id: Schema.Int.pipe(Schema.positive()),
+  token: Schema.optionalWith(BotToken, { exact: true }),
+  name: Schema.optionalWith(BotName, { exact: true }),
+  manage_enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  proxy_enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  long_poll_enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  backend_url: Schema.optionalWith(BackendUrl, { exact: true }),
+  secret_token: Schema.optionalWith(SecretToken, { exact: true }),
+  description: Schema.optionalWith(Description, { exact: true })
+}).annotations({ identifier: "BotUpdate" })
+export type BotUpdate = typeof BotUpdate.Type
+
+/** Runtime status that the bot's ingress writes back. */
+export type BotStatus = Pick<Bot, "username" | "last_error" | "last_update_at">
+
+/** A change to a stored bot. */
+export type BotPatch = Partial<BotSettings & BotStatus & Pick<Bot, "disabled" | "webhook_mode" | "source">>
+
+/** What storage needs to create a bot. */
+export type BotRecordInput = BotSettings & Pick<Bot, "source" | "created_at">
+
+/** No bot has this id. */
+export class BotNotFound extends Schema.TaggedError<BotNotFound>()("BotNotFound", { id: Schema.Int }) {
+  override get message() {
+    return `bot ${this.id} not found`
+  }
+}
+
+/** Another bot already has this token. */
+export class DuplicateToken extends Schema.TaggedError<DuplicateToken>()("DuplicateToken", {
+  existing_bot_id: Schema.Int
+}) {
+  override get message() {
+    return `this token is already registered (bot ${this.existing_bot_id})`
+  }
+}
+
+/** The bot is disabled, so it cannot do what was asked. */
+export class BotDisabled extends Schema.TaggedError<BotDisabled>()("BotDisabled", { id: Schema.Int }) {
+  override get message() {
+    return `bot ${this.id} is disabled; enable it with POST /api/bots/toggle-disabled?id=${this.id}`
+  }
+}

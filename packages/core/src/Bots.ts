@@ -1,0 +1,105 @@
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import type { BotSettings, BotUpdate, NewBot, StoredBot } from "./Bot.js"
+import { type Bot, BotNotFound, type DuplicateToken } from "./Bot.js"
+import { InvalidInput, type StorageError } from "./Errors.js"
+import { Storage } from "./Storage.js"
+import { nowIso } from "./Time.js"
+
+/** Managing registered bots. */
+export interface BotsService {
+  /** Registers a bot from the API (source "web"). */
+  readonly add: (input: NewBot) => Effect.Effect<Bot, InvalidInput | DuplicateToken | StorageError>
+  /** Registers the bot of the command line (source "cli", history kept), or returns it when its token is known. */
+  readonly ensureCli: (token: Redacted.Redacted<string>) => Effect.Effect<Bot, StorageError>
+  /** All bots, ordered by id. */
+  readonly list: Effect.Effect<ReadonlyArray<Bot>, StorageError>
+  readonly get: (id: number) => Effect.Effect<Bot, BotNotFound | StorageError>
+  /** Changes the given fields; the others keep their value. */
+  readonly update: (input: BotUpdate) => Effect.Effect<Bot, BotNotFound | InvalidInput | DuplicateToken | StorageError>
+  readonly toggleDisabled: (id: number) => Effect.Effect<Bot, BotNotFound | StorageError>
+  /** Removes the bot, its routes and its message history. */
+  readonly remove: (id: number) => Effect.Effect<Bot, BotNotFound | StorageError>
+}
+
+/** Managing registered bots. */
+export class Bots extends Context.Tag("@botrelay/core/Bots")<Bots, BotsService>() {}
+
+const checkSettings = (settings: Pick<BotSettings, "proxy_enabled" | "backend_url">): Effect.Effect<void, InvalidInput> =>
+  settings.proxy_enabled && settings.backend_url === ""
+    ? Effect.fail(InvalidInput.field("backend_url", "backend_url is required when proxy_enabled is true"))
+    : Effect.void
+
+const toBot = (bot: StoredBot): Bot => ({ ...bot, running: false })
+
+/** Builds the service on the `Storage` the host provides. */
+export const make: Effect.Effect<BotsService, never, Storage> = Effect.gen(function*() {
+  const storage = yield* Storage
+
+  const find = (id: number) =>
+    storage.findBot(id).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(new BotNotFound({ id })), onSome: Effect.succeed }))
+    )
+
+  const change = (id: number, patch: Parameters<typeof storage.updateBot>[1]) =>
+    Effect.flatMap(nowIso, (updated_at) => storage.updateBot(id, { ...patch, updated_at })).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(new BotNotFound({ id })), onSome: Effect.succeed })),
+      Effect.map(toBot)
+    )
+
+  return Bots.of({
+    add: (input) =>
+      checkSettings(input).pipe(
+        Effect.zipRight(nowIso),
+        Effect.flatMap((created_at) => storage.insertBot({ ...input, source: "web", created_at })),
+        Effect.map(toBot),
+        Effect.withSpan("Bots.add")
+      ),
+    ensureCli: (token) =>
+      storage.findBotByToken(Redacted.value(token)).pipe(
+        Effect.flatMap(Option.match({
+          onSome: Effect.succeed,
+          onNone: () =>
+            Effect.flatMap(nowIso, (created_at) =>
+              storage.insertBot({
+                token,
+                name: "",
+                source: "cli",
+                manage_enabled: true,
+                proxy_enabled: false,
+                long_poll_enabled: false,
+                backend_url: "",
+                secret_token: Redacted.make(""),
+                description: "",
+                created_at
+              })).pipe(
+                Effect.catchTag("DuplicateToken", (e) => find(e.existing_bot_id).pipe(Effect.orDie))
+              )
+        })),
+        Effect.map(toBot),
+        Effect.withSpan("Bots.ensureCli")
+      ),
+    list: storage.listBots.pipe(Effect.map((bots) => bots.map(toBot))),
+    get: (id) => find(id).pipe(Effect.map(toBot)),
+    update: ({ id, ...patch }) =>
+      find(id).pipe(
+        Effect.tap((bot) => checkSettings({ ...bot, ...patch })),
+        Effect.zipRight(change(id, patch)),
+        Effect.withSpan("Bots.update", { attributes: { id } })
+      ),
+    toggleDisabled: (id) =>
+      find(id).pipe(
+        Effect.flatMap((bot) => change(id, { disabled: !bot.disabled })),
+        Effect.catchTag("DuplicateToken", Effect.die),
+        Effect.withSpan("Bots.toggleDisabled", { attributes: { id } })
+      ),
+    remove: (id) =>
+      find(id).pipe(
+        Effect.tap(() => storage.deleteBot(id)),
+        Effect.map(toBot),
+        Effect.withSpan("Bots.remove", { attributes: { id } })
+      )
+  })
+})
+
+/** The service on the `Storage` the host provides. */
+export const layer: Layer.Layer<Bots, never, Storage> = Layer.effect(Bots, make)

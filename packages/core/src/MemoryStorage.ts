@@ -1,0 +1,295 @@
+import { Effect, Layer, Option, Redacted } from "effect"
+import type { ApiKey, ApiKeyRecordInput } from "./ApiKey.js"
+import type { BotPatch, StoredBot } from "./Bot.js"
+import { DuplicateToken } from "./Bot.js"
+import type { Message } from "./Message.js"
+import type { Route } from "./Route.js"
+import type { StorageService } from "./Storage.js"
+import { Storage } from "./Storage.js"
+import type { Tag } from "./Tag.js"
+
+type BotRow = Omit<StoredBot, "token" | "secret_token"> & { readonly token: string; readonly secret_token: string }
+
+type ApiKeyRow = ApiKey & { readonly hash: string }
+
+const patchableFields = [
+  "name",
+  "source",
+  "manage_enabled",
+  "proxy_enabled",
+  "backend_url",
+  "long_poll_enabled",
+  "description",
+  "webhook_mode",
+  "disabled",
+  "username",
+  "last_error",
+  "last_update_at",
+  "updated_at"
+] as const satisfies ReadonlyArray<keyof BotPatch | "updated_at">
+
+const toBot = (row: BotRow): StoredBot => ({
+  ...row,
+  token: Redacted.make(row.token),
+  secret_token: Redacted.make(row.secret_token)
+})
+
+const toApiKey = ({ hash: _hash, ...key }: ApiKeyRow): ApiKey => ({ ...key, bot_ids: [...key.bot_ids] })
+
+const copyMessage = (m: Message): Message => {
+  const message: { -readonly [K in keyof Message]: Message[K] } = {
+    id: m.id,
+    chat_id: m.chat_id,
+    bot_id: m.bot_id,
+    user_id: m.user_id,
+    username: m.username,
+    first_name: m.first_name,
+    last_name: m.last_name,
+    text: m.text,
+    date: m.date,
+    direction: m.direction,
+    edit_date: m.edit_date
+  }
+  if (m.media_type !== undefined) message.media_type = m.media_type
+  if (m.file_id !== undefined) message.file_id = m.file_id
+  if (m.reply_to_message_id !== undefined) message.reply_to_message_id = m.reply_to_message_id
+  return message
+}
+
+const copyRoute = (r: Route): Route => ({
+  id: r.id,
+  source_bot_id: r.source_bot_id,
+  target_bot_id: r.target_bot_id,
+  condition_type: r.condition_type,
+  condition_value: r.condition_value,
+  action: r.action,
+  target_chat_id: r.target_chat_id,
+  enabled: r.enabled,
+  description: r.description,
+  created_at: r.created_at
+})
+
+const copyTag = (t: Tag): Tag => ({
+  id: t.id,
+  chat_id: t.chat_id,
+  user_id: t.user_id,
+  username: t.username,
+  tag: t.tag,
+  color: t.color,
+  created_at: t.created_at
+})
+
+const normalizeBotIds = (ids: ReadonlyArray<number>): Array<number> =>
+  Array.from(new Set(ids)).sort((a, b) => a - b)
+
+const messageKey = (botId: number, chatId: number, id: number) => `${botId}:${chatId}:${id}`
+
+const compareMessages = (a: Message, b: Message) => b.date - a.date || b.id - a.id
+
+const byId = <A extends { readonly id: number }>(map: Map<number, A>): Array<A> =>
+  Array.from(map.values()).sort((a, b) => a.id - b.id)
+
+/** A fresh, empty in-memory storage: for tests, examples and ephemeral instances. */
+export const make: Effect.Effect<StorageService> = Effect.sync(() => {
+  const bots = new Map<number, BotRow>()
+  const routes = new Map<number, Route>()
+  const messages = new Map<string, Message>()
+  const tags = new Map<number, Tag>()
+  const apiKeys = new Map<number, ApiKeyRow>()
+  const next = { bot: 1, route: 1, tag: 1, apiKey: 1 }
+
+  const botWithToken = (token: string): BotRow | undefined => {
+    for (const bot of bots.values()) if (bot.token === token) return bot
+    return undefined
+  }
+
+  const service: StorageService = {
+    insertBot: (input) =>
+      Effect.suspend(() => {
+        const token = Redacted.value(input.token)
+        const existing = botWithToken(token)
+        if (existing !== undefined) return Effect.fail(new DuplicateToken({ existing_bot_id: existing.id }))
+        const row: BotRow = {
+          id: next.bot++,
+          token,
+          name: input.name,
+          source: input.source,
+          manage_enabled: input.manage_enabled,
+          proxy_enabled: input.proxy_enabled,
+          backend_url: input.backend_url,
+          secret_token: Redacted.value(input.secret_token),
+          long_poll_enabled: input.long_poll_enabled,
+          description: input.description,
+          webhook_mode: false,
+          disabled: false,
+          username: "",
+          last_error: "",
+          last_update_at: "",
+          created_at: input.created_at,
+          updated_at: input.created_at
+        }
+        bots.set(row.id, row)
+        return Effect.succeed(toBot(row))
+      }),
+
+    updateBot: (id, patch: BotPatch & { readonly updated_at?: string }) =>
+      Effect.suspend(() => {
+        const current = bots.get(id)
+        if (current === undefined) return Effect.succeed(Option.none())
+        const updated: { -readonly [K in keyof BotRow]: BotRow[K] } = { ...current }
+        for (const key of patchableFields) {
+          const value = patch[key]
+          if (value !== undefined) Object.assign(updated, { [key]: value })
+        }
+        if (patch.secret_token !== undefined) updated.secret_token = Redacted.value(patch.secret_token)
+        if (patch.token !== undefined) {
+          const token = Redacted.value(patch.token)
+          const existing = botWithToken(token)
+          if (existing !== undefined && existing.id !== id) {
+            return Effect.fail(new DuplicateToken({ existing_bot_id: existing.id }))
+          }
+          updated.token = token
+        }
+        bots.set(id, updated)
+        return Effect.succeed(Option.some(toBot(updated)))
+      }),
+
+    findBot: (id) => Effect.sync(() => Option.fromNullable(bots.get(id)).pipe(Option.map(toBot))),
+
+    findBotByToken: (token) => Effect.sync(() => Option.fromNullable(botWithToken(token)).pipe(Option.map(toBot))),
+
+    listBots: Effect.sync(() => byId(bots).map(toBot)),
+
+    deleteBot: (id) =>
+      Effect.sync(() => {
+        if (!bots.delete(id)) return false
+        for (const route of routes.values()) {
+          if (route.source_bot_id === id || route.target_bot_id === id) routes.delete(route.id)
+        }
+        for (const [key, message] of messages) if (message.bot_id === id) messages.delete(key)
+        for (const key of apiKeys.values()) {
+          if (key.bot_ids.includes(id)) apiKeys.set(key.id, { ...key, bot_ids: key.bot_ids.filter((b) => b !== id) })
+        }
+        return true
+      }),
+
+    insertRoute: (input) =>
+      Effect.sync(() => {
+        const route = copyRoute({ ...input, id: next.route++ })
+        routes.set(route.id, route)
+        return copyRoute(route)
+      }),
+
+    replaceRoute: (id, input) =>
+      Effect.sync(() => {
+        const current = routes.get(id)
+        if (current === undefined) return Option.none()
+        const route = copyRoute({ ...input, id, created_at: current.created_at })
+        routes.set(id, route)
+        return Option.some(copyRoute(route))
+      }),
+
+    findRoute: (id) => Effect.sync(() => Option.fromNullable(routes.get(id)).pipe(Option.map(copyRoute))),
+
+    listRoutes: (filter) =>
+      Effect.sync(() => {
+        const botId = filter.bot_id
+        return byId(routes)
+          .filter((r) => botId === undefined || r.source_bot_id === botId || r.target_bot_id === botId)
+          .map(copyRoute)
+      }),
+
+    deleteRoute: (id) => Effect.sync(() => routes.delete(id)),
+
+    saveMessage: (message) =>
+      Effect.sync(() => {
+        messages.set(messageKey(message.bot_id, message.chat_id, message.id), copyMessage(message))
+      }),
+
+    listMessages: (query) =>
+      Effect.sync(() => {
+        const found: Array<Message> = []
+        for (const message of messages.values()) {
+          if (message.bot_id === query.bot_id && message.chat_id === query.chat_id) found.push(message)
+        }
+        return found
+          .sort(compareMessages)
+          .slice(query.offset, query.offset + query.limit)
+          .map(copyMessage)
+      }),
+
+    upsertTag: (input) =>
+      Effect.sync(() => {
+        let existing: Tag | undefined
+        for (const tag of tags.values()) {
+          if (tag.chat_id === input.chat_id && tag.user_id === input.user_id && tag.tag === input.tag) existing = tag
+        }
+        const tag = existing === undefined
+          ? copyTag({ ...input, id: next.tag++ })
+          : { ...existing, username: input.username, color: input.color }
+        tags.set(tag.id, tag)
+        return copyTag(tag)
+      }),
+
+    listTags: (filter) =>
+      Effect.sync(() =>
+        byId(tags)
+          .filter((t) => t.chat_id === filter.chat_id && (filter.user_id === undefined || t.user_id === filter.user_id))
+          .map(copyTag)
+      ),
+
+    findTag: (id) => Effect.sync(() => Option.fromNullable(tags.get(id)).pipe(Option.map(copyTag))),
+
+    deleteTag: (id) => Effect.sync(() => tags.delete(id)),
+
+    insertApiKey: (input: ApiKeyRecordInput) =>
+      Effect.sync(() => {
+        const row: ApiKeyRow = {
+          id: next.apiKey++,
+          name: input.name,
+          role: input.role,
+          bot_ids: normalizeBotIds(input.bot_ids),
+          prefix: input.prefix,
+          created_at: input.created_at,
+          last_used_at: "",
+          enabled: true,
+          hash: input.hash
+        }
+        apiKeys.set(row.id, row)
+        return toApiKey(row)
+      }),
+
+    listApiKeys: Effect.sync(() => byId(apiKeys).map(toApiKey)),
+
+    findApiKey: (id) => Effect.sync(() => Option.fromNullable(apiKeys.get(id)).pipe(Option.map(toApiKey))),
+
+    findApiKeyByHash: (hash) =>
+      Effect.sync(() => {
+        for (const key of apiKeys.values()) if (key.hash === hash) return Option.some(toApiKey(key))
+        return Option.none()
+      }),
+
+    setApiKeyEnabled: (id, enabled) =>
+      Effect.sync(() => {
+        const current = apiKeys.get(id)
+        if (current === undefined) return Option.none()
+        const row: ApiKeyRow = { ...current, enabled }
+        apiKeys.set(id, row)
+        return Option.some(toApiKey(row))
+      }),
+
+    touchApiKey: (id, at) =>
+      Effect.sync(() => {
+        const current = apiKeys.get(id)
+        if (current !== undefined) apiKeys.set(id, { ...current, last_used_at: at })
+      }),
+
+    deleteApiKey: (id) => Effect.sync(() => apiKeys.delete(id)),
+
+    ping: Effect.void
+  }
+  return service
+})
+
+/** Provides `Storage` backed by a fresh in-memory store for each build of the layer. */
+export const layer: Layer.Layer<Storage> = Layer.effect(Storage, make)

@@ -1,0 +1,115 @@
+import type { BotApi } from "@botrelay/telegram"
+import { Schema } from "effect"
+
+/** The kind of media a message carries; `callback` marks an inline-button press stored as a message. */
+export const MediaType = Schema.Literal(
+  "photo",
+  "video",
+  "animation",
+  "sticker",
+  "voice",
+  "audio",
+  "document",
+  "video_note",
+  "callback"
+)
+export type MediaType = typeof MediaType.Type
+
+/** Whether the bot received the message or sent it. */
+export const Direction = Schema.Literal("in", "out")
+export type Direction = typeof Direction.Type
+
+/** A message a bot saw or sent. `id` is Telegram's message_id, unique per (bot, chat). */
+export const Message = Schema.Struct({
+  id: Schema.Int,
+  chat_id: Schema.Int,
+  bot_id: Schema.Int,
+  user_id: Schema.Int,
+  username: Schema.String,
+  first_name: Schema.String,
+  last_name: Schema.String,
+  text: Schema.String,
+  date: Schema.Int,
+  media_type: Schema.optionalWith(MediaType, { exact: true }),
+  file_id: Schema.optionalWith(Schema.String, { exact: true }),
+  reply_to_message_id: Schema.optionalWith(Schema.Int, { exact: true }),
+  direction: Direction,
+  edit_date: Schema.Int
+}).annotations({ identifier: "Message" })
+export type Message = typeof Message.Type
+
+/** The largest page `GET /api/messages` serves. */
+export const maxPageSize = 200
+
+/** A page of one chat's history, newest first. */
+export interface MessageQuery {
+  readonly bot_id: number
+  readonly chat_id: number
+  readonly limit: number
+  readonly offset: number
+}
+
+/** A chat as Telegram names it: a numeric id, or `@username` of a public channel or group. */
+export const ChatTarget = Schema.Union(
+  Schema.Int,
+  Schema.String.pipe(
+    Schema.pattern(/^@[A-Za-z0-9_]{4,64}$/, { message: () => "chat_id must be an integer or @channelusername" })
+  )
+)
+
+/** Body of `POST /api/messages/send`. */
+export const SendMessage = Schema.Struct({
+  bot_id: Schema.Int.pipe(Schema.positive()),
+  chat_id: ChatTarget,
+  text: Schema.String.pipe(
+    Schema.minLength(1, { message: () => "text must not be empty" }),
+    Schema.maxLength(4096, { message: () => "text must be at most 4096 characters" })
+  ),
+  reply_to_message_id: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  parse_mode: Schema.optional(Schema.Literal("HTML", "MarkdownV2", "Markdown")),
+  disable_notification: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "SendMessage" })
+export type SendMessage = typeof SendMessage.Type
+
+const mediaKinds = ["animation", "video", "sticker", "voice", "audio", "document", "video_note"] as const
+
+/** The media type and file id of a Telegram message: the largest photo size, animations before documents. */
+export const mediaOf = (
+  message: BotApi.Message
+): { readonly media_type: MediaType; readonly file_id: string } | undefined => {
+  const photo = message.photo
+  if (photo !== undefined && photo.length > 0) {
+    const largest = photo.reduce((a, b) => area(b) > area(a) ? b : a)
+    return { media_type: "photo", file_id: largest.file_id }
+  }
+  for (const kind of mediaKinds) {
+    const media = message[kind]
+    if (media !== undefined) return { media_type: kind, file_id: media.file_id }
+  }
+  return undefined
+}
+
+const area = (size: { readonly width: number; readonly height: number; readonly file_size?: number | undefined }) =>
+  size.file_size ?? size.width * size.height
+
+/** Our record of a Telegram message a bot received (`in`) or sent (`out`). */
+export const fromTelegram = (botId: number, message: BotApi.Message, direction: Direction): Message => {
+  const sender = message.from
+  const senderChat = message.sender_chat
+  const media = mediaOf(message)
+  return {
+    id: message.message_id,
+    chat_id: message.chat.id,
+    bot_id: botId,
+    user_id: sender?.id ?? senderChat?.id ?? 0,
+    username: sender?.username ?? senderChat?.username ?? "",
+    first_name: sender?.first_name ?? senderChat?.title ?? "",
+    last_name: sender?.last_name ?? "",
+    text: message.text ?? message.caption ?? "",
+    date: message.date,
+    ...media,
+    ...(message.reply_to_message === undefined ? {} : { reply_to_message_id: message.reply_to_message.message_id }),
+    direction,
+    edit_date: message.edit_date ?? 0
+  }
+}

@@ -1,0 +1,72 @@
+import { TelegramClient } from "@botrelay/telegram"
+import type { TelegramError } from "@botrelay/telegram"
+import { Context, Effect, Layer, Option } from "effect"
+import { BotDisabled, BotNotFound } from "./Bot.js"
+import type { StorageError } from "./Errors.js"
+import type { Message, MessageQuery, SendMessage } from "./Message.js"
+import { fromTelegram } from "./Message.js"
+import { Storage } from "./Storage.js"
+
+/** Message history, and sending through a bot. */
+export interface MessagesService {
+  /** A page of one chat's history, newest first. */
+  readonly list: (query: MessageQuery) => Effect.Effect<ReadonlyArray<Message>, BotNotFound | StorageError>
+  /** Sends a text through the bot, stores what Telegram answered and returns it. */
+  readonly send: (
+    input: SendMessage
+  ) => Effect.Effect<
+    Message,
+    | BotNotFound
+    | BotDisabled
+    | TelegramError.TelegramApiError
+    | TelegramError.TelegramTransportError
+    | StorageError
+  >
+}
+
+/** Message history, and sending through a bot. */
+export class Messages extends Context.Tag("@botrelay/core/Messages")<Messages, MessagesService>() {}
+
+/** Builds the service on the `Storage` and `TelegramClient` the host provides. */
+export const make: Effect.Effect<MessagesService, never, Storage | TelegramClient.TelegramClient> = Effect.gen(
+  function*() {
+    const storage = yield* Storage
+    const telegram = yield* TelegramClient.TelegramClient
+
+    const findBot = (id: number) =>
+      storage.findBot(id).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.fail(new BotNotFound({ id })), onSome: Effect.succeed }))
+      )
+
+    return Messages.of({
+      list: (query) =>
+        findBot(query.bot_id).pipe(
+          Effect.zipRight(storage.listMessages(query))
+        ),
+      send: (input) =>
+        findBot(input.bot_id).pipe(
+          Effect.filterOrFail((bot) => !bot.disabled, () => new BotDisabled({ id: input.bot_id })),
+          Effect.flatMap((bot) =>
+            telegram.sendMessage(bot.token, {
+              chat_id: input.chat_id,
+              text: input.text,
+              ...(input.parse_mode === undefined ? {} : { parse_mode: input.parse_mode }),
+              ...(input.disable_notification === undefined ? {} : { disable_notification: input.disable_notification }),
+              ...(input.reply_to_message_id === undefined
+                ? {}
+                : { reply_parameters: { message_id: input.reply_to_message_id } })
+            })
+          ),
+          Effect.map((sent) => fromTelegram(input.bot_id, sent, "out")),
+          Effect.tap(storage.saveMessage),
+          Effect.withSpan("Messages.send", { attributes: { bot_id: input.bot_id } })
+        )
+    })
+  }
+)
+
+/** The service on the `Storage` and `TelegramClient` the host provides. */
+export const layer: Layer.Layer<Messages, never, Storage | TelegramClient.TelegramClient> = Layer.effect(
+  Messages,
+  make
+)

@@ -1,0 +1,79 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { BotNotFound } from "./Bot.js"
+import type { StorageError } from "./Errors.js"
+import type { NewRoute, Route, RouteUpdate } from "./Route.js"
+import { normalizeCondition, RouteNotFound } from "./Route.js"
+import { Storage } from "./Storage.js"
+import { nowIso } from "./Time.js"
+
+/** Managing routes between bots. */
+export interface RoutesService {
+  /** Creates a route; both bots must exist. */
+  readonly add: (input: NewRoute) => Effect.Effect<Route, BotNotFound | StorageError>
+  /** Replaces every field of the route with this id. */
+  readonly update: (input: RouteUpdate) => Effect.Effect<Route, RouteNotFound | BotNotFound | StorageError>
+  /** Routes ordered by id; with a bot id, those where it is source or target. */
+  readonly list: (botId?: number) => Effect.Effect<ReadonlyArray<Route>, StorageError>
+  readonly remove: (id: number) => Effect.Effect<Route, RouteNotFound | StorageError>
+}
+
+/** Managing routes between bots. */
+export class Routes extends Context.Tag("@botrelay/core/Routes")<Routes, RoutesService>() {}
+
+/** Builds the service on the `Storage` the host provides. */
+export const make: Effect.Effect<RoutesService, never, Storage> = Effect.gen(function*() {
+  const storage = yield* Storage
+
+  const botExists = (id: number) =>
+    storage.findBot(id).pipe(Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : new BotNotFound({ id })))
+
+  const findRoute = (id: number) =>
+    storage.findRoute(id).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(new RouteNotFound({ id })), onSome: Effect.succeed }))
+    )
+
+  const record = (input: NewRoute) => {
+    const condition = normalizeCondition(input.condition_type, input.condition_value)
+    return {
+      source_bot_id: input.source_bot_id,
+      target_bot_id: input.target_bot_id,
+      condition_type: input.condition_type,
+      condition_value: condition._tag === "Right" ? condition.value : input.condition_value,
+      action: input.action,
+      target_chat_id: input.target_chat_id,
+      enabled: input.enabled,
+      description: input.description
+    }
+  }
+
+  const botsExist = (route: NewRoute) =>
+    Effect.zipRight(botExists(route.source_bot_id), botExists(route.target_bot_id))
+
+  return Routes.of({
+    add: (input) =>
+      botsExist(input).pipe(
+        Effect.zipRight(nowIso),
+        Effect.flatMap((created_at) => storage.insertRoute({ ...record(input), created_at })),
+        Effect.withSpan("Routes.add")
+      ),
+    update: (input) =>
+      findRoute(input.id).pipe(
+        Effect.zipRight(botsExist(input)),
+        Effect.zipRight(storage.replaceRoute(input.id, record(input))),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new RouteNotFound({ id: input.id })),
+          onSome: Effect.succeed
+        })),
+        Effect.withSpan("Routes.update", { attributes: { id: input.id } })
+      ),
+    list: (botId) => storage.listRoutes(botId === undefined ? {} : { bot_id: botId }),
+    remove: (id) =>
+      findRoute(id).pipe(
+        Effect.tap(() => storage.deleteRoute(id)),
+        Effect.withSpan("Routes.remove", { attributes: { id } })
+      )
+  })
+})
+
+/** The service on the `Storage` the host provides. */
+export const layer: Layer.Layer<Routes, never, Storage> = Layer.effect(Routes, make)

@@ -1,0 +1,70 @@
+import type { Effect, Option } from "effect"
+import { Context } from "effect"
+import type { ApiKey, ApiKeyRecordInput } from "./ApiKey.js"
+import type { BotPatch, BotRecordInput, DuplicateToken, StoredBot } from "./Bot.js"
+import type { StorageError } from "./Errors.js"
+import type { Message, MessageQuery } from "./Message.js"
+import type { Route, RouteRecordInput } from "./Route.js"
+import type { Tag, TagRecordInput } from "./Tag.js"
+
+/**
+ * Everything Botrelay persists. Drivers implement it (`MemoryStorage`, `@botrelay/sqlite`) and
+ * must pass the conformance suite in `@botrelay/testing`. Ids referenced by records (a route's
+ * bots, a key's bots) are checked by the services before they reach storage.
+ */
+export interface StorageService {
+  /** Creates a bot; fails with `DuplicateToken` when another bot has the token. */
+  readonly insertBot: (bot: BotRecordInput) => Effect.Effect<StoredBot, DuplicateToken | StorageError>
+  /** Applies a change; `None` when no bot has the id. Sets `updated_at` when given in the patch. */
+  readonly updateBot: (
+    id: number,
+    patch: BotPatch & { readonly updated_at?: string }
+  ) => Effect.Effect<Option.Option<StoredBot>, DuplicateToken | StorageError>
+  readonly findBot: (id: number) => Effect.Effect<Option.Option<StoredBot>, StorageError>
+  readonly findBotByToken: (token: string) => Effect.Effect<Option.Option<StoredBot>, StorageError>
+  /** All bots, ordered by id. */
+  readonly listBots: Effect.Effect<ReadonlyArray<StoredBot>, StorageError>
+  /** Removes the bot with its routes, its messages and its place in operator keys; false when absent. */
+  readonly deleteBot: (id: number) => Effect.Effect<boolean, StorageError>
+
+  readonly insertRoute: (route: RouteRecordInput) => Effect.Effect<Route, StorageError>
+  /** Replaces every field but `id` and `created_at`; `None` when no route has the id. */
+  readonly replaceRoute: (
+    id: number,
+    route: Omit<RouteRecordInput, "created_at">
+  ) => Effect.Effect<Option.Option<Route>, StorageError>
+  readonly findRoute: (id: number) => Effect.Effect<Option.Option<Route>, StorageError>
+  /** Routes ordered by id; with `bot_id`, those whose source or target is that bot. */
+  readonly listRoutes: (filter: { readonly bot_id?: number }) => Effect.Effect<ReadonlyArray<Route>, StorageError>
+  readonly deleteRoute: (id: number) => Effect.Effect<boolean, StorageError>
+
+  /** Inserts or replaces the message with the same (bot_id, chat_id, id). */
+  readonly saveMessage: (message: Message) => Effect.Effect<void, StorageError>
+  /** One chat's messages, newest first (date desc, then id desc). */
+  readonly listMessages: (query: MessageQuery) => Effect.Effect<ReadonlyArray<Message>, StorageError>
+
+  /** Assigns a tag; assigning the same (chat, user, tag) again updates username and colour and keeps the id. */
+  readonly upsertTag: (tag: TagRecordInput) => Effect.Effect<Tag, StorageError>
+  /** A chat's tags ordered by id, optionally of one user. */
+  readonly listTags: (filter: {
+    readonly chat_id: number
+    readonly user_id?: number
+  }) => Effect.Effect<ReadonlyArray<Tag>, StorageError>
+  readonly findTag: (id: number) => Effect.Effect<Option.Option<Tag>, StorageError>
+  readonly deleteTag: (id: number) => Effect.Effect<boolean, StorageError>
+
+  readonly insertApiKey: (key: ApiKeyRecordInput) => Effect.Effect<ApiKey, StorageError>
+  /** All keys, ordered by id. */
+  readonly listApiKeys: Effect.Effect<ReadonlyArray<ApiKey>, StorageError>
+  readonly findApiKey: (id: number) => Effect.Effect<Option.Option<ApiKey>, StorageError>
+  readonly findApiKeyByHash: (hash: string) => Effect.Effect<Option.Option<ApiKey>, StorageError>
+  readonly setApiKeyEnabled: (id: number, enabled: boolean) => Effect.Effect<Option.Option<ApiKey>, StorageError>
+  readonly touchApiKey: (id: number, at: string) => Effect.Effect<void, StorageError>
+  readonly deleteApiKey: (id: number) => Effect.Effect<boolean, StorageError>
+
+  /** Succeeds when storage can serve queries. */
+  readonly ping: Effect.Effect<void, StorageError>
+}
+
+/** The storage a Botrelay instance runs on; the host chooses the driver. */
+export class Storage extends Context.Tag("@botrelay/core/Storage")<Storage, StorageService>() {}

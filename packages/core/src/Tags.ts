@@ -1,0 +1,44 @@
+import { Context, Effect, Layer, Option } from "effect"
+import type { StorageError } from "./Errors.js"
+import { Storage } from "./Storage.js"
+import type { NewTag, Tag } from "./Tag.js"
+import { TagNotFound } from "./Tag.js"
+import { nowIso } from "./Time.js"
+
+/** Labels on users in chats. */
+export interface TagsService {
+  /** Assigns a tag; assigning it again updates username and colour and returns the same record. */
+  readonly add: (input: NewTag) => Effect.Effect<Tag, StorageError>
+  /** A chat's tags ordered by id, optionally of one user. */
+  readonly list: (chatId: number, userId?: number) => Effect.Effect<ReadonlyArray<Tag>, StorageError>
+  readonly get: (id: number) => Effect.Effect<Tag, TagNotFound | StorageError>
+  readonly remove: (id: number) => Effect.Effect<Tag, TagNotFound | StorageError>
+}
+
+/** Labels on users in chats. */
+export class Tags extends Context.Tag("@botrelay/core/Tags")<Tags, TagsService>() {}
+
+/** Builds the service on the `Storage` the host provides. */
+export const make: Effect.Effect<TagsService, never, Storage> = Effect.gen(function*() {
+  const storage = yield* Storage
+
+  const get = (id: number) =>
+    storage.findTag(id).pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(new TagNotFound({ id })), onSome: Effect.succeed }))
+    )
+
+  return Tags.of({
+    add: ({ chat_id, color, tag, user_id, username }) =>
+      Effect.flatMap(nowIso, (created_at) =>
+        storage.upsertTag({ chat_id, user_id, username, tag, color, created_at })).pipe(
+          Effect.withSpan("Tags.add")
+        ),
+    list: (chatId, userId) =>
+      storage.listTags(userId === undefined ? { chat_id: chatId } : { chat_id: chatId, user_id: userId }),
+    get,
+    remove: (id) => get(id).pipe(Effect.tap(() => storage.deleteTag(id)), Effect.withSpan("Tags.remove"))
+  })
+})
+
+/** The service on the `Storage` the host provides. */
+export const layer: Layer.Layer<Tags, never, Storage> = Layer.effect(Tags, make)

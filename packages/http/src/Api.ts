@@ -1,0 +1,145 @@
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSecurity,
+  OpenApi
+} from "@effect/platform"
+import { ApiKey, Bot, Message, Route, Tag } from "@botrelay/core"
+import { BotApi } from "@botrelay/telegram"
+import { Context, Schema } from "effect"
+import * as ApiError from "./ApiError.js"
+
+/** The API key that authorised the current request. */
+export class CurrentKey extends Context.Tag("@botrelay/http/CurrentKey")<CurrentKey, ApiKey.ApiKey>() {}
+
+/** Bearer authentication with an API key. */
+export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@botrelay/http/Authorization", {
+  failure: ApiError.Unauthorized,
+  provides: CurrentKey,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+const Id = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
+const ChatId = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.between(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
+)
+const IdParam = Schema.Struct({ id: Id })
+
+/** Query of `GET /api/messages`. */
+export const MessagesQuery = Schema.Struct({
+  bot_id: Id,
+  chat_id: ChatId,
+  limit: Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(1, Message.maxPageSize, { message: () => `limit must be an integer from 1 to ${Message.maxPageSize}` })
+    ),
+    { default: () => 50 }
+  ),
+  offset: Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(0, Number.MAX_SAFE_INTEGER, { message: () => "offset must be a non-negative integer" })
+    ),
+    { default: () => 0 }
+  )
+})
+
+/** `GET /api/health`. */
+export const Health = Schema.Struct({ status: Schema.Literal("ok"), storage: Schema.Literal("ok") })
+
+/** Liveness and storage readiness; no key needed. */
+export class HealthGroup extends HttpApiGroup.make("health")
+  .add(
+    HttpApiEndpoint.get("health", "/health")
+      .addSuccess(Health)
+      .addError(ApiError.ServiceUnavailable)
+  )
+{}
+
+/** Registered bots. */
+export class BotsGroup extends HttpApiGroup.make("bots")
+  .add(HttpApiEndpoint.get("list", "/").addSuccess(Schema.Array(Bot.Bot)))
+  .add(HttpApiEndpoint.post("add", "/add").setPayload(Bot.NewBot).addSuccess(Bot.Bot))
+  .add(HttpApiEndpoint.post("update", "/update").setPayload(Bot.BotUpdate).addSuccess(Bot.Bot))
+  .add(HttpApiEndpoint.post("toggleDisabled", "/toggle-disabled").setUrlParams(IdParam).addSuccess(Bot.Bot))
+  .add(HttpApiEndpoint.post("delete", "/delete").setUrlParams(IdParam).addSuccess(Bot.Bot))
+  .add(
+    HttpApiEndpoint.get("validate", "/validate")
+      .setUrlParams(Schema.Struct({ token: Schema.String }))
+      .addSuccess(BotApi.User)
+  )
+  .middleware(Authorization)
+  .prefix("/bots")
+{}
+
+/** Routes between bots. */
+export class RoutesGroup extends HttpApiGroup.make("routes")
+  .add(HttpApiEndpoint.get("list", "/").setUrlParams(Schema.Struct({ bot_id: Schema.optional(Id) }))
+    .addSuccess(Schema.Array(Route.Route)))
+  .add(HttpApiEndpoint.post("add", "/add").setPayload(Route.NewRoute).addSuccess(Route.Route))
+  .add(HttpApiEndpoint.post("update", "/update").setPayload(Route.RouteUpdate).addSuccess(Route.Route))
+  .add(HttpApiEndpoint.post("delete", "/delete").setUrlParams(IdParam).addSuccess(Route.Route))
+  .middleware(Authorization)
+  .prefix("/routes")
+{}
+
+/** Stored message history, and sending through a bot. */
+export class MessagesGroup extends HttpApiGroup.make("messages")
+  .add(HttpApiEndpoint.get("list", "/").setUrlParams(MessagesQuery).addSuccess(Schema.Array(Message.Message)))
+  .add(HttpApiEndpoint.post("send", "/send").setPayload(Message.SendMessage).addSuccess(Message.Message))
+  .middleware(Authorization)
+  .prefix("/messages")
+{}
+
+/** Tags on users in chats. */
+export class TagsGroup extends HttpApiGroup.make("tags")
+  .add(
+    HttpApiEndpoint.get("list", "/")
+      .setUrlParams(Schema.Struct({ chat_id: ChatId, user_id: Schema.optional(Id), bot_id: Schema.optional(Id) }))
+      .addSuccess(Schema.Array(Tag.Tag))
+  )
+  .add(HttpApiEndpoint.post("add", "/add").setPayload(Tag.NewTag).addSuccess(Tag.Tag))
+  .add(
+    HttpApiEndpoint.post("remove", "/remove")
+      .setUrlParams(Schema.Struct({ id: Id, bot_id: Schema.optional(Id) }))
+      .addSuccess(Tag.Tag)
+  )
+  .middleware(Authorization)
+  .prefix("/tags")
+{}
+
+/** API keys. */
+export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
+  .add(HttpApiEndpoint.get("list", "/").addSuccess(Schema.Array(ApiKey.ApiKey)))
+  .add(HttpApiEndpoint.post("create", "/").setPayload(ApiKey.NewApiKey).addSuccess(ApiKey.CreatedApiKey))
+  .add(HttpApiEndpoint.post("delete", "/delete").setUrlParams(IdParam).addSuccess(ApiKey.ApiKey))
+  .add(HttpApiEndpoint.post("toggle", "/toggle").setUrlParams(IdParam).addSuccess(ApiKey.ApiKey))
+  .middleware(Authorization)
+  .prefix("/auth/api-keys")
+{}
+
+/** The Botrelay management API. */
+export class Api extends HttpApi.make("botrelay")
+  .add(HealthGroup)
+  .add(BotsGroup)
+  .add(RoutesGroup)
+  .add(MessagesGroup)
+  .add(TagsGroup)
+  .add(ApiKeysGroup)
+  .addError(ApiError.BadRequest)
+  .addError(ApiError.Unauthorized)
+  .addError(ApiError.Forbidden)
+  .addError(ApiError.NotFound)
+  .addError(ApiError.Conflict)
+  .addError(ApiError.TooManyRequests)
+  .addError(ApiError.InternalServerError)
+  .addError(ApiError.BadGateway)
+  .addError(ApiError.ServiceUnavailable)
+  .prefix("/api")
+  .annotate(OpenApi.Title, "Botrelay API")
+  .annotate(OpenApi.Description, "Manage, monitor and route Telegram bots.")
+{}

@@ -1,0 +1,157 @@
+import { HttpApiSchema } from "@effect/platform"
+import type { ApiKey, Bot, Errors, Route, Tag } from "@botrelay/core"
+import type { TelegramError } from "@botrelay/telegram"
+import { Effect, Schema } from "effect"
+
+const FieldIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
+
+const fields = {
+  error: Schema.String,
+  code: Schema.String,
+  details: Schema.optional(Schema.Array(FieldIssue))
+}
+
+/** 400: malformed JSON, a schema violation or a bad query parameter. */
+export class BadRequest extends Schema.TaggedError<BadRequest>()(
+  "BadRequest",
+  fields,
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** 401: missing, unknown, disabled or malformed API key. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
+  "Unauthorized",
+  fields,
+  HttpApiSchema.annotations({ status: 401 })
+) {}
+
+/** 403: the key's role or bot scope does not allow this. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()(
+  "Forbidden",
+  fields,
+  HttpApiSchema.annotations({ status: 403 })
+) {}
+
+/** 404: an unknown id, also one referenced in a body, or an unknown path. */
+export class NotFound extends Schema.TaggedError<NotFound>()(
+  "NotFound",
+  fields,
+  HttpApiSchema.annotations({ status: 404 })
+) {}
+
+/** 409: a conflict with existing state, such as a duplicate token. */
+export class Conflict extends Schema.TaggedError<Conflict>()(
+  "Conflict",
+  fields,
+  HttpApiSchema.annotations({ status: 409 })
+) {}
+
+/** 429: rate limited; `retry_after` seconds become the `Retry-After` header. */
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
+  "TooManyRequests",
+  { ...fields, retry_after: Schema.optional(Schema.Int) },
+  HttpApiSchema.annotations({ status: 429 })
+) {}
+
+/** 500: a failure on our side; the body never carries internals. */
+export class InternalServerError extends Schema.TaggedError<InternalServerError>()(
+  "InternalServerError",
+  fields,
+  HttpApiSchema.annotations({ status: 500 })
+) {}
+
+/** 502: Telegram answered with an error; its description is passed on. */
+export class BadGateway extends Schema.TaggedError<BadGateway>()(
+  "BadGateway",
+  fields,
+  HttpApiSchema.annotations({ status: 502 })
+) {}
+
+/** 503: Telegram, or storage, cannot be reached. */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
+  "ServiceUnavailable",
+  fields,
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
+/** Every error the API answers with. */
+export type ApiError =
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | TooManyRequests
+  | InternalServerError
+  | BadGateway
+  | ServiceUnavailable
+
+/** The HTTP status of each error. */
+export const status: Record<ApiError["_tag"], number> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  TooManyRequests: 429,
+  InternalServerError: 500,
+  BadGateway: 502,
+  ServiceUnavailable: 503
+}
+
+/** Tells API errors from other failures. */
+export const isApiError = (u: unknown): u is ApiError =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in status &&
+  "code" in u && "error" in u
+
+/** Domain failures the API translates. */
+export type DomainError =
+  | Errors.InvalidInput
+  | Errors.StorageError
+  | Bot.BotNotFound
+  | Bot.DuplicateToken
+  | Bot.BotDisabled
+  | Route.RouteNotFound
+  | Tag.TagNotFound
+  | ApiKey.ApiKeyNotFound
+  | ApiKey.LastAdminKey
+  | TelegramError.TelegramApiError
+  | TelegramError.TelegramTransportError
+
+/** The API error a domain failure becomes. Storage causes are logged, never sent. */
+export const fromDomain = (e: DomainError): Effect.Effect<never, ApiError> => {
+  switch (e._tag) {
+    case "InvalidInput":
+      return Effect.fail(new BadRequest({ error: `invalid request: ${e.message}`, code: "invalid_request", details: e.details }))
+    case "BotNotFound":
+      return Effect.fail(new NotFound({ error: e.message, code: "bot_not_found" }))
+    case "RouteNotFound":
+      return Effect.fail(new NotFound({ error: e.message, code: "route_not_found" }))
+    case "TagNotFound":
+      return Effect.fail(new NotFound({ error: e.message, code: "tag_not_found" }))
+    case "ApiKeyNotFound":
+      return Effect.fail(new NotFound({ error: e.message, code: "api_key_not_found" }))
+    case "DuplicateToken":
+      return Effect.fail(new Conflict({ error: e.message, code: "duplicate_token" }))
+    case "BotDisabled":
+      return Effect.fail(new Conflict({ error: e.message, code: "bot_disabled" }))
+    case "LastAdminKey":
+      return Effect.fail(new Conflict({ error: e.message, code: "last_admin_key" }))
+    case "TelegramApiError":
+      return e.error_code === 429
+        ? Effect.fail(
+          new TooManyRequests({
+            error: `Telegram rate limit: ${e.description}`,
+            code: "telegram_rate_limited",
+            ...(e.retry_after === undefined ? {} : { retry_after: e.retry_after })
+          })
+        )
+        : Effect.fail(new BadGateway({ error: `Telegram error: ${e.description}`, code: "telegram_error" }))
+    case "TelegramTransportError":
+      return Effect.fail(new ServiceUnavailable({ error: "Telegram is unreachable; try again later", code: "telegram_unreachable" }))
+    case "StorageError":
+      return Effect.logError(`${e.message}`, e.cause).pipe(
+        Effect.zipRight(Effect.fail(new InternalServerError({ error: "internal error", code: "internal_error" })))
+      )
+  }
+}

@@ -1,0 +1,134 @@
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiError,
+  HttpApp as PlatformHttpApp,
+  HttpIncomingMessage,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import type { ApiKeys, Bots, Messages, Routes, Storage, Tags } from "@botrelay/core"
+import type { TelegramClient } from "@botrelay/telegram"
+import { Cause, Effect, Layer, Option } from "effect"
+import { Api } from "./Api.js"
+import * as ApiError from "./ApiError.js"
+import * as Handlers from "./Handlers.js"
+
+/** The largest request body the API reads. */
+export const maxBodyBytes = 1024 * 1024
+
+const json = (status: number, body: object, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson(body, { status, headers })
+
+/** The response for an API error: `{ error, code, details? }` with its status and headers. */
+export const render = (e: ApiError.ApiError): HttpServerResponse.HttpServerResponse => {
+  const headers: Record<string, string> = {}
+  if (e._tag === "Unauthorized") headers["www-authenticate"] = "Bearer"
+  if (e._tag === "TooManyRequests" && e.retry_after !== undefined) headers["retry-after"] = String(e.retry_after)
+  return json(
+    ApiError.status[e._tag],
+    e.details === undefined ? { error: e.error, code: e.code } : { error: e.error, code: e.code, details: e.details },
+    headers
+  )
+}
+
+const allowedMethods = (() => {
+  const methods = new Map<string, Set<string>>([["/api/openapi.json", new Set(["GET"])]])
+  HttpApi.reflect(Api, {
+    onGroup() {},
+    onEndpoint({ endpoint }) {
+      const set = methods.get(endpoint.path) ?? new Set<string>()
+      set.add(endpoint.method)
+      methods.set(endpoint.path, set)
+    }
+  })
+  return methods
+})()
+
+const notRouted = (request: HttpServerRequest.HttpServerRequest) => {
+  const path = new URL(request.url, "http://localhost").pathname.replace(/(.)\/+$/, "$1")
+  const allowed = allowedMethods.get(path)
+  if (allowed !== undefined && !allowed.has(request.method)) {
+    const allow = [...allowed].join(", ")
+    return json(405, { error: `${request.method} is not allowed here; use ${allow}`, code: "method_not_allowed" }, {
+      allow
+    })
+  }
+  return json(404, { error: `no such endpoint: ${request.method} ${path}`, code: "not_found" })
+}
+
+const issuePath = (path: ReadonlyArray<PropertyKey>) => path.map(String).join(".")
+
+const decodeError = (e: HttpApiError.HttpApiDecodeError) => {
+  const details = e.issues.map((issue) => ({
+    path: issuePath(issue.path),
+    message: issue.message
+  }))
+  const summary = details.map((d) => d.path === "" ? d.message : `${d.path}: ${d.message}`).join("; ")
+  return json(400, { error: `invalid request: ${summary}`, code: "invalid_request", details })
+}
+
+const tooLarge = json(413, {
+  error: `request body is larger than ${maxBodyBytes} bytes`,
+  code: "payload_too_large"
+})
+
+const isBodyLimit = (cause: unknown) => cause instanceof Error && cause.message === "maxBytes exceeded"
+
+/**
+ * Renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
+ * 400 with `details`, unknown paths as 404 or 405, over-large bodies as 413, defects as a bare 500.
+ */
+export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const length = Number(request.headers["content-length"] ?? 0)
+    if (length > maxBodyBytes) return tooLarge
+    return yield* app
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.gen(function*() {
+        const failure = Cause.failureOption(cause)
+        if (Option.isSome(failure)) {
+          const e: unknown = failure.value
+          if (ApiError.isApiError(e)) return render(e)
+          if (e instanceof HttpApiError.HttpApiDecodeError) return decodeError(e)
+          if (e instanceof HttpServerError.RouteNotFound) return notRouted(e.request)
+          if (e instanceof HttpServerError.RequestError) {
+            return isBodyLimit(e.cause)
+              ? tooLarge
+              : json(400, { error: "invalid request: the body could not be read", code: "invalid_request" })
+          }
+        }
+        if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+        const defect = Cause.dieOption(cause)
+        if (Option.isSome(defect) && defect.value instanceof HttpServerError.RequestError) {
+          return isBodyLimit(defect.value.cause)
+            ? tooLarge
+            : json(400, { error: "invalid request: the body is not valid JSON", code: "invalid_json" })
+        }
+        yield* Effect.logError("unhandled failure", cause)
+        return json(500, { error: "internal error", code: "internal_error" })
+      })
+    )
+  ))
+
+/** The API implementation and its OpenAPI document, on the core services and the Telegram client. */
+export const layer: Layer.Layer<
+  HttpApi.Api,
+  never,
+  | Storage.Storage
+  | Bots.Bots
+  | Routes.Routes
+  | Messages.Messages
+  | Tags.Tags
+  | ApiKeys.ApiKeys
+  | TelegramClient.TelegramClient
+> = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
+  Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer)), errorResponses))
+)
+
+/** Applies the body limit to an app; the host's server uses it when serving the API. */
+export const withBodyLimit = <E, R>(app: PlatformHttpApp.Default<E, R>) =>
+  HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes))

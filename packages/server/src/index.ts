@@ -1,0 +1,2 @@
+export * as Config from "./Config.js"
+export * as Main from "./Main.js"

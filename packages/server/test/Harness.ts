@@ -1,0 +1,94 @@
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { HttpServer } from "@effect/platform"
+import { Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import * as Config from "../src/Config.js"
+import * as Main from "../src/Main.js"
+
+/** A Telegram API root where nothing listens. */
+export const unreachableTelegram = "http://127.0.0.1:9"
+
+/** The real server, in-process, on 127.0.0.1 port 0 with SQLite in a temp dir. */
+export interface TestServer {
+  readonly baseUrl: string
+  readonly adminKey: string
+  readonly dir: string
+  /** Every log line the server wrote, as JSON. */
+  readonly logs: Array<string>
+  readonly call: (
+    path: string,
+    init?: { readonly method?: string; readonly body?: unknown; readonly key?: string | null; readonly raw?: string }
+  ) => Promise<Reply>
+  readonly close: () => Promise<void>
+}
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly json: any
+}
+
+export const newKey = () => `brk_${randomBytes(32).toString("base64url")}`
+
+export const startServer = async (options: { readonly telegramApi?: string; readonly botToken?: string } = {}) => {
+  const dir = mkdtempSync(join(tmpdir(), "botrelay-test-"))
+  const adminKey = newKey()
+  const config = Config.fromValues({
+    port: "0",
+    host: "127.0.0.1",
+    database: join(dir, "botrelay.db"),
+    "telegram-api": options.telegramApi ?? unreachableTelegram,
+    "admin-key": adminKey,
+    "log-level": "debug",
+    ...(options.botToken === undefined ? {} : { token: options.botToken })
+  }, {})
+  const logs: Array<string> = []
+  const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
+  const runtime = ManagedRuntime.make(
+    Main.layer(config).pipe(
+      Layer.provide(Layer.mergeAll(Logger.replace(Logger.defaultLogger, capture), Logger.minimumLogLevel(LogLevel.Debug)))
+    )
+  )
+  const server = await runtime.runPromise(HttpServer.HttpServer)
+  const address = server.address as HttpServer.TcpAddress
+  const baseUrl = `http://127.0.0.1:${address.port}`
+  const call: TestServer["call"] = async (path, init = {}) => {
+    const headers: Record<string, string> = {}
+    const key = init.key === undefined ? adminKey : init.key
+    if (key !== null) headers.authorization = `Bearer ${key}`
+    let body: string | undefined = init.raw
+    if (init.body !== undefined) {
+      body = JSON.stringify(init.body)
+      headers["content-type"] = "application/json"
+    } else if (init.raw !== undefined) {
+      headers["content-type"] = "application/json"
+    }
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: init.method ?? (body === undefined ? "GET" : "POST"),
+      headers,
+      ...(body === undefined ? {} : { body })
+    })
+    const text = await response.text()
+    let json: unknown = undefined
+    try {
+      json = JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    return { status: response.status, headers: response.headers, text, json }
+  }
+  return {
+    baseUrl,
+    adminKey,
+    dir,
+    logs,
+    call,
+    close: async () => {
+      await runtime.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  } satisfies TestServer
+}

@@ -1,0 +1,113 @@
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { startServer, type TestServer } from "./Harness.js"
+
+let server: TestServer
+let a: number
+let b: number
+
+beforeAll(async () => {
+  server = await startServer()
+  a = (await server.call("/api/bots/add", { body: { token: "1:route-a" } })).json.id
+  b = (await server.call("/api/bots/add", { body: { token: "2:route-b" } })).json.id
+})
+afterAll(async () => {
+  await server?.close()
+})
+
+const assertError = (reply: { status: number; json: any }, status: number, code: string) => {
+  assert.strictEqual(reply.status, status, JSON.stringify(reply.json))
+  assert.strictEqual(reply.json.code, code)
+}
+
+describe("POST /api/routes/add", () => {
+  it("creates a route with defaults", async () => {
+    const reply = await server.call("/api/routes/add", { body: { source_bot_id: a, target_bot_id: b, action: "forward" } })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.deepInclude(reply.json, {
+      source_bot_id: a,
+      target_bot_id: b,
+      condition_type: "all",
+      condition_value: "",
+      action: "forward",
+      target_chat_id: 0,
+      enabled: true,
+      description: ""
+    })
+    assert.isAbove(reply.json.id, 0)
+    assert.isFalse(Number.isNaN(Date.parse(reply.json.created_at)))
+  })
+
+  it("normalises list conditions", async () => {
+    const reply = await server.call("/api/routes/add", {
+      body: { source_bot_id: a, target_bot_id: b, action: "copy", condition_type: "chat_id", condition_value: "-1001, 42" }
+    })
+    assert.strictEqual(reply.json.condition_value, "-1001,42")
+  })
+
+  it("400 for bad conditions and actions, 404 for unknown bots; nothing stored", async () => {
+    const before = (await server.call("/api/routes")).json.length
+    const base = { source_bot_id: a, target_bot_id: b, action: "copy" }
+    for (const body of [
+      { ...base, condition_type: "regex", condition_value: "(" },
+      { ...base, condition_type: "chat_id", condition_value: "abc" },
+      { ...base, condition_type: "keyword", condition_value: "" },
+      { ...base, condition_type: "whenever" },
+      { ...base, action: "teleport" },
+      { source_bot_id: a, target_bot_id: b },
+      { ...base, source_bot_id: 0 }
+    ]) {
+      const reply = await server.call("/api/routes/add", { body })
+      assertError(reply, 400, "invalid_request")
+      assert.isArray(reply.json.details)
+    }
+    assertError(await server.call("/api/routes/add", { body: { ...base, target_bot_id: 999999 } }), 404, "bot_not_found")
+    assert.strictEqual((await server.call("/api/routes")).json.length, before)
+  })
+})
+
+describe("POST /api/routes/update", () => {
+  it("replaces the route: omitted fields return to their defaults", async () => {
+    const route = (await server.call("/api/routes/add", {
+      body: { source_bot_id: a, target_bot_id: b, action: "copy", description: "d", enabled: false, target_chat_id: -5 }
+    })).json
+    const reply = await server.call("/api/routes/update", {
+      body: { id: route.id, source_bot_id: b, target_bot_id: a, action: "drop", condition_type: "keyword", condition_value: "help" }
+    })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.deepInclude(reply.json, {
+      id: route.id,
+      source_bot_id: b,
+      target_bot_id: a,
+      action: "drop",
+      condition_type: "keyword",
+      condition_value: "help",
+      enabled: true,
+      description: "",
+      target_chat_id: 0,
+      created_at: route.created_at
+    })
+  })
+
+  it("404 for an unknown route or bot, 400 without id", async () => {
+    const base = { source_bot_id: a, target_bot_id: b, action: "copy" }
+    assertError(await server.call("/api/routes/update", { body: { ...base, id: 999999 } }), 404, "route_not_found")
+    const route = (await server.call("/api/routes/add", { body: base })).json
+    assertError(await server.call("/api/routes/update", { body: { ...base, id: route.id, source_bot_id: 999999 } }), 404, "bot_not_found")
+    assertError(await server.call("/api/routes/update", { body: base }), 400, "invalid_request")
+  })
+})
+
+describe("GET /api/routes and POST /api/routes/delete", () => {
+  it("lists by id, filters by bot, deletes", async () => {
+    const all = (await server.call("/api/routes")).json
+    const ids = all.map((r: any) => r.id)
+    assert.deepStrictEqual(ids, [...ids].sort((x: number, y: number) => x - y))
+    const c = (await server.call("/api/bots/add", { body: { token: "3:route-c" } })).json.id
+    const own = (await server.call("/api/routes/add", { body: { source_bot_id: c, target_bot_id: c, action: "drop" } })).json
+    assert.deepStrictEqual((await server.call(`/api/routes?bot_id=${c}`)).json.map((r: any) => r.id), [own.id])
+    const removed = await server.call(`/api/routes/delete?id=${own.id}`, { method: "POST" })
+    assert.strictEqual(removed.json.id, own.id)
+    assert.deepStrictEqual((await server.call(`/api/routes?bot_id=${c}`)).json, [])
+    assertError(await server.call(`/api/routes/delete?id=${own.id}`, { method: "POST" }), 404, "route_not_found")
+  })
+})

@@ -1,0 +1,601 @@
+import type { ApiKey, Bot, Message, Route, Tag } from "@botrelay/core"
+import { Bot as BotModule, Errors, Storage } from "@botrelay/core"
+import BetterSqlite3 from "better-sqlite3"
+import type { Scope } from "effect"
+import { Data, Effect, Layer, Option, Redacted } from "effect"
+import type { Compilable, Selectable, Updateable } from "kysely"
+import {
+  DummyDriver,
+  Kysely,
+  Migrator,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteIntrospector,
+  SqliteQueryCompiler
+} from "kysely"
+import { migrationLockTableName, migrations, migrationTableName } from "./Migrations.js"
+import type { ApiKeysTable, BotsTable, Database, MessagesTable, RoutesTable, TagsTable } from "./Tables.js"
+
+/** The part of a better-sqlite3 prepared statement the driver uses. */
+export interface SqliteStatement {
+  readonly reader: boolean
+  all(...parameters: Array<unknown>): Array<unknown>
+  run(...parameters: Array<unknown>): { readonly changes: number | bigint; readonly lastInsertRowid: number | bigint }
+  iterate(...parameters: Array<unknown>): IterableIterator<unknown>
+}
+
+/** The part of a better-sqlite3 `Database` the driver uses; a host's own `new Database(file)` fits. */
+export interface SqliteDatabase {
+  prepare(sql: string): SqliteStatement
+  transaction(fn: (...args: Array<any>) => any): (...args: Array<any>) => any
+  close(): void
+}
+
+/** Open (and own) the SQLite file at `filename`; `":memory:"` for a private in-memory database. */
+export interface FileOptions {
+  readonly filename: string
+}
+
+/** Use a database the host opened; the driver adds its `botrelay_*` tables and never closes it. */
+export interface DatabaseOptions {
+  readonly database: SqliteDatabase
+}
+
+/** Where the storage lives. */
+export type Options = FileOptions | DatabaseOptions
+
+/** The schema could not be brought up to date. */
+export class MigrationError extends Data.TaggedError("MigrationError")<{
+  readonly cause: unknown
+  readonly migration?: string
+}> {
+  override get message() {
+    return this.migration === undefined
+      ? "could not migrate the SQLite database"
+      : `could not apply migration ${this.migration} to the SQLite database`
+  }
+}
+
+type BotRow = Selectable<BotsTable>
+type RouteRow = Selectable<RoutesTable>
+type MessageRow = Selectable<MessagesTable>
+type TagRow = Selectable<TagsTable>
+type ApiKeyRow = Selectable<ApiKeysTable>
+
+const toBot = (r: BotRow): Bot.StoredBot => ({
+  id: r.id,
+  token: Redacted.make(r.token),
+  name: r.name,
+  source: r.source,
+  manage_enabled: r.manage_enabled === 1,
+  proxy_enabled: r.proxy_enabled === 1,
+  backend_url: r.backend_url,
+  secret_token: Redacted.make(r.secret_token),
+  long_poll_enabled: r.long_poll_enabled === 1,
+  description: r.description,
+  webhook_mode: r.webhook_mode === 1,
+  disabled: r.disabled === 1,
+  username: r.username,
+  last_error: r.last_error,
+  last_update_at: r.last_update_at,
+  created_at: r.created_at,
+  updated_at: r.updated_at
+})
+
+const toRoute = (r: RouteRow): Route.Route => ({
+  id: r.id,
+  source_bot_id: r.source_bot_id,
+  target_bot_id: r.target_bot_id,
+  condition_type: r.condition_type,
+  condition_value: r.condition_value,
+  action: r.action,
+  target_chat_id: r.target_chat_id,
+  enabled: r.enabled === 1,
+  description: r.description,
+  created_at: r.created_at
+})
+
+const toMessage = (r: MessageRow): Message.Message => {
+  const message: { -readonly [K in keyof Message.Message]: Message.Message[K] } = {
+    id: r.id,
+    chat_id: r.chat_id,
+    bot_id: r.bot_id,
+    user_id: r.user_id,
+    username: r.username,
+    first_name: r.first_name,
+    last_name: r.last_name,
+    text: r.text,
+    date: r.date,
+    direction: r.direction,
+    edit_date: r.edit_date
+  }
+  if (r.media_type !== null) message.media_type = r.media_type as Message.MediaType
+  if (r.file_id !== null) message.file_id = r.file_id
+  if (r.reply_to_message_id !== null) message.reply_to_message_id = r.reply_to_message_id
+  return message
+}
+
+const toTag = (r: TagRow): Tag.Tag => ({
+  id: r.id,
+  chat_id: r.chat_id,
+  user_id: r.user_id,
+  username: r.username,
+  tag: r.tag,
+  color: r.color,
+  created_at: r.created_at
+})
+
+const toApiKey = (r: ApiKeyRow, botIds: ReadonlyArray<number>): ApiKey.ApiKey => ({
+  id: r.id,
+  name: r.name,
+  role: r.role,
+  bot_ids: botIds,
+  prefix: r.prefix,
+  created_at: r.created_at,
+  last_used_at: r.last_used_at,
+  enabled: r.enabled === 1
+})
+
+const bit = (value: boolean): number => value ? 1 : 0
+
+const botTextFields = [
+  "name",
+  "source",
+  "backend_url",
+  "description",
+  "username",
+  "last_error",
+  "last_update_at",
+  "updated_at"
+] as const satisfies ReadonlyArray<keyof BotsTable>
+
+const botFlagFields = [
+  "manage_enabled",
+  "proxy_enabled",
+  "long_poll_enabled",
+  "webhook_mode",
+  "disabled"
+] as const satisfies ReadonlyArray<keyof BotsTable>
+
+const messageColumns = [
+  "user_id",
+  "username",
+  "first_name",
+  "last_name",
+  "text",
+  "date",
+  "media_type",
+  "file_id",
+  "reply_to_message_id",
+  "direction",
+  "edit_date"
+] as const satisfies ReadonlyArray<keyof MessagesTable>
+
+const isTokenConflict = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && "code" in cause && cause.code === "SQLITE_CONSTRAINT_UNIQUE" &&
+  "message" in cause && typeof cause.message === "string" && cause.message.includes("botrelay_bots.token")
+
+class TransactionalSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl() {
+    return true
+  }
+}
+
+class MigrationDialect extends SqliteDialect {
+  override createAdapter() {
+    return new TransactionalSqliteAdapter()
+  }
+}
+
+const db = new Kysely<Database>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler()
+  }
+})
+
+const open = (options: Options): Effect.Effect<SqliteDatabase, Errors.StorageError, Scope.Scope> => {
+  if ("database" in options) {
+    const database = options.database
+    return Effect.try({
+      try: () => {
+        database.prepare("PRAGMA foreign_keys = ON").run()
+        return database
+      },
+      catch: (cause) => new Errors.StorageError({ operation: "open", cause })
+    })
+  }
+  return Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const database = new BetterSqlite3(options.filename)
+        try {
+          if (options.filename !== ":memory:" && options.filename !== "") database.pragma("journal_mode = WAL")
+          database.pragma("synchronous = NORMAL")
+          database.pragma("busy_timeout = 5000")
+          database.pragma("foreign_keys = ON")
+        } catch (cause) {
+          database.close()
+          throw cause
+        }
+        return database
+      },
+      catch: (cause) => new Errors.StorageError({ operation: "open", cause })
+    }),
+    (database) => Effect.sync(() => database.close())
+  )
+}
+
+const migrate = (database: SqliteDatabase): Effect.Effect<void, MigrationError> =>
+  Effect.tryPromise({
+    try: () =>
+      new Migrator({
+        db: new Kysely<unknown>({ dialect: new MigrationDialect({ database }) }),
+        provider: { getMigrations: () => Promise.resolve(migrations) },
+        migrationTableName,
+        migrationLockTableName
+      }).migrateToLatest(),
+    catch: (cause) => new MigrationError({ cause })
+  }).pipe(
+    Effect.flatMap(({ error, results }) => {
+      if (error === undefined) return Effect.void
+      const failed = results?.find((r) => r.status === "Error")
+      return Effect.fail(
+        failed === undefined
+          ? new MigrationError({ cause: error })
+          : new MigrationError({ cause: error, migration: failed.migrationName })
+      )
+    })
+  )
+
+/** A `StorageService` over an open, migrated database; every query runs synchronously on a cached statement. */
+const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
+  const statements = new Map<string, SqliteStatement>()
+
+  const statement = (sql: string): SqliteStatement => {
+    let stmt = statements.get(sql)
+    if (stmt === undefined) {
+      stmt = sqlite.prepare(sql)
+      statements.set(sql, stmt)
+    }
+    return stmt
+  }
+
+  const all = <R>(query: Compilable<R>): Array<R> => {
+    const compiled = query.compile()
+    const stmt = statement(compiled.sql)
+    if (stmt.reader) return stmt.all(...compiled.parameters) as Array<R>
+    stmt.run(...compiled.parameters)
+    return []
+  }
+
+  const run = (query: Compilable): number => {
+    const compiled = query.compile()
+    const stmt = statement(compiled.sql)
+    return stmt.reader ? stmt.all(...compiled.parameters).length : Number(stmt.run(...compiled.parameters).changes)
+  }
+
+  const attempt = <A>(operation: string, f: () => A): Effect.Effect<A, Errors.StorageError> =>
+    Effect.try({ try: f, catch: (cause) => new Errors.StorageError({ operation, cause }) })
+
+  const first = <A, B>(rows: ReadonlyArray<A>, f: (row: A) => B): Option.Option<B> =>
+    rows.length === 0 ? Option.none() : Option.some(f(rows[0]!))
+
+  const guardToken = <A>(
+    operation: string,
+    token: string | undefined,
+    f: () => A
+  ): Effect.Effect<A, BotModule.DuplicateToken | Errors.StorageError> =>
+    token === undefined ? attempt(operation, f) : attempt(operation, f).pipe(
+      Effect.catchIf(
+        (e) => isTokenConflict(e.cause),
+        (e) =>
+          Effect.flatMap(
+            attempt(operation, () =>
+              first(all(db.selectFrom("botrelay_bots").select("id").where("token", "=", token)), (r) => r.id)),
+            (existing): Effect.Effect<never, BotModule.DuplicateToken | Errors.StorageError> =>
+              Option.isSome(existing)
+                ? Effect.fail(new BotModule.DuplicateToken({ existing_bot_id: existing.value }))
+                : Effect.fail(e)
+          )
+      )
+    )
+
+  const findBotRow = (id: number) => all(db.selectFrom("botrelay_bots").selectAll().where("id", "=", id))
+
+  const botIdsOf = (apiKeyId: number): Array<number> =>
+    all(
+      db.selectFrom("botrelay_api_key_bots").select("bot_id").where("api_key_id", "=", apiKeyId).orderBy("bot_id")
+    ).map((r) => r.bot_id)
+
+  const withBotIds = (row: ApiKeyRow): ApiKey.ApiKey => toApiKey(row, botIdsOf(row.id))
+
+  const transaction = <A extends Array<any>, R>(f: (...args: A) => R): (...args: A) => R => sqlite.transaction(f)
+
+  const deleteBot = transaction((id: number): boolean => {
+    run(db.deleteFrom("botrelay_messages").where("bot_id", "=", id))
+    run(db.deleteFrom("botrelay_routes").where("source_bot_id", "=", id))
+    run(db.deleteFrom("botrelay_routes").where("target_bot_id", "=", id))
+    run(db.deleteFrom("botrelay_api_key_bots").where("bot_id", "=", id))
+    return run(db.deleteFrom("botrelay_bots").where("id", "=", id)) > 0
+  })
+
+  const insertApiKey = transaction((input: ApiKey.ApiKeyRecordInput): ApiKey.ApiKey => {
+    const row = all(
+      db.insertInto("botrelay_api_keys").values({
+        name: input.name,
+        role: input.role,
+        prefix: input.prefix,
+        hash: input.hash,
+        created_at: input.created_at,
+        last_used_at: "",
+        enabled: 1
+      }).returningAll()
+    )[0]!
+    const botIds = Array.from(new Set(input.bot_ids)).sort((a, b) => a - b)
+    for (const botId of botIds) {
+      run(db.insertInto("botrelay_api_key_bots").values({ api_key_id: row.id, bot_id: botId }))
+    }
+    return toApiKey(row, botIds)
+  })
+
+  const upsertTag = transaction((input: Tag.TagRecordInput): Tag.Tag => {
+    const updated = all(
+      db.updateTable("botrelay_tags")
+        .set({ username: input.username, color: input.color })
+        .where("chat_id", "=", input.chat_id)
+        .where("user_id", "=", input.user_id)
+        .where("tag", "=", input.tag)
+        .returningAll()
+    )
+    if (updated.length > 0) return toTag(updated[0]!)
+    return toTag(
+      all(
+        db.insertInto("botrelay_tags").values({
+          chat_id: input.chat_id,
+          user_id: input.user_id,
+          username: input.username,
+          tag: input.tag,
+          color: input.color,
+          created_at: input.created_at
+        }).returningAll()
+      )[0]!
+    )
+  })
+
+  const deleteApiKey = transaction((id: number): boolean => {
+    run(db.deleteFrom("botrelay_api_key_bots").where("api_key_id", "=", id))
+    return run(db.deleteFrom("botrelay_api_keys").where("id", "=", id)) > 0
+  })
+
+  return {
+    insertBot: (input) => {
+      const token = Redacted.value(input.token)
+      return guardToken("insertBot", token, () => {
+        const rows = all(
+          db.insertInto("botrelay_bots").values({
+            token,
+            name: input.name,
+            source: input.source,
+            manage_enabled: bit(input.manage_enabled),
+            proxy_enabled: bit(input.proxy_enabled),
+            backend_url: input.backend_url,
+            secret_token: Redacted.value(input.secret_token),
+            long_poll_enabled: bit(input.long_poll_enabled),
+            description: input.description,
+            webhook_mode: 0,
+            disabled: 0,
+            username: "",
+            last_error: "",
+            last_update_at: "",
+            created_at: input.created_at,
+            updated_at: input.created_at
+          }).returningAll()
+        )
+        return toBot(rows[0]!)
+      })
+    },
+
+    updateBot: (id, patch) => {
+      const set: { -readonly [K in keyof Updateable<BotsTable>]: Updateable<BotsTable>[K] } = {}
+      for (const key of botTextFields) {
+        const value = patch[key]
+        if (value !== undefined) Object.assign(set, { [key]: value })
+      }
+      for (const key of botFlagFields) {
+        const value = patch[key]
+        if (value !== undefined) set[key] = bit(value)
+      }
+      if (patch.secret_token !== undefined) set.secret_token = Redacted.value(patch.secret_token)
+      if (patch.token !== undefined) set.token = Redacted.value(patch.token)
+      return guardToken("updateBot", set.token, () => {
+        const rows = Object.keys(set).length === 0
+          ? findBotRow(id)
+          : all(db.updateTable("botrelay_bots").set(set).where("id", "=", id).returningAll())
+        return first(rows, toBot)
+      })
+    },
+
+    findBot: (id) => attempt("findBot", () => first(findBotRow(id), toBot)),
+
+    findBotByToken: (token) =>
+      attempt("findBotByToken", () =>
+        first(all(db.selectFrom("botrelay_bots").selectAll().where("token", "=", token)), toBot)),
+
+    listBots: attempt("listBots", () => all(db.selectFrom("botrelay_bots").selectAll().orderBy("id")).map(toBot)),
+
+    deleteBot: (id) => attempt("deleteBot", () => deleteBot(id)),
+
+    insertRoute: (input) =>
+      attempt("insertRoute", () =>
+        toRoute(
+          all(
+            db.insertInto("botrelay_routes").values({
+              source_bot_id: input.source_bot_id,
+              target_bot_id: input.target_bot_id,
+              condition_type: input.condition_type,
+              condition_value: input.condition_value,
+              action: input.action,
+              target_chat_id: input.target_chat_id,
+              enabled: bit(input.enabled),
+              description: input.description,
+              created_at: input.created_at
+            }).returningAll()
+          )[0]!
+        )),
+
+    replaceRoute: (id, input) =>
+      attempt("replaceRoute", () =>
+        first(
+          all(
+            db.updateTable("botrelay_routes").set({
+              source_bot_id: input.source_bot_id,
+              target_bot_id: input.target_bot_id,
+              condition_type: input.condition_type,
+              condition_value: input.condition_value,
+              action: input.action,
+              target_chat_id: input.target_chat_id,
+              enabled: bit(input.enabled),
+              description: input.description
+            }).where("id", "=", id).returningAll()
+          ),
+          toRoute
+        )),
+
+    findRoute: (id) =>
+      attempt(
+        "findRoute",
+        () => first(all(db.selectFrom("botrelay_routes").selectAll().where("id", "=", id)), toRoute)
+      ),
+
+    listRoutes: (filter) =>
+      attempt("listRoutes", () => {
+        const botId = filter.bot_id
+        const query = db.selectFrom("botrelay_routes").selectAll().orderBy("id")
+        return all(
+          botId === undefined
+            ? query
+            : query.where((eb) => eb.or([eb("source_bot_id", "=", botId), eb("target_bot_id", "=", botId)]))
+        ).map(toRoute)
+      }),
+
+    deleteRoute: (id) => attempt("deleteRoute", () => run(db.deleteFrom("botrelay_routes").where("id", "=", id)) > 0),
+
+    saveMessage: (m) =>
+      attempt("saveMessage", () => {
+        run(
+          db.insertInto("botrelay_messages").values({
+            bot_id: m.bot_id,
+            chat_id: m.chat_id,
+            id: m.id,
+            user_id: m.user_id,
+            username: m.username,
+            first_name: m.first_name,
+            last_name: m.last_name,
+            text: m.text,
+            date: m.date,
+            media_type: m.media_type ?? null,
+            file_id: m.file_id ?? null,
+            reply_to_message_id: m.reply_to_message_id ?? null,
+            direction: m.direction,
+            edit_date: m.edit_date
+          }).onConflict((oc) =>
+            oc.columns(["bot_id", "chat_id", "id"]).doUpdateSet((eb) =>
+              Object.fromEntries(messageColumns.map((column) => [column, eb.ref(`excluded.${column}`)]))
+            )
+          )
+        )
+      }),
+
+    listMessages: (query) =>
+      attempt("listMessages", () =>
+        all(
+          db.selectFrom("botrelay_messages").selectAll()
+            .where("bot_id", "=", query.bot_id)
+            .where("chat_id", "=", query.chat_id)
+            .orderBy("date", "desc")
+            .orderBy("id", "desc")
+            .limit(query.limit)
+            .offset(query.offset)
+        ).map(toMessage)),
+
+    upsertTag: (input) => attempt("upsertTag", () => upsertTag(input)),
+
+    listTags: (filter) =>
+      attempt("listTags", () => {
+        const userId = filter.user_id
+        const query = db.selectFrom("botrelay_tags").selectAll().where("chat_id", "=", filter.chat_id).orderBy("id")
+        return all(userId === undefined ? query : query.where("user_id", "=", userId)).map(toTag)
+      }),
+
+    findTag: (id) =>
+      attempt("findTag", () => first(all(db.selectFrom("botrelay_tags").selectAll().where("id", "=", id)), toTag)),
+
+    deleteTag: (id) => attempt("deleteTag", () => run(db.deleteFrom("botrelay_tags").where("id", "=", id)) > 0),
+
+    insertApiKey: (input) => attempt("insertApiKey", () => insertApiKey(input)),
+
+    listApiKeys: attempt("listApiKeys", () => {
+      const keys = all(db.selectFrom("botrelay_api_keys").selectAll().orderBy("id"))
+      const links = all(
+        db.selectFrom("botrelay_api_key_bots").selectAll().orderBy("api_key_id").orderBy("bot_id")
+      )
+      const botIds = new Map<number, Array<number>>()
+      for (const link of links) {
+        const ids = botIds.get(link.api_key_id)
+        if (ids === undefined) botIds.set(link.api_key_id, [link.bot_id])
+        else ids.push(link.bot_id)
+      }
+      return keys.map((key) => toApiKey(key, botIds.get(key.id) ?? []))
+    }),
+
+    findApiKey: (id) =>
+      attempt(
+        "findApiKey",
+        () => first(all(db.selectFrom("botrelay_api_keys").selectAll().where("id", "=", id)), withBotIds)
+      ),
+
+    findApiKeyByHash: (hash) =>
+      attempt(
+        "findApiKeyByHash",
+        () => first(all(db.selectFrom("botrelay_api_keys").selectAll().where("hash", "=", hash)), withBotIds)
+      ),
+
+    setApiKeyEnabled: (id, enabled) =>
+      attempt("setApiKeyEnabled", () =>
+        first(
+          all(db.updateTable("botrelay_api_keys").set({ enabled: bit(enabled) }).where("id", "=", id).returningAll()),
+          withBotIds
+        )),
+
+    touchApiKey: (id, at) =>
+      attempt("touchApiKey", () => {
+        run(db.updateTable("botrelay_api_keys").set({ last_used_at: at }).where("id", "=", id))
+      }),
+
+    deleteApiKey: (id) => attempt("deleteApiKey", () => deleteApiKey(id)),
+
+    ping: attempt("ping", () => {
+      statement("SELECT 1").all()
+    })
+  }
+}
+
+/**
+ * Opens (or adopts) the database, brings the `botrelay_*` tables up to date and returns the storage.
+ * A database opened from a filename is closed when the scope closes; an adopted one is left open.
+ */
+export const make = (
+  options: Options
+): Effect.Effect<Storage.StorageService, MigrationError | Errors.StorageError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const sqlite = yield* open(options)
+    yield* migrate(sqlite)
+    return makeService(sqlite)
+  })
+
+/** `Storage` on SQLite: a file the layer opens and closes, or a database the host owns. */
+export const layer = (options: Options): Layer.Layer<Storage.Storage, MigrationError | Errors.StorageError> =>
+  Layer.scoped(Storage.Storage, make(options))

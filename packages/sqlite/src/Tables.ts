@@ -1,0 +1,93 @@
+import type { Generated } from "kysely"
+
+/** `botrelay_bots`: one row per registered bot; booleans are 0/1, times ISO 8601 text. */
+export interface BotsTable {
+  readonly id: Generated<number>
+  readonly token: string
+  readonly name: string
+  readonly source: "cli" | "web"
+  readonly manage_enabled: number
+  readonly proxy_enabled: number
+  readonly backend_url: string
+  readonly secret_token: string
+  readonly long_poll_enabled: number
+  readonly description: string
+  readonly webhook_mode: number
+  readonly disabled: number
+  readonly username: string
+  readonly last_error: string
+  readonly last_update_at: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+/** `botrelay_routes`. */
+export interface RoutesTable {
+  readonly id: Generated<number>
+  readonly source_bot_id: number
+  readonly target_bot_id: number
+  readonly condition_type: "all" | "chat_id" | "user_id" | "keyword" | "regex" | "llm"
+  readonly condition_value: string
+  readonly action: "forward" | "copy" | "drop"
+  readonly target_chat_id: number
+  readonly enabled: number
+  readonly description: string
+  readonly created_at: string
+}
+
+/** `botrelay_messages`: keyed by (bot_id, chat_id, id); the optional fields are NULL when absent. */
+export interface MessagesTable {
+  readonly bot_id: number
+  readonly chat_id: number
+  readonly id: number
+  readonly user_id: number
+  readonly username: string
+  readonly first_name: string
+  readonly last_name: string
+  readonly text: string
+  readonly date: number
+  readonly media_type: string | null
+  readonly file_id: string | null
+  readonly reply_to_message_id: number | null
+  readonly direction: "in" | "out"
+  readonly edit_date: number
+}
+
+/** `botrelay_tags`: unique per (chat_id, user_id, tag). */
+export interface TagsTable {
+  readonly id: Generated<number>
+  readonly chat_id: number
+  readonly user_id: number
+  readonly username: string
+  readonly tag: string
+  readonly color: string
+  readonly created_at: string
+}
+
+/** `botrelay_api_keys`: `hash` is the SHA-256 of the secret. */
+export interface ApiKeysTable {
+  readonly id: Generated<number>
+  readonly name: string
+  readonly role: "admin" | "operator"
+  readonly prefix: string
+  readonly hash: string
+  readonly created_at: string
+  readonly last_used_at: string
+  readonly enabled: number
+}
+
+/** `botrelay_api_key_bots`: the bots an operator key may act on. */
+export interface ApiKeyBotsTable {
+  readonly api_key_id: number
+  readonly bot_id: number
+}
+
+/** The Kysely schema of everything Botrelay keeps in SQLite. */
+export interface Database {
+  readonly botrelay_bots: BotsTable
+  readonly botrelay_routes: RoutesTable
+  readonly botrelay_messages: MessagesTable
+  readonly botrelay_tags: TagsTable
+  readonly botrelay_api_keys: ApiKeysTable
+  readonly botrelay_api_key_bots: ApiKeyBotsTable
+}

@@ -1,0 +1,243 @@
+import { Storage } from "@botrelay/core"
+import { Migrations, SqliteStorage } from "@botrelay/sqlite"
+import { StorageSuite } from "@botrelay/testing"
+import { assert, describe, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "botrelay-sqlite-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+const freshFile = Layer.unwrapScoped(
+  Effect.map(tempDir, (dir) => SqliteStorage.layer({ filename: join(dir, "botrelay.db") }))
+)
+
+StorageSuite.suite("sqlite", freshFile)
+
+const botInput = (n: number) => ({
+  token: Redacted.make(`${n}:token-${n}`),
+  name: `bot ${n}`,
+  source: "web" as const,
+  manage_enabled: true,
+  proxy_enabled: false,
+  backend_url: "",
+  secret_token: Redacted.make("secret"),
+  long_poll_enabled: false,
+  description: "",
+  created_at: "2025-01-01T00:00:00.000Z"
+})
+
+const message = (botId: number, chatId: number, id: number, date: number) => ({
+  id,
+  chat_id: chatId,
+  bot_id: botId,
+  user_id: 7,
+  username: "u",
+  first_name: "U",
+  last_name: "",
+  text: `m${id}`,
+  date,
+  direction: "in" as const,
+  edit_date: 0
+})
+
+const withRaw = <A>(file: string, f: (db: Database.Database) => A): A => {
+  const db = new Database(file, { readonly: true })
+  try {
+    return f(db)
+  } finally {
+    db.close()
+  }
+}
+
+const tableNames = (db: Database.Database): Array<string> =>
+  db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as Array<string>
+
+describe("SqliteStorage", () => {
+  it.scoped("data survives closing and reopening the file", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      yield* Effect.scoped(Effect.gen(function*() {
+        const storage = yield* SqliteStorage.make({ filename: file })
+        const bot = yield* storage.insertBot(botInput(1))
+        yield* storage.saveMessage(message(bot.id, -100, 1, 10))
+        yield* storage.insertApiKey({
+          name: "k",
+          role: "operator",
+          bot_ids: [bot.id],
+          prefix: "brk_x",
+          created_at: "",
+          hash: "h"
+        })
+        yield* storage.deleteBot((yield* storage.insertBot(botInput(2))).id)
+      }))
+      const storage = yield* SqliteStorage.make({ filename: file })
+      const bot = Option.getOrThrow(yield* storage.findBotByToken("1:token-1"))
+      assert.strictEqual(Redacted.value(bot.secret_token), "secret")
+      assert.isTrue(bot.manage_enabled)
+      assert.deepStrictEqual(yield* storage.listMessages({ bot_id: bot.id, chat_id: -100, limit: 10, offset: 0 }), [
+        message(bot.id, -100, 1, 10)
+      ])
+      assert.deepStrictEqual(Option.getOrThrow(yield* storage.findApiKeyByHash("h")).bot_ids, [bot.id])
+      assert.strictEqual((yield* storage.insertBot(botInput(3))).id, 3)
+    }))
+
+  it.scoped("migrations are recorded in botrelay_migrations and re-running them is a no-op", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      yield* Effect.scoped(SqliteStorage.make({ filename: file }))
+      const before = withRaw(file, (db) => ({
+        applied: db.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(),
+        schema: db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all()
+      }))
+      assert.deepStrictEqual(before.applied, Object.keys(Migrations.migrations))
+      yield* Effect.scoped(SqliteStorage.make({ filename: file }))
+      yield* Effect.scoped(SqliteStorage.make({ filename: file }))
+      const after = withRaw(file, (db) => ({
+        applied: db.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(),
+        schema: db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all()
+      }))
+      assert.deepStrictEqual(after, before)
+      assert.deepStrictEqual(withRaw(file, tableNames), [
+        "botrelay_api_key_bots",
+        "botrelay_api_keys",
+        "botrelay_bots",
+        "botrelay_messages",
+        "botrelay_migrations",
+        "botrelay_migrations_lock",
+        "botrelay_routes",
+        "botrelay_tags",
+        "sqlite_sequence"
+      ])
+    }))
+
+  it.scoped("a file is opened in WAL mode with foreign keys on", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const storage = yield* SqliteStorage.make({ filename: file })
+      yield* storage.ping
+      assert.strictEqual(withRaw(file, (db) => db.pragma("journal_mode", { simple: true })), "wal")
+      const error = yield* Effect.flip(storage.insertRoute({
+        source_bot_id: 98,
+        target_bot_id: 99,
+        condition_type: "all",
+        condition_value: "",
+        action: "forward",
+        target_chat_id: 0,
+        enabled: true,
+        description: "",
+        created_at: ""
+      }))
+      assert.strictEqual(error._tag, "StorageError")
+      assert.deepStrictEqual(yield* storage.listRoutes({}), [])
+    }))
+
+  it.scoped("':memory:' works and each build is a fresh database", () =>
+    Effect.gen(function*() {
+      const first = yield* SqliteStorage.make({ filename: ":memory:" })
+      yield* first.insertBot(botInput(1))
+      const second = yield* SqliteStorage.make({ filename: ":memory:" })
+      assert.deepStrictEqual(yield* second.listBots, [])
+      assert.strictEqual((yield* first.listBots).length, 1)
+    }))
+
+  it.scoped("listing a chat's messages uses the index: no scan, no sort", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const host = new Database(file)
+      yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
+      const prepared: Array<string> = []
+      const recording: SqliteStorage.SqliteDatabase = {
+        prepare: (sql) => {
+          prepared.push(sql)
+          return host.prepare(sql)
+        },
+        transaction: (fn) => host.transaction(fn),
+        close: () => host.close()
+      }
+      const storage = yield* SqliteStorage.make({ database: recording })
+      for (const n of [1, 2]) yield* storage.insertBot(botInput(n))
+      for (let id = 1; id <= 300; id++) {
+        yield* storage.saveMessage(message(1 + (id % 2), id % 3 === 0 ? -100 : 5, id, 1000 + (id % 17)))
+      }
+      prepared.length = 0
+      const page = yield* storage.listMessages({ bot_id: 1, chat_id: 5, limit: 20, offset: 10 })
+      assert.strictEqual(page.length, 20)
+      const sql = prepared.find((s) => s.includes("botrelay_messages"))
+      assert.isDefined(sql)
+      const plan = (host.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(1, 5, 20, 10) as Array<{ detail: string }>)
+        .map((row) => row.detail)
+      assert.isTrue(plan.some((d) => d.includes("USING INDEX botrelay_messages_chat_date")), plan.join("\n"))
+      assert.isFalse(plan.some((d) => d.includes("SCAN")), plan.join("\n"))
+      assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), plan.join("\n"))
+
+      prepared.length = 0
+      yield* storage.findApiKeyByHash("x")
+      yield* storage.findBotByToken("x")
+      yield* storage.listTags({ chat_id: 1, user_id: 2 })
+      assert.strictEqual(prepared.length, 3)
+      for (const statement of prepared) {
+        const details = (host.prepare(`EXPLAIN QUERY PLAN ${statement}`).all(...statement.split("?").slice(1).map(
+          () => 1
+        )) as Array<{ detail: string }>).map((row) => row.detail)
+        assert.isFalse(details.some((d) => d.includes("SCAN") || d.includes("TEMP B-TREE")), details.join("\n"))
+      }
+    }))
+
+  it.scoped("an existing host database keeps its own tables and stays open", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "host.db")
+      const host = new Database(file)
+      yield* Effect.addFinalizer(() => Effect.sync(() => host.open && host.close()))
+      host.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT NOT NULL)")
+      host.prepare("INSERT INTO users (email) VALUES (?), (?)").run("a@example.com", "b@example.com")
+      const usersSql = host.prepare("SELECT sql FROM sqlite_master WHERE name = 'users'").pluck().get()
+
+      yield* Effect.gen(function*() {
+        const storage = yield* Storage.Storage
+        const bot = yield* storage.insertBot(botInput(1))
+        assert.strictEqual(bot.id, 1)
+        assert.strictEqual(host.pragma("foreign_keys", { simple: true }), 1)
+      }).pipe(Effect.provide(SqliteStorage.layer({ database: host })))
+
+      assert.isTrue(host.open)
+      assert.deepStrictEqual(host.prepare("SELECT id, email FROM users ORDER BY id").all(), [
+        { id: 1, email: "a@example.com" },
+        { id: 2, email: "b@example.com" }
+      ])
+      assert.strictEqual(host.prepare("SELECT sql FROM sqlite_master WHERE name = 'users'").pluck().get(), usersSql)
+      assert.strictEqual(host.prepare("SELECT count(*) FROM botrelay_bots").pluck().get(), 1)
+      assert.isTrue(tableNames(host).includes("users"))
+
+      const again = yield* SqliteStorage.make({ database: host })
+      assert.strictEqual((yield* again.listBots).length, 1)
+    }))
+
+  it.scoped("a failed migration is a MigrationError and leaves no partial schema", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "conflict.db")
+      const host = new Database(file)
+      yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
+      host.exec("CREATE TABLE botrelay_tags (something_else TEXT)")
+      const error = yield* Effect.flip(SqliteStorage.make({ database: host }))
+      assert.strictEqual(error._tag, "MigrationError")
+      assert.include(error.message, "0001_init")
+      assert.deepStrictEqual(
+        tableNames(host).filter((name) => name !== "botrelay_migrations" && name !== "botrelay_migrations_lock"),
+        ["botrelay_tags"]
+      )
+    }))
+
+  it.effect("a file that cannot be opened is a StorageError", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Effect.scoped(SqliteStorage.make({ filename: join(tmpdir(), "botrelay-missing-dir", "x", "db.sqlite") }))
+      )
+      assert.strictEqual(error._tag, "StorageError")
+    }))
+})

@@ -1,0 +1,8 @@
+/** Schemas for the Bot API subset Botrelay uses. */
+export * as BotApi from "./BotApi.js"
+
+/** The Bot API client service. */
+export * as TelegramClient from "./TelegramClient.js"
+
+/** Failures of Bot API calls. */
+export * as TelegramError from "./TelegramError.js"

@@ -1,0 +1,641 @@
+import type { ApiKey, Bot, Message, Route, Tag } from "@botrelay/core"
+import { Storage } from "@botrelay/core"
+import { assert, describe, it } from "@effect/vitest"
+import type { Layer } from "effect"
+import { Effect, Option, Redacted } from "effect"
+
+const t0 = "2025-01-02T03:04:05.000Z"
+const t1 = "2025-02-03T04:05:06.000Z"
+const t2 = "2025-03-04T05:06:07.000Z"
+
+const botInput = (n: number, overrides: Partial<Bot.BotRecordInput> = {}): Bot.BotRecordInput => ({
+  token: Redacted.make(`${100000 + n}:AAH-secret_token-${n}`),
+  name: `bot ${n}`,
+  source: "web",
+  manage_enabled: false,
+  proxy_enabled: false,
+  backend_url: "",
+  secret_token: Redacted.make(""),
+  long_poll_enabled: false,
+  description: "",
+  created_at: t0,
+  ...overrides
+})
+
+const plainBot = (bot: Bot.StoredBot) => ({
+  ...bot,
+  token: Redacted.value(bot.token),
+  secret_token: Redacted.value(bot.secret_token)
+})
+
+const routeInput = (
+  source: number,
+  target: number,
+  overrides: Partial<Route.RouteRecordInput> = {}
+): Route.RouteRecordInput => ({
+  source_bot_id: source,
+  target_bot_id: target,
+  condition_type: "all",
+  condition_value: "",
+  action: "forward",
+  target_chat_id: 0,
+  enabled: true,
+  description: "",
+  created_at: t0,
+  ...overrides
+})
+
+const message = (
+  botId: number,
+  chatId: number,
+  id: number,
+  overrides: Partial<Message.Message> = {}
+): Message.Message => ({
+  id,
+  chat_id: chatId,
+  bot_id: botId,
+  user_id: 42,
+  username: "alice",
+  first_name: "Alice",
+  last_name: "",
+  text: `message ${id}`,
+  date: 1_700_000_000 + id,
+  direction: "in",
+  edit_date: 0,
+  ...overrides
+})
+
+const tagInput = (chatId: number, userId: number, tag: string, overrides: Partial<Tag.TagRecordInput> = {}) => ({
+  chat_id: chatId,
+  user_id: userId,
+  username: "alice",
+  tag,
+  color: "",
+  created_at: t0,
+  ...overrides
+})
+
+const keyInput = (n: number, overrides: Partial<ApiKey.ApiKeyRecordInput> = {}): ApiKey.ApiKeyRecordInput => ({
+  name: `key ${n}`,
+  role: "operator",
+  bot_ids: [],
+  prefix: `brk_k${n}`,
+  created_at: t0,
+  hash: `hash-${n}`,
+  ...overrides
+})
+
+const some = <A>(option: Option.Option<A>): A => {
+  if (Option.isNone(option)) return assert.fail("expected Some, got None")
+  return option.value
+}
+
+const ids = (items: ReadonlyArray<{ readonly id: number }>) => items.map((item) => item.id)
+
+/**
+ * The storage conformance suite: every `StorageService` driver must pass it. `layer` must give a
+ * fresh, empty storage each time it is built; every test builds it once.
+ */
+export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>): void => {
+  const test = (title: string, body: (storage: Storage.StorageService) => Effect.Effect<void, unknown>) =>
+    it.effect(title, () => Effect.flatMap(Storage.Storage, body).pipe(Effect.provide(layer)))
+
+  describe(`${name} storage`, () => {
+    describe("bots", () => {
+      test("insertBot returns the stored bot with defaults and ids from 1", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(
+            botInput(1, {
+              name: "alpha",
+              source: "cli",
+              manage_enabled: true,
+              proxy_enabled: true,
+              backend_url: "https://backend.example/hook",
+              secret_token: Redacted.make("s3cr3t_-X"),
+              long_poll_enabled: true,
+              description: "the first bot"
+            })
+          )
+          assert.deepStrictEqual(plainBot(bot), {
+            id: 1,
+            token: "100001:AAH-secret_token-1",
+            name: "alpha",
+            source: "cli",
+            manage_enabled: true,
+            proxy_enabled: true,
+            backend_url: "https://backend.example/hook",
+            secret_token: "s3cr3t_-X",
+            long_poll_enabled: true,
+            description: "the first bot",
+            webhook_mode: false,
+            disabled: false,
+            username: "",
+            last_error: "",
+            last_update_at: "",
+            created_at: t0,
+            updated_at: t0
+          })
+          const second = yield* storage.insertBot(botInput(2))
+          assert.strictEqual(second.id, 2)
+          assert.deepStrictEqual(plainBot(some(yield* storage.findBot(1))), plainBot(bot))
+        }))
+
+      test("tokens are Redacted and round-trip", (storage) =>
+        Effect.gen(function*() {
+          const token = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+          const bot = yield* storage.insertBot(botInput(1, {
+            token: Redacted.make(token),
+            secret_token: Redacted.make("webhook-secret")
+          }))
+          for (const found of [bot, some(yield* storage.findBot(bot.id)), (yield* storage.listBots)[0]!]) {
+            assert.isTrue(Redacted.isRedacted(found.token))
+            assert.isTrue(Redacted.isRedacted(found.secret_token))
+            assert.strictEqual(Redacted.value(found.token), token)
+            assert.strictEqual(Redacted.value(found.secret_token), "webhook-secret")
+            assert.notInclude(JSON.stringify(found), token)
+            assert.notInclude(String(found.token), token)
+          }
+          assert.strictEqual(some(yield* storage.findBotByToken(token)).id, bot.id)
+          assert.isTrue(Option.isNone(yield* storage.findBotByToken("123456789:other")))
+        }))
+
+      test("findBot is None for an unknown id; listBots is ordered by id", (storage) =>
+        Effect.gen(function*() {
+          assert.isTrue(Option.isNone(yield* storage.findBot(1)))
+          assert.deepStrictEqual(yield* storage.listBots, [])
+          for (const n of [3, 1, 2]) yield* storage.insertBot(botInput(n))
+          const bots = yield* storage.listBots
+          assert.deepStrictEqual(ids(bots), [1, 2, 3])
+          assert.deepStrictEqual(bots.map((b) => b.name), ["bot 3", "bot 1", "bot 2"])
+          assert.isTrue(Option.isNone(yield* storage.findBot(4)))
+        }))
+
+      test("ids are never reused", (storage) =>
+        Effect.gen(function*() {
+          yield* storage.insertBot(botInput(1))
+          yield* storage.insertBot(botInput(2))
+          assert.isTrue(yield* storage.deleteBot(2))
+          const third = yield* storage.insertBot(botInput(3))
+          assert.strictEqual(third.id, 3)
+          assert.isTrue(yield* storage.deleteBot(3))
+          assert.isTrue(yield* storage.deleteBot(1))
+          assert.strictEqual((yield* storage.insertBot(botInput(4))).id, 4)
+        }))
+
+      test("duplicate token on insert fails with the existing bot's id and changes nothing", (storage) =>
+        Effect.gen(function*() {
+          yield* storage.insertBot(botInput(1))
+          const existing = yield* storage.insertBot(botInput(2))
+          const error = yield* Effect.flip(storage.insertBot(botInput(3, { token: botInput(2).token })))
+          assert.strictEqual(error._tag, "DuplicateToken")
+          assert.strictEqual((error as Bot.DuplicateToken).existing_bot_id, existing.id)
+          assert.include(error.message, `bot ${existing.id}`)
+          assert.notInclude(error.message, Redacted.value(botInput(2).token))
+          assert.deepStrictEqual(ids(yield* storage.listBots), [1, 2])
+        }))
+
+      test("updateBot applies the given fields and keeps the others", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1, { description: "keep me" }))
+          const updated = some(
+            yield* storage.updateBot(bot.id, {
+              name: "renamed",
+              manage_enabled: true,
+              proxy_enabled: true,
+              backend_url: "http://localhost:9000/x",
+              secret_token: Redacted.make("new-secret"),
+              long_poll_enabled: true,
+              webhook_mode: true,
+              disabled: true,
+              source: "cli",
+              username: "alpha_bot",
+              last_error: "unauthorized",
+              last_update_at: t1,
+              updated_at: t2
+            })
+          )
+          const expected = {
+            ...plainBot(bot),
+            name: "renamed",
+            manage_enabled: true,
+            proxy_enabled: true,
+            backend_url: "http://localhost:9000/x",
+            secret_token: "new-secret",
+            long_poll_enabled: true,
+            webhook_mode: true,
+            disabled: true,
+            source: "cli" as const,
+            username: "alpha_bot",
+            last_error: "unauthorized",
+            last_update_at: t1,
+            updated_at: t2
+          }
+          assert.deepStrictEqual(plainBot(updated), expected)
+          assert.deepStrictEqual(plainBot(some(yield* storage.findBot(bot.id))), expected)
+
+          const flipped = some(yield* storage.updateBot(bot.id, { disabled: false, manage_enabled: false }))
+          assert.deepStrictEqual(plainBot(flipped), { ...expected, disabled: false, manage_enabled: false })
+          const unchanged = some(yield* storage.updateBot(bot.id, {}))
+          assert.deepStrictEqual(plainBot(unchanged), plainBot(flipped))
+        }))
+
+      test("updateBot is None for an unknown id", (storage) =>
+        Effect.gen(function*() {
+          assert.isTrue(Option.isNone(yield* storage.updateBot(7, { name: "x" })))
+          assert.isTrue(Option.isNone(yield* storage.updateBot(7, {})))
+          assert.deepStrictEqual(yield* storage.listBots, [])
+        }))
+
+      test("updateBot changing the token checks uniqueness", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          const error = yield* Effect.flip(storage.updateBot(b.id, { token: a.token, name: "stolen" }))
+          assert.strictEqual(error._tag, "DuplicateToken")
+          assert.strictEqual((error as Bot.DuplicateToken).existing_bot_id, a.id)
+          assert.deepStrictEqual(plainBot(some(yield* storage.findBot(b.id))), plainBot(b))
+
+          const same = some(yield* storage.updateBot(a.id, { token: Redacted.make(Redacted.value(a.token)) }))
+          assert.strictEqual(Redacted.value(same.token), Redacted.value(a.token))
+
+          const renewed = some(yield* storage.updateBot(b.id, { token: Redacted.make("200:fresh-token") }))
+          assert.strictEqual(Redacted.value(renewed.token), "200:fresh-token")
+          assert.strictEqual(some(yield* storage.findBotByToken("200:fresh-token")).id, b.id)
+          assert.isTrue(Option.isNone(yield* storage.findBotByToken(Redacted.value(b.token))))
+          const reused = yield* storage.insertBot(botInput(3, { token: b.token }))
+          assert.strictEqual(reused.id, 3)
+        }))
+
+      test("deleteBot cascades to routes, messages and API keys, not to tags", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          const c = yield* storage.insertBot(botInput(3))
+          const ab = yield* storage.insertRoute(routeInput(a.id, b.id))
+          const ba = yield* storage.insertRoute(routeInput(b.id, a.id))
+          const bc = yield* storage.insertRoute(routeInput(b.id, c.id))
+          const ca = yield* storage.insertRoute(routeInput(c.id, a.id))
+          yield* storage.saveMessage(message(b.id, -100, 1))
+          yield* storage.saveMessage(message(b.id, 5, 2))
+          yield* storage.saveMessage(message(a.id, -100, 1))
+          const tag = yield* storage.upsertTag(tagInput(-100, 42, "vip"))
+          const key = yield* storage.insertApiKey(keyInput(1, { bot_ids: [a.id, b.id, c.id] }))
+          const onlyB = yield* storage.insertApiKey(keyInput(2, { bot_ids: [b.id] }))
+
+          assert.isTrue(yield* storage.deleteBot(b.id))
+          assert.isFalse(yield* storage.deleteBot(b.id))
+          assert.isFalse(yield* storage.deleteBot(99))
+
+          assert.isTrue(Option.isNone(yield* storage.findBot(b.id)))
+          assert.deepStrictEqual(ids(yield* storage.listBots), [a.id, c.id])
+          assert.deepStrictEqual(ids(yield* storage.listRoutes({})), [ca.id])
+          for (const id of [ab.id, ba.id, bc.id]) assert.isTrue(Option.isNone(yield* storage.findRoute(id)))
+          assert.deepStrictEqual(yield* storage.listMessages({ bot_id: b.id, chat_id: -100, limit: 50, offset: 0 }), [])
+          assert.deepStrictEqual(yield* storage.listMessages({ bot_id: b.id, chat_id: 5, limit: 50, offset: 0 }), [])
+          assert.deepStrictEqual(
+            yield* storage.listMessages({ bot_id: a.id, chat_id: -100, limit: 50, offset: 0 }),
+            [message(a.id, -100, 1)]
+          )
+          assert.deepStrictEqual(some(yield* storage.findApiKey(key.id)).bot_ids, [a.id, c.id])
+          assert.deepStrictEqual(some(yield* storage.findApiKey(onlyB.id)).bot_ids, [])
+          assert.deepStrictEqual((yield* storage.listApiKeys).map((k) => k.bot_ids), [[a.id, c.id], []])
+          assert.deepStrictEqual(yield* storage.findTag(tag.id), Option.some(tag))
+        }))
+    })
+
+    describe("routes", () => {
+      test("insertRoute, findRoute, listRoutes, deleteRoute", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          const input = routeInput(a.id, b.id, {
+            condition_type: "keyword",
+            condition_value: "hello,world",
+            action: "copy",
+            target_chat_id: -1001234567890,
+            enabled: false,
+            description: "greetings"
+          })
+          const route = yield* storage.insertRoute(input)
+          assert.deepStrictEqual(route, { id: 1, ...input })
+          assert.deepStrictEqual(yield* storage.findRoute(route.id), Option.some(route))
+          assert.isTrue(Option.isNone(yield* storage.findRoute(2)))
+          const second = yield* storage.insertRoute(routeInput(b.id, a.id))
+          assert.deepStrictEqual(second, { id: 2, ...routeInput(b.id, a.id) })
+          assert.deepStrictEqual(yield* storage.listRoutes({}), [route, second])
+          assert.isTrue(yield* storage.deleteRoute(route.id))
+          assert.isFalse(yield* storage.deleteRoute(route.id))
+          assert.deepStrictEqual(yield* storage.listRoutes({}), [second])
+          const third = yield* storage.insertRoute(routeInput(a.id, a.id))
+          assert.strictEqual(third.id, 3)
+        }))
+
+      test("listRoutes with bot_id matches source or target, ordered by id", (storage) =>
+        Effect.gen(function*() {
+          for (const n of [1, 2, 3, 4]) yield* storage.insertBot(botInput(n))
+          const r1 = yield* storage.insertRoute(routeInput(1, 2))
+          const r2 = yield* storage.insertRoute(routeInput(3, 4))
+          const r3 = yield* storage.insertRoute(routeInput(2, 3))
+          const r4 = yield* storage.insertRoute(routeInput(4, 1))
+          const r5 = yield* storage.insertRoute(routeInput(2, 2))
+          assert.deepStrictEqual(ids(yield* storage.listRoutes({ bot_id: 2 })), [r1.id, r3.id, r5.id])
+          assert.deepStrictEqual(ids(yield* storage.listRoutes({ bot_id: 1 })), [r1.id, r4.id])
+          assert.deepStrictEqual(ids(yield* storage.listRoutes({ bot_id: 4 })), [r2.id, r4.id])
+          assert.deepStrictEqual(yield* storage.listRoutes({ bot_id: 9 }), [])
+          assert.deepStrictEqual(ids(yield* storage.listRoutes({})), [1, 2, 3, 4, 5])
+        }))
+
+      test("replaceRoute replaces every field but id and created_at", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          const route = yield* storage.insertRoute(routeInput(a.id, b.id, { created_at: t0 }))
+          const replacement = {
+            source_bot_id: b.id,
+            target_bot_id: a.id,
+            condition_type: "regex" as const,
+            condition_value: "^/start",
+            action: "drop" as const,
+            target_chat_id: -42,
+            enabled: false,
+            description: "replaced"
+          }
+          const replaced = some(yield* storage.replaceRoute(route.id, replacement))
+          assert.deepStrictEqual(replaced, { id: route.id, ...replacement, created_at: t0 })
+          assert.deepStrictEqual(yield* storage.findRoute(route.id), Option.some(replaced))
+          const back = some(yield* storage.replaceRoute(route.id, { ...replacement, enabled: true }))
+          assert.isTrue(back.enabled)
+          assert.isTrue(Option.isNone(yield* storage.replaceRoute(99, replacement)))
+          assert.deepStrictEqual(ids(yield* storage.listRoutes({})), [route.id])
+        }))
+    })
+
+    describe("messages", () => {
+      test("saveMessage stores a message; optional fields are omitted when absent", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const plain = message(bot.id, 10, 1)
+          yield* storage.saveMessage(plain)
+          const [found] = yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 })
+          assert.deepStrictEqual(found, plain)
+          assert.isFalse("media_type" in found!)
+          assert.isFalse("file_id" in found!)
+          assert.isFalse("reply_to_message_id" in found!)
+        }))
+
+      test("optional fields round-trip when present", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const full = message(bot.id, 10, 2, {
+            media_type: "photo",
+            file_id: "AgACAgIAAxkBAAIB",
+            reply_to_message_id: 1,
+            direction: "out",
+            edit_date: 1_700_000_100,
+            user_id: 0,
+            username: "",
+            first_name: "",
+            last_name: "Smith",
+            text: "caption with ünïcödé ✓"
+          })
+          const callback = message(bot.id, 10, -7, { media_type: "callback", text: "data:1" })
+          yield* storage.saveMessage(full)
+          yield* storage.saveMessage(callback)
+          const found = yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 })
+          assert.deepStrictEqual(found, [full, callback])
+          assert.isFalse("file_id" in found[1]!)
+        }))
+
+      test("saving the same (bot_id, chat_id, id) replaces the message", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          const original = message(a.id, 10, 1, { media_type: "photo", file_id: "f1", reply_to_message_id: 3 })
+          yield* storage.saveMessage(original)
+          yield* storage.saveMessage(message(a.id, 11, 1, { text: "other chat" }))
+          yield* storage.saveMessage(message(b.id, 10, 1, { text: "other bot" }))
+          const edited = message(a.id, 10, 1, { text: "edited", edit_date: 1_700_000_500 })
+          yield* storage.saveMessage(edited)
+          assert.deepStrictEqual(yield* storage.listMessages({ bot_id: a.id, chat_id: 10, limit: 50, offset: 0 }), [
+            edited
+          ])
+          assert.deepStrictEqual(
+            (yield* storage.listMessages({ bot_id: a.id, chat_id: 11, limit: 50, offset: 0 })).map((m) => m.text),
+            ["other chat"]
+          )
+          assert.deepStrictEqual(
+            (yield* storage.listMessages({ bot_id: b.id, chat_id: 10, limit: 50, offset: 0 })).map((m) => m.text),
+            ["other bot"]
+          )
+        }))
+
+      test("listMessages orders by date desc, then id desc", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const saved = [
+            message(bot.id, 10, 5, { date: 100 }),
+            message(bot.id, 10, 1, { date: 300 }),
+            message(bot.id, 10, 3, { date: 200 }),
+            message(bot.id, 10, 2, { date: 200 }),
+            message(bot.id, 10, 4, { date: 200 }),
+            message(bot.id, 10, 6, { date: 50 })
+          ]
+          for (const m of saved) yield* storage.saveMessage(m)
+          const found = yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 })
+          assert.deepStrictEqual(ids(found), [1, 4, 3, 2, 5, 6])
+          assert.deepStrictEqual(found.map((m) => m.date), [300, 200, 200, 200, 100, 50])
+        }))
+
+      test("listMessages pages with limit and offset", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          for (let id = 1; id <= 25; id++) yield* storage.saveMessage(message(bot.id, 10, id, { date: 1000 + id }))
+          yield* storage.saveMessage(message(bot.id, 11, 100, { date: 5000 }))
+          const page = (limit: number, offset: number) =>
+            storage.listMessages({ bot_id: bot.id, chat_id: 10, limit, offset }).pipe(Effect.map(ids))
+          assert.deepStrictEqual(yield* page(10, 0), [25, 24, 23, 22, 21, 20, 19, 18, 17, 16])
+          assert.deepStrictEqual(yield* page(10, 10), [15, 14, 13, 12, 11, 10, 9, 8, 7, 6])
+          assert.deepStrictEqual(yield* page(10, 20), [5, 4, 3, 2, 1])
+          assert.deepStrictEqual(yield* page(10, 25), [])
+          assert.deepStrictEqual(yield* page(10, 1000), [])
+          assert.deepStrictEqual(yield* page(1, 3), [22])
+          assert.deepStrictEqual((yield* page(200, 0)).length, 25)
+          assert.deepStrictEqual(yield* storage.listMessages({ bot_id: bot.id, chat_id: 12, limit: 50, offset: 0 }), [])
+          assert.deepStrictEqual(yield* storage.listMessages({ bot_id: 99, chat_id: 10, limit: 50, offset: 0 }), [])
+        }))
+
+      test("negative chat ids and large ids round-trip", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const chatId = -1001234567890
+          const big = message(bot.id, chatId, 2147483647 + 10, {
+            user_id: 7_123_456_789,
+            reply_to_message_id: 2147483647 + 1,
+            date: 4_102_444_800
+          })
+          const small = message(bot.id, chatId, 1, { user_id: 1 })
+          yield* storage.saveMessage(big)
+          yield* storage.saveMessage(small)
+          yield* storage.saveMessage(message(bot.id, -chatId, 3))
+          const found = yield* storage.listMessages({ bot_id: bot.id, chat_id: chatId, limit: 50, offset: 0 })
+          assert.deepStrictEqual(found, [big, small])
+          const tag = yield* storage.upsertTag(tagInput(chatId, 7_123_456_789, "big"))
+          assert.deepStrictEqual(yield* storage.listTags({ chat_id: chatId }), [tag])
+          assert.strictEqual(tag.chat_id, chatId)
+          assert.strictEqual(tag.user_id, 7_123_456_789)
+        }))
+    })
+
+    describe("tags", () => {
+      test("upsertTag assigns ids from 1 and keeps id and created_at on reassignment", (storage) =>
+        Effect.gen(function*() {
+          const first = yield* storage.upsertTag(tagInput(-100, 42, "vip", { color: "#f00", created_at: t0 }))
+          assert.deepStrictEqual(first, { id: 1, ...tagInput(-100, 42, "vip", { color: "#f00", created_at: t0 }) })
+          const again = yield* storage.upsertTag(
+            tagInput(-100, 42, "vip", { color: "gold", username: "alice_new", created_at: t1 })
+          )
+          assert.deepStrictEqual(again, { ...first, color: "gold", username: "alice_new" })
+          assert.deepStrictEqual(yield* storage.findTag(first.id), Option.some(again))
+          const otherTag = yield* storage.upsertTag(tagInput(-100, 42, "admin"))
+          const otherUser = yield* storage.upsertTag(tagInput(-100, 43, "vip"))
+          const otherChat = yield* storage.upsertTag(tagInput(-200, 42, "vip"))
+          assert.deepStrictEqual([otherTag.id, otherUser.id, otherChat.id], [2, 3, 4])
+          assert.deepStrictEqual(ids(yield* storage.listTags({ chat_id: -100 })), [1, 2, 3])
+        }))
+
+      test("listTags filters by chat and optionally user, ordered by id", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.upsertTag(tagInput(1, 10, "z"))
+          const b = yield* storage.upsertTag(tagInput(1, 11, "a"))
+          const c = yield* storage.upsertTag(tagInput(2, 10, "m"))
+          const d = yield* storage.upsertTag(tagInput(1, 10, "b"))
+          assert.deepStrictEqual(yield* storage.listTags({ chat_id: 1 }), [a, b, d])
+          assert.deepStrictEqual(yield* storage.listTags({ chat_id: 1, user_id: 10 }), [a, d])
+          assert.deepStrictEqual(yield* storage.listTags({ chat_id: 2, user_id: 10 }), [c])
+          assert.deepStrictEqual(yield* storage.listTags({ chat_id: 2, user_id: 11 }), [])
+          assert.deepStrictEqual(yield* storage.listTags({ chat_id: 3 }), [])
+        }))
+
+      test("findTag and deleteTag", (storage) =>
+        Effect.gen(function*() {
+          const tag = yield* storage.upsertTag(tagInput(1, 10, "x"))
+          assert.isTrue(Option.isNone(yield* storage.findTag(tag.id + 1)))
+          assert.isTrue(yield* storage.deleteTag(tag.id))
+          assert.isFalse(yield* storage.deleteTag(tag.id))
+          assert.isTrue(Option.isNone(yield* storage.findTag(tag.id)))
+          const reassigned = yield* storage.upsertTag(tagInput(1, 10, "x"))
+          assert.strictEqual(reassigned.id, 2)
+        }))
+    })
+
+    describe("api keys", () => {
+      test("insertApiKey returns an enabled, unused key without its hash", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          const admin = yield* storage.insertApiKey(keyInput(1, { role: "admin", name: "root" }))
+          assert.deepStrictEqual(admin, {
+            id: 1,
+            name: "root",
+            role: "admin",
+            bot_ids: [],
+            prefix: "brk_k1",
+            created_at: t0,
+            last_used_at: "",
+            enabled: true
+          })
+          assert.isFalse("hash" in admin)
+          const operator = yield* storage.insertApiKey(keyInput(2, { bot_ids: [b.id, a.id] }))
+          assert.strictEqual(operator.id, 2)
+          assert.deepStrictEqual(operator.bot_ids, [a.id, b.id])
+          assert.deepStrictEqual(yield* storage.findApiKey(operator.id), Option.some(operator))
+          assert.deepStrictEqual(yield* storage.listApiKeys, [admin, operator])
+          for (const key of yield* storage.listApiKeys) assert.isFalse("hash" in key)
+        }))
+
+      test("findApiKeyByHash finds a key by the hash of its secret", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const one = yield* storage.insertApiKey(keyInput(1))
+          const two = yield* storage.insertApiKey(keyInput(2, { bot_ids: [bot.id] }))
+          assert.deepStrictEqual(yield* storage.findApiKeyByHash("hash-2"), Option.some(two))
+          assert.deepStrictEqual(yield* storage.findApiKeyByHash("hash-1"), Option.some(one))
+          assert.isTrue(Option.isNone(yield* storage.findApiKeyByHash("hash-3")))
+          assert.isTrue(Option.isNone(yield* storage.findApiKeyByHash("")))
+          assert.isFalse("hash" in some(yield* storage.findApiKeyByHash("hash-2")))
+        }))
+
+      test("setApiKeyEnabled, touchApiKey and deleteApiKey", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const key = yield* storage.insertApiKey(keyInput(1, { bot_ids: [bot.id] }))
+          const other = yield* storage.insertApiKey(keyInput(2))
+          const disabled = some(yield* storage.setApiKeyEnabled(key.id, false))
+          assert.deepStrictEqual(disabled, { ...key, enabled: false })
+          assert.deepStrictEqual(yield* storage.findApiKeyByHash("hash-1"), Option.some(disabled))
+          assert.deepStrictEqual(some(yield* storage.setApiKeyEnabled(key.id, true)), key)
+          assert.isTrue(Option.isNone(yield* storage.setApiKeyEnabled(99, true)))
+
+          yield* storage.touchApiKey(key.id, t1)
+          yield* storage.touchApiKey(key.id, t2)
+          yield* storage.touchApiKey(99, t2)
+          assert.deepStrictEqual(yield* storage.findApiKey(key.id), Option.some({ ...key, last_used_at: t2 }))
+          assert.deepStrictEqual(yield* storage.findApiKey(other.id), Option.some(other))
+
+          assert.isTrue(yield* storage.deleteApiKey(key.id))
+          assert.isFalse(yield* storage.deleteApiKey(key.id))
+          assert.isTrue(Option.isNone(yield* storage.findApiKey(key.id)))
+          assert.isTrue(Option.isNone(yield* storage.findApiKeyByHash("hash-1")))
+          assert.deepStrictEqual(yield* storage.listApiKeys, [other])
+          assert.isTrue(Option.isSome(yield* storage.findBot(bot.id)))
+          const next = yield* storage.insertApiKey(keyInput(3, { bot_ids: [bot.id] }))
+          assert.strictEqual(next.id, 3)
+          assert.deepStrictEqual(next.bot_ids, [bot.id])
+        }))
+    })
+
+    describe("isolation", () => {
+      test("returned records are copies", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const a = yield* storage.insertBot(botInput(2))
+          const route = yield* storage.insertRoute(routeInput(bot.id, a.id))
+          yield* storage.saveMessage(message(bot.id, 10, 1))
+          const tag = yield* storage.upsertTag(tagInput(1, 10, "x"))
+          const key = yield* storage.insertApiKey(keyInput(1, { bot_ids: [bot.id] }))
+
+          Object.assign(bot, { name: "mutated" })
+          Object.assign(route, { description: "mutated" })
+          Object.assign(tag, { color: "mutated" })
+          Object.assign(key, { name: "mutated" })
+          const keyBots: Array<number> = key.bot_ids as Array<number>
+          keyBots.push(99)
+          const [listed] = yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 1, offset: 0 })
+          Object.assign(listed!, { text: "mutated" })
+          for (const b of yield* storage.listBots) Object.assign(b, { name: "mutated" })
+          const input = message(bot.id, 10, 2)
+          yield* storage.saveMessage(input)
+          Object.assign(input, { text: "mutated after save" })
+
+          assert.strictEqual(some(yield* storage.findBot(bot.id)).name, "bot 1")
+          assert.strictEqual(some(yield* storage.findRoute(route.id)).description, "")
+          assert.strictEqual(some(yield* storage.findTag(tag.id)).color, "")
+          assert.deepStrictEqual(some(yield* storage.findApiKey(key.id)), { ...key, name: "key 1", bot_ids: [bot.id] })
+          assert.deepStrictEqual(
+            yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 }),
+            [message(bot.id, 10, 2), message(bot.id, 10, 1)]
+          )
+        }))
+
+      test("each build of the layer starts empty", (storage) =>
+        Effect.gen(function*() {
+          assert.deepStrictEqual(yield* storage.listBots, [])
+          assert.deepStrictEqual(yield* storage.listRoutes({}), [])
+          assert.deepStrictEqual(yield* storage.listApiKeys, [])
+          assert.deepStrictEqual(yield* storage.listTags({ chat_id: 1 }), [])
+        }))
+    })
+
+    test("ping succeeds", (storage) => storage.ping)
+  })
+}

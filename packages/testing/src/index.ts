@@ -1,0 +1,2 @@
+export * as StorageSuite from "./StorageSuite.js"
+export * as FakeTelegram from "./FakeTelegram.js"

@@ -1,0 +1,4 @@
+import { MemoryStorage } from "@botrelay/core"
+import { StorageSuite } from "@botrelay/testing"
+
+StorageSuite.suite("memory", MemoryStorage.layer)
