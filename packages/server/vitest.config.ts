@@ -2,5 +2,5 @@ import { defineProject } from "vitest/config"
 
 export default defineProject({
   ssr: { resolve: { conditions: ["@botrelay/source"] } },
-  test: { name: "server", include: ["test/**/*.test.ts"] }
+  test: { name: "server", include: ["test/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 30_000 }
 })

@@ -122,6 +122,40 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .prefix("/auth/api-keys")
 {}
 
+type Json = { [key: string]: unknown }
+
+const decodeErrorRef = "#/components/schemas/HttpApiDecodeError"
+
+/**
+ * Documents errors as they travel: `{ error, code, details? }` without the `_tag` used inside,
+ * and decode failures as `BadRequest` rather than the platform's own shape.
+ */
+const documentWireErrors = (spec: Json): Json => {
+  const schemas = ((spec.components as Json).schemas ?? {}) as Record<string, Json>
+  for (const name of Object.keys(ApiError.status)) {
+    const schema = schemas[name]
+    if (schema === undefined) continue
+    delete (schema.properties as Json)._tag
+    schema.required = (schema.required as Array<string>).filter((field) => field !== "_tag")
+  }
+  delete schemas.HttpApiDecodeError
+  delete schemas.Issue
+  delete schemas.PropertyKey
+  const strip = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.filter((n) => (n as Json)?.$ref !== decodeErrorRef).map(strip)
+    if (typeof node !== "object" || node === null) return node
+    const out: Json = {}
+    for (const [key, value] of Object.entries(node)) out[key] = strip(value)
+    const anyOf = out.anyOf as Array<unknown> | undefined
+    if (anyOf !== undefined && anyOf.length === 1) {
+      delete out.anyOf
+      Object.assign(out, anyOf[0])
+    }
+    return out
+  }
+  return { ...spec, paths: strip(spec.paths) }
+}
+
 /** The Botrelay management API. */
 export class Api extends HttpApi.make("botrelay")
   .add(HealthGroup)
@@ -142,4 +176,5 @@ export class Api extends HttpApi.make("botrelay")
   .prefix("/api")
   .annotate(OpenApi.Title, "Botrelay API")
   .annotate(OpenApi.Description, "Manage, monitor and route Telegram bots.")
+  .annotate(OpenApi.Transform, documentWireErrors)
 {}

@@ -1,0 +1,48 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { assert, describe, it } from "vitest"
+
+const packages = resolve(import.meta.dirname, "../..")
+
+const sources = (pkg: string, folder = "src"): Array<[string, string]> =>
+  readdirSync(join(packages, pkg, folder), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".ts"))
+    .map((file) => [`${pkg}/${folder}/${file}`, readFileSync(join(packages, pkg, folder, file), "utf8")])
+
+const imports = (source: string) => [...source.matchAll(/(?:from|import)\s*\(?\s*"([^"]+)"/g)].map((m) => m[1]!)
+
+const forbidden = (pkg: string, banned: (specifier: string) => boolean, folders = ["src"]) =>
+  folders.flatMap((folder) => sources(pkg, folder)).flatMap(([file, text]) =>
+    imports(text).filter(banned).map((specifier) => `${file} imports ${specifier}`)
+  )
+
+describe("package boundaries (DESIGN.md section 1)", () => {
+  it("core imports no node:*, kysely, better-sqlite3, platform-node, and of ours only telegram", () => {
+    assert.deepStrictEqual(
+      forbidden("core", (s) =>
+        s.startsWith("node:") || s === "kysely" || s === "better-sqlite3" || s.startsWith("@effect/platform-node") ||
+        (s.startsWith("@botrelay/") && !s.startsWith("@botrelay/telegram"))),
+      []
+    )
+  })
+
+  it("telegram has no workspace deps and no node-specific imports", () => {
+    assert.deepStrictEqual(
+      forbidden("telegram", (s) => s.startsWith("@botrelay/") || s.startsWith("node:") || s.startsWith("@effect/platform-node")),
+      []
+    )
+  })
+
+  it("http never imports platform-node or node:*", () => {
+    assert.deepStrictEqual(
+      forbidden("http", (s) => s.startsWith("node:") || s.startsWith("@effect/platform-node") || s.startsWith("@botrelay/server")),
+      []
+    )
+  })
+
+  it("nothing imports the server package", () => {
+    for (const pkg of ["telegram", "core", "sqlite", "http", "testing"]) {
+      assert.deepStrictEqual(forbidden(pkg, (s) => s.startsWith("@botrelay/server"), ["src", "test"]), [])
+    }
+  })
+})

@@ -1,0 +1,79 @@
+import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
+import { ApiKeys, Bots, MemoryStorage, Messages, Routes, Tags } from "@botrelay/core"
+import { HttpApp } from "@botrelay/http"
+import { TelegramClient } from "@botrelay/telegram"
+import { Effect, Layer, Redacted } from "effect"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+
+const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer).pipe(
+  Layer.provideMerge(TelegramClient.layer({ apiRoot: "http://127.0.0.1:9" })),
+  Layer.provideMerge(MemoryStorage.layer),
+  Layer.provide(FetchHttpClient.layer)
+)
+
+const secret = `brk_${"w".repeat(43)}`
+const admin = Layer.effectDiscard(
+  Effect.flatMap(ApiKeys.ApiKeys, (keys) => keys.ensureAdmin(Redacted.make(secret), "test"))
+)
+
+let web: { readonly handler: (request: Request) => Promise<Response>; readonly dispose: () => Promise<void> }
+
+beforeAll(() => {
+  web = HttpApiBuilder.toWebHandler(
+    Layer.mergeAll(HttpApp.layer, admin, HttpServer.layerContext).pipe(Layer.provideMerge(services)),
+    { middleware: HttpApp.withBodyLimit }
+  )
+})
+afterAll(() => web.dispose())
+
+const request = (path: string, init: RequestInit = {}) =>
+  web.handler(new Request(`http://botrelay.test${path}`, init))
+
+describe("the API as a web handler on in-memory storage", () => {
+  it("serves the contract without a socket or SQLite", async () => {
+    const auth = { authorization: `Bearer ${secret}` }
+    const added = await request("/api/bots/add", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ token: "1:web" })
+    })
+    assert.strictEqual(added.status, 200)
+    const list = await (await request("/api/bots", { headers: auth })).json()
+    assert.deepStrictEqual(list.map((b: { token: string }) => b.token), ["1:web"])
+    const unauthorized = await request("/api/bots")
+    assert.strictEqual(unauthorized.status, 401)
+    assert.deepStrictEqual(await unauthorized.json(), { error: "missing or invalid API key", code: "unauthorized" })
+  })
+
+  it("documents every endpoint in OpenAPI with the { error, code } error body", async () => {
+    const spec = await (await request("/api/openapi.json")).json()
+    const paths = Object.keys(spec.paths).sort()
+    assert.deepStrictEqual(paths, [
+      "/api/auth/api-keys",
+      "/api/auth/api-keys/delete",
+      "/api/auth/api-keys/toggle",
+      "/api/bots",
+      "/api/bots/add",
+      "/api/bots/delete",
+      "/api/bots/toggle-disabled",
+      "/api/bots/update",
+      "/api/bots/validate",
+      "/api/health",
+      "/api/messages",
+      "/api/messages/send",
+      "/api/routes",
+      "/api/routes/add",
+      "/api/routes/delete",
+      "/api/routes/update",
+      "/api/tags",
+      "/api/tags/add",
+      "/api/tags/remove"
+    ])
+    const notFound = spec.components.schemas.NotFound
+    assert.deepStrictEqual([...notFound.required].sort(), ["code", "error"])
+    assert.notProperty(notFound.properties, "_tag")
+    assert.property(spec.components.securitySchemes, "bearer")
+    assert.notProperty(spec.components.schemas, "HttpApiDecodeError")
+    assert.notInclude(JSON.stringify(spec.paths), "HttpApiDecodeError")
+  })
+})
