@@ -147,13 +147,13 @@ const toMessage = (r: MessageRow) => {
     first_name: r.first_name,
     last_name: r.last_name,
     text: r.text,
-    date: r.date
+    date: r.date,
+    direction: r.direction,
+    edit_date: r.edit_date
   }
   if (r.media_type !== null) message["media_type"] = r.media_type
   if (r.file_id !== null) message["file_id"] = r.file_id
   if (r.reply_to_message_id !== null) message["reply_to_message_id"] = r.reply_to_message_id
-  message["direction"] = r.direction
-  message["edit_date"] = r.edit_date
   return message
 }
 

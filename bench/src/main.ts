@@ -5,14 +5,25 @@
  * Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 3), BENCH_CONNECTIONS (default 50),
  * BENCH_CPU_PROF (a folder: run the Botrelay server with `--cpu-prof` and write its profile there).
  */
-import { spawn, type ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
+import {
+  type Child,
+  children,
+  freePort,
+  isRunning,
+  machineTicks,
+  memory,
+  processTicks,
+  start,
+  stop,
+  ticksPerSecond,
+  waitHealthy
+} from "./processes.js"
 import { seed } from "./seed.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -33,92 +44,7 @@ const warmup = envInt("BENCH_WARMUP", 3)
 const connections = envInt("BENCH_CONNECTIONS", 50)
 const cpuProf = process.env["BENCH_CPU_PROF"]
 
-interface Child {
-  readonly name: string
-  readonly process: ChildProcess
-  readonly exited: Promise<void>
-  output: string
-}
-
-const children: Array<Child> = []
-let tempDir: string | undefined
-
-const freePort = (): Promise<number> =>
-  new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() =>
-        typeof address === "object" && address !== null
-          ? resolvePort(address.port)
-          : reject(new Error("no port"))
-      )
-    })
-  })
-
-const start = (name: string, args: ReadonlyArray<string>, env: Record<string, string>): Child => {
-  const proc = spawn(process.execPath, [...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  const child: Child = {
-    name,
-    process: proc,
-    exited: new Promise((done) => proc.once("exit", () => done())),
-    output: ""
-  }
-  const collect = (chunk: Buffer) => {
-    const text = chunk.toString()
-    child.output = (child.output + text).slice(-16_384)
-    process.stderr.write(text.replace(/^(?=.)/gm, `[${name}] `))
-  }
-  proc.stdout?.on("data", collect)
-  proc.stderr?.on("data", collect)
-  children.push(child)
-  return child
-}
-
-const isRunning = (child: Child) => child.process.exitCode === null && child.process.signalCode === null
-
-const stop = async (child: Child): Promise<void> => {
-  if (!isRunning(child)) return
-  child.process.kill("SIGTERM")
-  const timeout = new Promise<"timeout">((done) => setTimeout(() => done("timeout"), 10_000).unref())
-  if (await Promise.race([child.exited.then(() => "exited" as const), timeout]) === "timeout") {
-    child.process.kill("SIGKILL")
-    await child.exited
-  }
-}
-
-const waitHealthy = async (child: Child, baseUrl: string): Promise<void> => {
-  const deadline = Date.now() + 20_000
-  let last = "no answer"
-  while (Date.now() < deadline) {
-    if (!isRunning(child)) {
-      throw new Error(`${child.name} exited (${child.process.exitCode ?? child.process.signalCode}):\n${child.output}`)
-    }
-    try {
-      const response = await fetch(`${baseUrl}/api/health`, { signal: AbortSignal.timeout(1_000) })
-      await response.arrayBuffer()
-      if (response.status === 200) return
-      last = `status ${response.status}`
-    } catch (e) {
-      last = String(e)
-    }
-    await new Promise((done) => setTimeout(done, 100))
-  }
-  throw new Error(`${child.name} did not answer GET /api/health with 200 within 20 s (${last}):\n${child.output}`)
-}
-
-const memory = (child: Child): string => {
-  if (!isRunning(child) || child.process.pid === undefined) return "exited"
-  const status = readFileSync(`/proc/${child.process.pid}/status`, "utf8")
-  const field = (name: string) => status.match(new RegExp(`^${name}:\\s+(\\d+) kB`, "m"))?.[1]
-  const mb = (kb: string | undefined) => kb === undefined ? "?" : `${(Number(kb) / 1024).toFixed(1)} MB`
-  return `VmRSS ${mb(field("VmRSS"))}, peak VmHWM ${mb(field("VmHWM"))}`
-}
+type Headers = Record<string, string>
 
 interface Target {
   readonly name: string
@@ -139,16 +65,34 @@ interface Row {
   readonly p99: number
   readonly non2xx: number
   readonly errors: number
+  readonly others: number
 }
 
-const load = (url: string, headers: Record<string, string>, seconds: number) =>
-  autocannon({ url, connections, duration: seconds, headers })
+let tempDir: string | undefined
+let interrupted = false
+let current: autocannon.Instance | undefined
 
-const run = async (target: Target, route: Route, headers: Record<string, string>): Promise<Row> => {
+const load = (url: string, headers: Headers, seconds: number) =>
+  new Promise<autocannon.Result>((resolve, reject) => {
+    if (interrupted) return reject(new Error("interrupted"))
+    current = autocannon({ url, connections, duration: seconds, headers }, (error, result) => {
+      current = undefined
+      if (error !== null && error !== undefined) reject(error)
+      else if (interrupted) reject(new Error("interrupted"))
+      else resolve(result)
+    })
+  })
+
+const ourTicks = () => children.reduce((sum, c) => sum + processTicks(c.process.pid), processTicks(process.pid))
+
+const run = async (target: Target, route: Route, headers: Headers): Promise<Row> => {
   const url = `${target.baseUrl}${route.path}`
   process.stderr.write(`${target.name} ${route.name}: warm-up ${warmup} s, run ${duration} s\n`)
   await load(url, headers, warmup)
+  const machineBefore = machineTicks()
+  const oursBefore = ourTicks()
   const result = await load(url, headers, duration)
+  const others = (machineTicks() - machineBefore - (ourTicks() - oursBefore)) / ticksPerSecond / result.duration
   if (!isRunning(target.child)) throw new Error(`${target.name} exited during the run:\n${target.child.output}`)
   return {
     target: target.name,
@@ -157,55 +101,89 @@ const run = async (target: Target, route: Route, headers: Record<string, string>
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
-    errors: result.errors
+    errors: result.errors,
+    others: Math.max(0, others)
   }
 }
 
-const fetchText = async (url: string, headers: Record<string, string>) => {
+const fetchText = async (url: string, headers: Headers) => {
   const response = await fetch(url, { headers })
   return { status: response.status, type: response.headers.get("content-type"), body: await response.text() }
 }
 
-/** Both targets must answer each route with the same status, content type and body, and refuse a bad key. */
-const checkSameAnswers = async (targets: ReadonlyArray<Target>, routes: ReadonlyArray<Route>, headers: Record<string, string>) => {
+/** Every target must answer each route with the same status, content type and body, and refuse a wrong key. */
+const checkSameAnswers = async (targets: ReadonlyArray<Target>, routes: ReadonlyArray<Route>, headers: Headers) => {
+  const wrongKey = { authorization: `Bearer brk_${"x".repeat(43)}` }
   for (const route of routes) {
     const answers = await Promise.all(targets.map((t) => fetchText(`${t.baseUrl}${route.path}`, headers)))
-    const [first, ...rest] = answers
-    if (first === undefined) continue
-    if (first.status !== 200) throw new Error(`${targets[0]!.name} ${route.name}: status ${first.status}: ${first.body}`)
-    rest.forEach((answer, i) => {
-      if (answer.status !== first.status || answer.type !== first.type || answer.body !== first.body) {
+    const reference = answers[0]!
+    if (reference.status !== 200) {
+      throw new Error(`${targets[0]!.name} ${route.name}: status ${reference.status}: ${reference.body}`)
+    }
+    answers.forEach((answer, i) => {
+      if (answer.status !== reference.status || answer.type !== reference.type || answer.body !== reference.body) {
         throw new Error(
-          `${targets[i + 1]!.name} answers ${route.name} differently from ${targets[0]!.name}:\n` +
+          `${targets[i]!.name} answers ${route.name} differently from ${targets[0]!.name}:\n` +
             `${answer.status} ${answer.type} ${answer.body.slice(0, 600)}\nvs\n` +
-            `${first.status} ${first.type} ${first.body.slice(0, 600)}`
+            `${reference.status} ${reference.type} ${reference.body.slice(0, 600)}`
         )
       }
     })
-    const unauthorized = await Promise.all(
-      targets.map((t) => fetchText(`${t.baseUrl}${route.path}`, { authorization: `Bearer brk_${"x".repeat(43)}` }))
-    )
-    unauthorized.forEach((answer, i) => {
+    const refused = await Promise.all(targets.map((t) => fetchText(`${t.baseUrl}${route.path}`, wrongKey)))
+    refused.forEach((answer, i) => {
       if (answer.status !== 401) throw new Error(`${targets[i]!.name} ${route.name} with a wrong key: ${answer.status}`)
     })
-    process.stderr.write(`${route.name}: identical ${first.body.length}-byte answers\n`)
+    process.stderr.write(`${route.name}: identical ${reference.body.length}-character answers\n`)
   }
 }
 
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>, right: ReadonlyArray<boolean>) => {
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>, left: number) => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)).join("  ").trimEnd()
+    cells.map((c, i) => i < left ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)).join("  ").trimEnd()
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
 }
 
-const cleanup = async () => {
-  await Promise.all(children.map(stop))
-  if (tempDir !== undefined) {
-    rmSync(tempDir, { recursive: true, force: true })
-    tempDir = undefined
-  }
+const report = (rows: ReadonlyArray<Row>, routes: ReadonlyArray<Route>, chatMessages: number, messages: number) => {
+  const ms = (n: number) => `${n} ms`
+  const results = table(
+    ["target", "route", "req/s", "p50", "p99", "non-2xx", "errors", "others"],
+    rows.map((r) => [
+      r.target,
+      r.route,
+      Math.round(r.rps).toLocaleString("en-US"),
+      ms(r.p50),
+      ms(r.p99),
+      String(r.non2xx),
+      String(r.errors),
+      r.others.toFixed(2)
+    ]),
+    2
+  )
+  const ratios = table(
+    ["route", "Botrelay / bare"],
+    routes.map((route) => {
+      const rps = (target: string) => rows.find((r) => r.route === route.name && r.target === target)!.rps
+      return [route.name, (rps("Botrelay") / rps("bare")).toFixed(3)]
+    }),
+    1
+  )
+  process.stdout.write(
+    `\n${connections} connections, ${duration} s per run after a ${warmup} s warm-up; ` +
+      `${messages.toLocaleString("en-US")} messages, the queried chat holds ` +
+      `${chatMessages.toLocaleString("en-US")}.\n` +
+      `others: cores kept busy by other processes on this machine during the run (0 = quiet).\n\n` +
+      `${results}\n\n${ratios}\n\n`
+  )
 }
+
+let cleaning: Promise<void> | undefined
+
+const cleanup = (): Promise<void> =>
+  cleaning ??= Promise.all(children.map(stop)).then(() => {
+    if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true })
+    tempDir = undefined
+  })
 
 const main = async () => {
   tempDir = mkdtempSync(join(tmpdir(), "botrelay-bench-"))
@@ -214,27 +192,33 @@ const main = async () => {
   const seeding = performance.now()
   const seeded = await seed(filename)
   process.stderr.write(
-    `seeded ${seeded.bots} bots and ${seeded.messages} messages in ${((performance.now() - seeding) / 1000).toFixed(1)} s;` +
-      ` bot ${seeded.botId} chat ${seeded.chatId} holds ${seeded.chatMessages}\n`
+    `seeded ${seeded.bots} bots and ${seeded.messages} messages in ` +
+      `${((performance.now() - seeding) / 1000).toFixed(1)} s; bot ${seeded.botId} chat ${seeded.chatId} holds ` +
+      `${seeded.chatMessages}\n`
   )
 
   const adminKey = `brk_${randomBytes(32).toString("base64url")}`
   const headers = { authorization: `Bearer ${adminKey}` }
 
   const botrelayPort = await freePort()
-  const botrelay = start("botrelay", [...(cpuProf === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(cpuProf)}`]), serverBin], {
+  const profile = cpuProf === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(cpuProf)}`]
+  const botrelay = start("botrelay", [...profile, serverBin], {
     BOTRELAY_DATABASE: filename,
     BOTRELAY_PORT: String(botrelayPort),
     BOTRELAY_HOST: "127.0.0.1",
     BOTRELAY_ADMIN_KEY: adminKey,
     BOTRELAY_TELEGRAM_API: "http://127.0.0.1:9",
     BOTRELAY_LOG_LEVEL: "warn"
-  })
+  }, root)
   const botrelayUrl = `http://127.0.0.1:${botrelayPort}`
   await waitHealthy(botrelay, botrelayUrl)
 
   const barePort = await freePort()
-  const bare = start("bare", [bareBin], { BARE_DATABASE: filename, BARE_PORT: String(barePort), BARE_HOST: "127.0.0.1" })
+  const bare = start("bare", [bareBin], {
+    BARE_DATABASE: filename,
+    BARE_PORT: String(barePort),
+    BARE_HOST: "127.0.0.1"
+  }, root)
   const bareUrl = `http://127.0.0.1:${barePort}`
   await waitHealthy(bare, bareUrl)
 
@@ -244,10 +228,7 @@ const main = async () => {
   ]
   const routes: ReadonlyArray<Route> = [
     { name: "GET /api/bots", path: "/api/bots" },
-    {
-      name: "GET /api/messages",
-      path: `/api/messages?bot_id=${seeded.botId}&chat_id=${seeded.chatId}&limit=50`
-    }
+    { name: "GET /api/messages", path: `/api/messages?bot_id=${seeded.botId}&chat_id=${seeded.chatId}&limit=50` }
   ]
   await checkSameAnswers(targets, routes, headers)
 
@@ -255,48 +236,25 @@ const main = async () => {
   for (const route of routes) {
     for (const target of targets) rows.push(await run(target, route, headers))
   }
-  const rss = memory(botrelay)
-  const bareRss = memory(bare)
 
-  const ms = (n: number) => `${n} ms`
-  process.stdout.write(
-    `\n${connections} connections, ${duration} s per run after a ${warmup} s warm-up; ` +
-      `${seeded.messages} messages, route chat holds ${seeded.chatMessages}\n\n`
-  )
-  process.stdout.write(
-    table(
-      ["target", "route", "req/s", "p50", "p99", "non-2xx", "errors"],
-      rows.map((r) => [r.target, r.route, Math.round(r.rps).toLocaleString("en-US"), ms(r.p50), ms(r.p99), String(r.non2xx), String(r.errors)]),
-      [false, false, true, true, true, true, true]
-    ) + "\n\n"
-  )
-  process.stdout.write(
-    table(
-      ["route", "Botrelay / bare"],
-      routes.map((route) => {
-        const ours = rows.find((r) => r.route === route.name && r.target === "Botrelay")!
-        const ceiling = rows.find((r) => r.route === route.name && r.target === "bare")!
-        return [route.name, (ours.rps / ceiling.rps).toFixed(3)]
-      }),
-      [false, true]
-    ) + "\n\n"
-  )
-  process.stdout.write(`Botrelay server memory: ${rss}\nbare server memory: ${bareRss}\n`)
+  report(rows, routes, seeded.chatMessages, seeded.messages)
+  process.stdout.write(`Botrelay server memory: ${memory(botrelay)}\nbare server memory: ${memory(bare)}\n`)
 
   const failed = rows.filter((r) => r.non2xx > 0 || r.errors > 0)
   if (failed.length > 0) {
-    throw new Error(
-      `requests failed: ${failed.map((r) => `${r.target} ${r.route}: ${r.non2xx} non-2xx, ${r.errors} errors`).join("; ")}`
-    )
+    const failures = failed.map((r) => `${r.target} ${r.route}: ${r.non2xx} non-2xx, ${r.errors} errors`)
+    throw new Error(`requests failed: ${failures.join("; ")}`)
   }
 }
 
-const interrupted = (signal: NodeJS.Signals) => {
+const interrupt = (signal: NodeJS.Signals) => {
   process.stderr.write(`\n${signal}: stopping\n`)
+  interrupted = true
+  current?.stop()
   void cleanup().finally(() => process.exit(130))
 }
-process.once("SIGINT", interrupted)
-process.once("SIGTERM", interrupted)
+process.once("SIGINT", interrupt)
+process.once("SIGTERM", interrupt)
 process.once("exit", () => {
   for (const child of children) if (isRunning(child)) child.process.kill("SIGKILL")
   if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true })

@@ -77,7 +77,8 @@ const tooLarge = json(413, {
 const isBodyLimit = (cause: unknown) => cause instanceof Error && cause.message === "maxBytes exceeded"
 
 /**
- * Renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
+ * Reads every body as JSON whatever its content type (so `curl -d '{...}'` works), answers 413
+ * before reading a body declared over the limit, and renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
  * 400 with `details`, unknown paths as 404 or 405, over-large bodies as 413, defects as a bare 500.
  */
 export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
@@ -85,7 +86,13 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > maxBodyBytes) return tooLarge
-    return yield* app
+    const contentType = request.headers["content-type"]
+    if (contentType === undefined || /^application\/([\w.+-]+\+)?json\b/i.test(contentType)) return yield* app
+    return yield* Effect.provideService(
+      app,
+      HttpServerRequest.HttpServerRequest,
+      request.modify({ headers: { ...request.headers, "content-type": "application/json" } })
+    )
   }).pipe(
     Effect.catchAllCause((cause) =>
       Effect.gen(function*() {

@@ -91,4 +91,7 @@ export const layer = (
 
 /** Structured JSON logs at the configured level. */
 export const loggerLayer = (config: Pick<Config, "logLevel">) =>
-  Layer.mergeAll(Logger.replace(Logger.defaultLogger, Logger.jsonLogger), Logger.minimumLogLevel(config.logLevel))
+  Layer.mergeAll(
+    Logger.replace(Logger.defaultLogger, Logger.withConsoleLog(Logger.jsonLogger)),
+    Logger.minimumLogLevel(config.logLevel)
+  )

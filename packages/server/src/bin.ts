@@ -30,7 +30,7 @@ const serve = (args: ReadonlyArray<string>) => {
   const config = Config.load(args)
   Layer.launch(Main.layer(config)).pipe(
     Effect.provide(Main.loggerLayer(config)),
-    NodeRuntime.runMain({ disableErrorReporting: false })
+    NodeRuntime.runMain({ disablePrettyLogger: true })
   )
 }
 
@@ -63,7 +63,7 @@ const createKey = (args: ReadonlyArray<string>) => {
     Effect.provide(ApiKeys.layer.pipe(Layer.provide(Main.storageLayer(config)))),
     Effect.provide(Main.loggerLayer(config))
   )
-  NodeRuntime.runMain(program)
+  NodeRuntime.runMain(program, { disablePrettyLogger: true })
 }
 
 const main = (argv: ReadonlyArray<string>) => {

@@ -98,6 +98,16 @@ describe("POST /api/bots/add", () => {
     assert.strictEqual((await server.call("/api/bots")).json.length, before)
   })
 
+  it("reads a JSON body sent with curl's default form content type", async () => {
+    const response = await fetch(`${server.baseUrl}/api/bots/add`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.adminKey}`, "content-type": "application/x-www-form-urlencoded" },
+      body: JSON.stringify({ name: "curl", token: token(106) })
+    })
+    assert.strictEqual(response.status, 200)
+    assert.strictEqual((await response.json()).name, "curl")
+  })
+
   it("400 invalid_json for a malformed body", async () => {
     assertError(await server.call("/api/bots/add", { raw: "{not json" }), 400, "invalid_json")
   })
