@@ -1,6 +1,6 @@
 import { Storage } from "@botrelay/core"
 import { Migrations, SqliteStorage } from "@botrelay/sqlite"
-import { StorageSuite } from "@botrelay/testing"
+import * as StorageSuite from "@botrelay/testing/StorageSuite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Effect, Layer, Option, Redacted } from "effect"

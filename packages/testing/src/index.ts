@@ -1,2 +1,5 @@
-export * as StorageSuite from "./StorageSuite.js"
+/**
+ * A Bot API emulator on 127.0.0.1, usable from tests, benchmarks and examples. The storage
+ * conformance suite loads vitest, so it has its own entry: `@botrelay/testing/StorageSuite`.
+ */
 export * as FakeTelegram from "./FakeTelegram.js"

@@ -1,4 +1,4 @@
 import { MemoryStorage } from "@botrelay/core"
-import { StorageSuite } from "@botrelay/testing"
+import * as StorageSuite from "@botrelay/testing/StorageSuite"
 
 StorageSuite.suite("memory", MemoryStorage.layer)
