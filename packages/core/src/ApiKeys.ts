@@ -55,7 +55,8 @@ const touchInterval = 60_000
 /** Builds the service on the `Storage` the host provides. */
 export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(function*() {
   const storage = yield* Storage
-  const byHash = new Map<string, ApiKey>()
+  /** Keys found by their secret, so a request needs no hash and no query; cleared when keys change. */
+  const known = new Map<string, ApiKey>()
   const lastTouched = new Map<number, number>()
 
   const find = (id: number) =>
@@ -115,32 +116,31 @@ export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(fu
         Effect.tap(guardLastAdmin),
         Effect.flatMap((key) => storage.setApiKeyEnabled(id, !key.enabled)),
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ApiKeyNotFound({ id })), onSome: Effect.succeed })),
-        Effect.ensuring(Effect.sync(() => byHash.clear())),
+        Effect.ensuring(Effect.sync(() => known.clear())),
         Effect.withSpan("ApiKeys.toggle", { attributes: { id } })
       ),
     remove: (id) =>
       find(id).pipe(
         Effect.tap(guardLastAdmin),
         Effect.tap(() => storage.deleteApiKey(id)),
-        Effect.ensuring(Effect.sync(() => byHash.clear())),
+        Effect.ensuring(Effect.sync(() => known.clear())),
         Effect.withSpan("ApiKeys.remove", { attributes: { id } })
       ),
     authenticate: (secret) => {
-      if (!keyPattern.test(Redacted.value(secret))) return Effect.succeed(Option.none())
-      return Effect.flatMap(hashKey(secret), (hash) => {
-        const cached = byHash.get(hash)
-        const key = cached !== undefined
-          ? Effect.succeed(Option.some(cached))
-          : storage.findApiKeyByHash(hash).pipe(
-            Effect.tap(Option.match({ onNone: () => {}, onSome: (key) => void byHash.set(hash, key) }))
-          )
-        return Effect.flatMap(key, (found) => {
-          if (Option.isNone(found) || !found.value.enabled) return Effect.succeed(Option.none<ApiKey>())
-          const now = Date.now()
-          if (now - (lastTouched.get(found.value.id) ?? 0) < touchInterval) return Effect.succeed(found)
-          lastTouched.set(found.value.id, now)
-          return Effect.flatMap(nowIso, (at) => storage.touchApiKey(found.value.id, at)).pipe(Effect.as(found))
-        })
+      const value = Redacted.value(secret)
+      if (!keyPattern.test(value)) return Effect.succeed(Option.none())
+      const cached = known.get(value)
+      const key = cached !== undefined
+        ? Effect.succeed(Option.some(cached))
+        : Effect.flatMap(hashKey(secret), storage.findApiKeyByHash).pipe(
+          Effect.tap(Option.match({ onNone: () => {}, onSome: (key) => void known.set(value, key) }))
+        )
+      return Effect.flatMap(key, (found) => {
+        if (Option.isNone(found) || !found.value.enabled) return Effect.succeed(Option.none<ApiKey>())
+        const now = Date.now()
+        if (now - (lastTouched.get(found.value.id) ?? 0) < touchInterval) return Effect.succeed(found)
+        lastTouched.set(found.value.id, now)
+        return Effect.flatMap(nowIso, (at) => storage.touchApiKey(found.value.id, at)).pipe(Effect.as(found))
       })
     },
     ensureAdmin: (secret, name) =>

@@ -40,8 +40,8 @@ export const make: Effect.Effect<MessagesService, never, Storage | TelegramClien
 
     return Messages.of({
       list: (query) =>
-        findBot(query.bot_id).pipe(
-          Effect.zipRight(storage.listMessages(query))
+        storage.listMessages(query).pipe(
+          Effect.tap((page) => page.length === 0 ? findBot(query.bot_id) : Effect.void)
         ),
       send: (input) =>
         findBot(input.bot_id).pipe(

@@ -141,7 +141,7 @@ const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
       .handle("list", ({ urlParams }) =>
         requireBot(urlParams.bot_id).pipe(
           Effect.zipRight(messages.list(urlParams)),
-          Effect.map((page) => HttpServerResponse.unsafeJson(page)),
+          Effect.map((page) => HttpServerResponse.raw(JSON.stringify(page), { contentType: "application/json" })),
           Effect.catchAll(orDomain)
         ))
       .handle("send", ({ payload }) =>
@@ -151,7 +151,7 @@ const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
   Effect.gen(function*() {
     const tags = yield* Tags.Tags
     const bots = yield* Bots.Bots
-    const botExists = (botId: number | undefined) => botId === undefined ? Effect.void : bots.get(botId)
+    const botExists = (botId: number | undefined) => botId === undefined ? Effect.void : Effect.asVoid(bots.get(botId))
     return handlers
       .handle("list", ({ urlParams }) =>
         requireOptionalBot(urlParams.bot_id).pipe(

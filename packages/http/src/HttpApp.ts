@@ -4,6 +4,7 @@ import {
   HttpApiError,
   HttpApp as PlatformHttpApp,
   HttpIncomingMessage,
+  HttpMiddleware,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
@@ -135,6 +136,14 @@ export const layer: Layer.Layer<
 > = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
   Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer)), errorResponses))
 )
+
+/**
+ * Turns off the per-request server spans of a served layer. Their attributes hold the full URL,
+ * and URLs carry bot tokens (`/api/bots/validate?token=`, later `/tgapi/bot<token>/`); they also
+ * cost about a sixth of the throughput of a hot route. Spans of the services stay.
+ */
+export const withoutRequestSpans = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  HttpMiddleware.withTracerDisabledWhen(layer, () => true)
 
 /** Applies the body limit to an app; the host's server uses it when serving the API. */
 export const withBodyLimit = <E, R>(app: PlatformHttpApp.Default<E, R>) =>

@@ -73,7 +73,10 @@ export const bootstrap = (
     }
   }).pipe(Effect.withSpan("bootstrap"))
 
-/** The whole standalone server: storage, services, first-start duties and the HTTP API on a socket. */
+/**
+ * The whole standalone server: storage, services, first-start duties and the HTTP API on a socket.
+ * Storage is opened before the socket and closed after it, so in-flight requests finish first.
+ */
 export const layer = (
   config: Config
 ): Layer.Layer<
@@ -83,9 +86,10 @@ export const layer = (
   const services = Layer.effectDiscard(bootstrap(config)).pipe(Layer.provideMerge(servicesLayer(config)))
   return HttpApiBuilder.serve(HttpApp.withBodyLimit).pipe(
     Layer.provide(HttpApp.layer),
-    Layer.provide(services),
+    HttpApp.withoutRequestSpans,
     HttpServer.withLogAddress,
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+    Layer.provide(services)
   )
 }
 

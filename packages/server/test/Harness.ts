@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { HttpServer } from "@effect/platform"
-import { Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import { Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
 import * as Config from "../src/Config.js"
 import * as Main from "../src/Main.js"
 
@@ -33,7 +33,14 @@ export interface Reply {
 
 export const newKey = () => `brk_${randomBytes(32).toString("base64url")}`
 
-export const startServer = async (options: { readonly telegramApi?: string; readonly botToken?: string } = {}) => {
+export const startServer = async (
+  options: {
+    readonly telegramApi?: string
+    readonly botToken?: string
+    /** Extra layers for the server, e.g. a recording tracer. */
+    readonly extra?: Layer.Layer<never>
+  } = {}
+) => {
   const dir = mkdtempSync(join(tmpdir(), "botrelay-test-"))
   const adminKey = newKey()
   const config = Config.fromValues({
@@ -49,7 +56,11 @@ export const startServer = async (options: { readonly telegramApi?: string; read
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(
     Main.layer(config).pipe(
-      Layer.provide(Layer.mergeAll(Logger.replace(Logger.defaultLogger, capture), Logger.minimumLogLevel(LogLevel.Debug)))
+      Layer.provide(Layer.mergeAll(
+        Logger.replace(Logger.defaultLogger, capture),
+        Logger.minimumLogLevel(LogLevel.Debug),
+        options.extra ?? Layer.empty
+      ))
     )
   )
   const server = await runtime.runPromise(HttpServer.HttpServer)
@@ -91,4 +102,40 @@ export const startServer = async (options: { readonly telegramApi?: string; read
       rmSync(dir, { recursive: true, force: true })
     }
   } satisfies TestServer
+}
+
+/** A tracer that keeps every span's name and attributes, for checking what spans carry. */
+export const recordingTracer = () => {
+  const spans: Array<{ readonly name: string; readonly attributes: Map<string, unknown> }> = []
+  let next = 0
+  const tracer = Tracer.make({
+    span(name, parent, context, links, startTime, kind) {
+      const attributes = new Map<string, unknown>()
+      spans.push({ name, attributes })
+      const span: Tracer.Span = {
+        _tag: "Span",
+        name,
+        spanId: `span${++next}`,
+        traceId: "trace",
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes,
+        links: [...links],
+        sampled: true,
+        kind,
+        end() {},
+        attribute(key, value) {
+          attributes.set(key, value)
+        },
+        event(name, _startTime, eventAttributes) {
+          attributes.set(`event.${name}`, eventAttributes)
+        },
+        addLinks() {}
+      }
+      return span
+    },
+    context: (f) => f()
+  })
+  return { spans, layer: Layer.setTracer(tracer) }
 }

@@ -1,6 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { startServer, type TestServer } from "./Harness.js"
+import type { Layer } from "effect"
+import { recordingTracer, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 const servers: Array<TestServer> = []
@@ -13,8 +14,11 @@ afterAll(async () => {
   await fake?.close()
 })
 
-const start = async (telegramApi?: string) => {
-  const server = await startServer(telegramApi === undefined ? {} : { telegramApi })
+const start = async (telegramApi?: string, extra?: Layer.Layer<never>) => {
+  const server = await startServer({
+    ...(telegramApi === undefined ? {} : { telegramApi }),
+    ...(extra === undefined ? {} : { extra })
+  })
   servers.push(server)
   return server
 }
@@ -57,5 +61,21 @@ describe("secrets", () => {
     const bad = await server.call("/api/bots/add", { body: { token: `${tg.id}: spaced`, secret_token: "bad secret" } })
     assert.strictEqual(bad.status, 400)
     assertNoSecret(server, [blocked.text, failed.text, rejected.text, bad.text], [tg.token, `${tg.id}:wrong`, "bad secret"])
+  })
+
+  it("spans carry neither tokens nor keys", async () => {
+    const tracing = recordingTracer()
+    const server = await start(fake.apiRoot, tracing.layer)
+    const tg = fake.addBot()
+    const bot = (await server.call("/api/bots/add", { body: { token: tg.token, secret_token: "span_secret" } })).json
+    assert.strictEqual((await server.call(`/api/bots/validate?token=${encodeURIComponent(tg.token)}`)).status, 200)
+    assert.strictEqual((await server.call("/api/messages/send", { body: { bot_id: bot.id, chat_id: 1, text: "x" } })).status, 502)
+    const names = tracing.spans.map((s) => s.name)
+    assert.include(names, "Messages.send")
+    assert.include(names, "TelegramClient.sendMessage")
+    const recorded = JSON.stringify(tracing.spans.map((s) => [s.name, [...s.attributes]]))
+    for (const secret of [tg.token, encodeURIComponent(tg.token), tg.token.split(":")[1]!, "span_secret", server.adminKey]) {
+      assert.notInclude(recorded, secret)
+    }
   })
 })

@@ -22,6 +22,7 @@ export interface SqliteStatement {
   all(...parameters: Array<unknown>): Array<unknown>
   run(...parameters: Array<unknown>): { readonly changes: number | bigint; readonly lastInsertRowid: number | bigint }
   iterate(...parameters: Array<unknown>): IterableIterator<unknown>
+  raw(toggle?: boolean): SqliteStatement
 }
 
 /** The part of a better-sqlite3 `Database` the driver uses; a host's own `new Database(file)` fits. */
@@ -95,23 +96,42 @@ const toRoute = (r: RouteRow): Route.Route => ({
   created_at: r.created_at
 })
 
-const toMessage = (r: MessageRow): Message.Message => {
+/** The columns of a message, in the order of `Message`'s fields. */
+const messageFields = [
+  "id",
+  "chat_id",
+  "bot_id",
+  "user_id",
+  "username",
+  "first_name",
+  "last_name",
+  "text",
+  "date",
+  "media_type",
+  "file_id",
+  "reply_to_message_id",
+  "direction",
+  "edit_date"
+] as const satisfies ReadonlyArray<keyof MessageRow>
+
+/** A message from a raw row of `messageFields`; optional fields only when set. */
+const toMessage = (r: ReadonlyArray<any>): Message.Message => {
   const message: { -readonly [K in keyof Message.Message]: Message.Message[K] } = {
-    id: r.id,
-    chat_id: r.chat_id,
-    bot_id: r.bot_id,
-    user_id: r.user_id,
-    username: r.username,
-    first_name: r.first_name,
-    last_name: r.last_name,
-    text: r.text,
-    date: r.date,
-    direction: r.direction,
-    edit_date: r.edit_date
+    id: r[0],
+    chat_id: r[1],
+    bot_id: r[2],
+    user_id: r[3],
+    username: r[4],
+    first_name: r[5],
+    last_name: r[6],
+    text: r[7],
+    date: r[8],
+    direction: r[12],
+    edit_date: r[13]
   }
-  if (r.media_type !== null) message.media_type = r.media_type as Message.MediaType
-  if (r.file_id !== null) message.file_id = r.file_id
-  if (r.reply_to_message_id !== null) message.reply_to_message_id = r.reply_to_message_id
+  if (r[9] !== null) message.media_type = r[9]
+  if (r[10] !== null) message.file_id = r[10]
+  if (r[11] !== null) message.reply_to_message_id = r[11]
   return message
 }
 
@@ -250,9 +270,24 @@ const migrate = (database: SqliteDatabase): Effect.Effect<void, MigrationError> 
     })
   )
 
+/** One chat's messages, newest first: the hottest query, compiled once and read as raw rows. */
+const messagePageSql = (() => {
+  const compiled = db.selectFrom("botrelay_messages").select(messageFields)
+    .where("bot_id", "=", 1)
+    .where("chat_id", "=", 2)
+    .orderBy("date", "desc")
+    .orderBy("id", "desc")
+    .limit(3)
+    .offset(4)
+    .compile()
+  if (compiled.parameters.join() !== "1,2,3,4") throw new Error("unexpected parameter order in the message page query")
+  return compiled.sql
+})()
+
 /** A `StorageService` over an open, migrated database; every query runs synchronously on a cached statement. */
 const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
   const statements = new Map<string, SqliteStatement>()
+  const messagePage = sqlite.prepare(messagePageSql).raw(true)
 
   const statement = (sql: string): SqliteStatement => {
     let stmt = statements.get(sql)
@@ -511,15 +546,8 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
     listMessages: (query) =>
       attempt("listMessages", () =>
-        all(
-          db.selectFrom("botrelay_messages").selectAll()
-            .where("bot_id", "=", query.bot_id)
-            .where("chat_id", "=", query.chat_id)
-            .orderBy("date", "desc")
-            .orderBy("id", "desc")
-            .limit(query.limit)
-            .offset(query.offset)
-        ).map(toMessage)),
+        (messagePage.all(query.bot_id, query.chat_id, query.limit, query.offset) as Array<ReadonlyArray<unknown>>)
+          .map(toMessage)),
 
     upsertTag: (input) => attempt("upsertTag", () => upsertTag(input)),
 
