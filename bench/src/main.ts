@@ -3,7 +3,8 @@
  * both on the same seeded SQLite file, loaded by autocannon from this process.
  *
  * Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 3), BENCH_CONNECTIONS (default 50),
- * BENCH_CPU_PROF (a folder: run the Botrelay server with `--cpu-prof` and write its profile there).
+ * BENCH_CPU_PROF (a folder: run the Botrelay server with `--cpu-prof` and write its profile there),
+ * BENCH_ONLY (run only the routes whose name contains this text, e.g. `messages`).
  */
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -43,6 +44,7 @@ const duration = envInt("BENCH_DURATION", 10)
 const warmup = envInt("BENCH_WARMUP", 3)
 const connections = envInt("BENCH_CONNECTIONS", 50)
 const cpuProf = process.env["BENCH_CPU_PROF"]
+const only = process.env["BENCH_ONLY"]
 
 type Headers = Record<string, string>
 
@@ -229,7 +231,7 @@ const main = async () => {
   const routes: ReadonlyArray<Route> = [
     { name: "GET /api/bots", path: "/api/bots" },
     { name: "GET /api/messages", path: `/api/messages?bot_id=${seeded.botId}&chat_id=${seeded.chatId}&limit=50` }
-  ]
+  ].filter((route) => only === undefined || route.name.includes(only))
   await checkSameAnswers(targets, routes, headers)
 
   const rows: Array<Row> = []

@@ -96,11 +96,9 @@ const toRoute = (r: RouteRow): Route.Route => ({
   created_at: r.created_at
 })
 
-/** The columns of a message, in the order of `Message`'s fields. */
-const messageFields = [
+/** The columns of a message page, in the order of `Message`'s fields; bot and chat come from the query. */
+const pageColumns = [
   "id",
-  "chat_id",
-  "bot_id",
   "user_id",
   "username",
   "first_name",
@@ -114,24 +112,24 @@ const messageFields = [
   "edit_date"
 ] as const satisfies ReadonlyArray<keyof MessageRow>
 
-/** A message from a raw row of `messageFields`; optional fields only when set. */
-const toMessage = (r: ReadonlyArray<any>): Message.Message => {
+/** A message of one chat from a raw row of `pageColumns`; optional fields only when set. */
+const toMessage = (botId: number, chatId: number, r: ReadonlyArray<any>): Message.Message => {
   const message: { -readonly [K in keyof Message.Message]: Message.Message[K] } = {
     id: r[0],
-    chat_id: r[1],
-    bot_id: r[2],
-    user_id: r[3],
-    username: r[4],
-    first_name: r[5],
-    last_name: r[6],
-    text: r[7],
-    date: r[8],
-    direction: r[12],
-    edit_date: r[13]
+    chat_id: chatId,
+    bot_id: botId,
+    user_id: r[1],
+    username: r[2],
+    first_name: r[3],
+    last_name: r[4],
+    text: r[5],
+    date: r[6],
+    direction: r[10],
+    edit_date: r[11]
   }
-  if (r[9] !== null) message.media_type = r[9]
-  if (r[10] !== null) message.file_id = r[10]
-  if (r[11] !== null) message.reply_to_message_id = r[11]
+  if (r[7] !== null) message.media_type = r[7]
+  if (r[8] !== null) message.file_id = r[8]
+  if (r[9] !== null) message.reply_to_message_id = r[9]
   return message
 }
 
@@ -272,7 +270,7 @@ const migrate = (database: SqliteDatabase): Effect.Effect<void, MigrationError> 
 
 /** One chat's messages, newest first: the hottest query, compiled once and read as raw rows. */
 const messagePageSql = (() => {
-  const compiled = db.selectFrom("botrelay_messages").select(messageFields)
+  const compiled = db.selectFrom("botrelay_messages").select(pageColumns)
     .where("bot_id", "=", 1)
     .where("chat_id", "=", 2)
     .orderBy("date", "desc")
@@ -547,7 +545,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     listMessages: (query) =>
       attempt("listMessages", () =>
         (messagePage.all(query.bot_id, query.chat_id, query.limit, query.offset) as Array<ReadonlyArray<unknown>>)
-          .map(toMessage)),
+          .map((row) => toMessage(query.bot_id, query.chat_id, row))),
 
     upsertTag: (input) => attempt("upsertTag", () => upsertTag(input)),
 
