@@ -1,6 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { startServer, type TestServer } from "./Harness.js"
+import { assertError, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
@@ -25,10 +25,6 @@ afterAll(async () => {
   await fake?.close()
 })
 
-const assertError = (reply: { status: number; json: any }, status: number, code: string) => {
-  assert.strictEqual(reply.status, status, JSON.stringify(reply.json))
-  assert.strictEqual(reply.json.code, code)
-}
 
 describe("API keys", () => {
   it("creates keys shown once and lists them without secrets", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { startServer, type TestServer } from "./Harness.js"
+import { assertError, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
@@ -16,12 +16,6 @@ afterAll(async () => {
 
 const token = (n: number) => `${n}:${"x".repeat(35)}`
 
-const assertError = (reply: { status: number; json: any }, status: number, code: string) => {
-  assert.strictEqual(reply.status, status, JSON.stringify(reply.json))
-  assert.strictEqual(reply.json.code, code)
-  assert.isString(reply.json.error)
-  assert.isAbove(reply.json.error.length, 0)
-}
 
 describe("GET /api/health", () => {
   it("answers without a key", async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { HttpServer } from "@effect/platform"
 import { Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
+import { assert } from "vitest"
 import * as Config from "../src/Config.js"
 import * as Main from "../src/Main.js"
 
@@ -29,6 +30,14 @@ export interface Reply {
   readonly headers: Headers
   readonly text: string
   readonly json: any
+}
+
+/** Asserts an error answer: its status, its `code`, and a non-empty `error` sentence. */
+export const assertError = (reply: { readonly status: number; readonly json: any }, status: number, code: string) => {
+  assert.strictEqual(reply.status, status, JSON.stringify(reply.json))
+  assert.strictEqual(reply.json?.code, code)
+  assert.isString(reply.json.error)
+  assert.isAbove(reply.json.error.length, 0)
 }
 
 export const newKey = () => `brk_${randomBytes(32).toString("base64url")}`

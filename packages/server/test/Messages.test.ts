@@ -1,6 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { startServer, type TestServer } from "./Harness.js"
+import { assertError, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
@@ -20,10 +20,6 @@ afterAll(async () => {
   await fake?.close()
 })
 
-const assertError = (reply: { status: number; json: any }, status: number, code: string) => {
-  assert.strictEqual(reply.status, status, JSON.stringify(reply.json))
-  assert.strictEqual(reply.json.code, code)
-}
 
 const send = (body: Record<string, unknown>) => server.call("/api/messages/send", { body: { bot_id: botId, ...body } })
 

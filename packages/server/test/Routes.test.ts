@@ -1,5 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { startServer, type TestServer } from "./Harness.js"
+import { assertError, startServer, type TestServer } from "./Harness.js"
 
 let server: TestServer
 let a: number
@@ -14,10 +14,6 @@ afterAll(async () => {
   await server?.close()
 })
 
-const assertError = (reply: { status: number; json: any }, status: number, code: string) => {
-  assert.strictEqual(reply.status, status, JSON.stringify(reply.json))
-  assert.strictEqual(reply.json.code, code)
-}
 
 describe("POST /api/routes/add", () => {
   it("creates a route with defaults", async () => {

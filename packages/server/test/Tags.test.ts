@@ -1,5 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { startServer, type TestServer } from "./Harness.js"
+import { assertError, startServer, type TestServer } from "./Harness.js"
 
 let server: TestServer
 
@@ -10,10 +10,6 @@ afterAll(async () => {
   await server?.close()
 })
 
-const assertError = (reply: { status: number; json: any }, status: number, code: string) => {
-  assert.strictEqual(reply.status, status, JSON.stringify(reply.json))
-  assert.strictEqual(reply.json.code, code)
-}
 
 describe("tags", () => {
   it("assigns a tag and returns the same record when assigned again", async () => {

@@ -59,7 +59,6 @@ export class MigrationError extends Data.TaggedError("MigrationError")<{
 
 type BotRow = Selectable<BotsTable>
 type RouteRow = Selectable<RoutesTable>
-type MessageRow = Selectable<MessagesTable>
 type TagRow = Selectable<TagsTable>
 type ApiKeyRow = Selectable<ApiKeysTable>
 
@@ -96,9 +95,8 @@ const toRoute = (r: RouteRow): Route.Route => ({
   created_at: r.created_at
 })
 
-/** The columns of a message page, in the order of `Message`'s fields; bot and chat come from the query. */
-const pageColumns = [
-  "id",
+/** The columns of a message besides its key (bot, chat, id), in the order of `Message`'s fields. */
+const messageColumns = [
   "user_id",
   "username",
   "first_name",
@@ -110,7 +108,10 @@ const pageColumns = [
   "reply_to_message_id",
   "direction",
   "edit_date"
-] as const satisfies ReadonlyArray<keyof MessageRow>
+] as const satisfies ReadonlyArray<keyof MessagesTable>
+
+/** The columns of a message page: bot and chat come from the query. */
+const pageColumns = ["id", ...messageColumns] as const
 
 /** A message of one chat from a raw row of `pageColumns`; optional fields only when set. */
 const toMessage = (botId: number, chatId: number, r: ReadonlyArray<any>): Message.Message => {
@@ -175,19 +176,6 @@ const botFlagFields = [
   "disabled"
 ] as const satisfies ReadonlyArray<keyof BotsTable>
 
-const messageColumns = [
-  "user_id",
-  "username",
-  "first_name",
-  "last_name",
-  "text",
-  "date",
-  "media_type",
-  "file_id",
-  "reply_to_message_id",
-  "direction",
-  "edit_date"
-] as const satisfies ReadonlyArray<keyof MessagesTable>
 
 const isTokenConflict = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "code" in cause && cause.code === "SQLITE_CONSTRAINT_UNIQUE" &&
