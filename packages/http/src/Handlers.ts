@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { ApiKeys, Bot, Bots, Messages, Routes, Storage, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 
@@ -32,17 +32,24 @@ const requireOptionalBot = (botId: number | undefined) =>
       (key) => key.role === "admin" ? Effect.void : forbidden("operator keys must name a bot_id in their scope")
     )
 
-const masked = Redacted.make("")
+/** Passes API errors through and translates domain failures. */
+const orDomain = (e: ApiError.ApiError | ApiError.DomainError): Effect.Effect<never, ApiError.ApiError> =>
+  ApiError.isApiError(e) ? Effect.fail(e) : ApiError.fromDomain(e)
+
+/** Runs `effect` for admin keys only; its failures become API errors. */
+const asAdmin = <A, R>(effect: Effect.Effect<A, ApiError.ApiError | ApiError.DomainError, R>) =>
+  requireAdmin.pipe(Effect.zipRight(effect), Effect.catchAll(orDomain))
+
+/** Runs `effect` when the key may act on the bot; its failures become API errors. */
+const asBot = <A, R>(botId: number, effect: Effect.Effect<A, ApiError.ApiError | ApiError.DomainError, R>) =>
+  requireBot(botId).pipe(Effect.zipRight(effect), Effect.catchAll(orDomain))
 
 /** What an operator sees of a bot: its secrets masked. */
-const forKey = (bot: Bot.Bot, role: "admin" | "operator"): Bot.Bot =>
-  role === "admin"
-    ? bot
-    : {
-      ...bot,
-      token: Redacted.make(`${Redacted.value(bot.token).split(":")[0]}:***`),
-      secret_token: Redacted.value(bot.secret_token) === "" ? masked : Redacted.make("***")
-    }
+const masked = (bot: Bot.Bot): Bot.Bot => ({
+  ...bot,
+  token: Redacted.make(`${Redacted.value(bot.token).split(":")[0]}:***`),
+  secret_token: Redacted.make(Redacted.value(bot.secret_token) === "" ? "" : "***")
+})
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
@@ -87,38 +94,32 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
         Effect.gen(function*() {
           const key = yield* CurrentKey
           const all = yield* bots.list.pipe(Effect.catchAll(ApiError.fromDomain))
-          return key.role === "admin" ? all : all.filter((b) => key.bot_ids.includes(b.id)).map((b) => forKey(b, key.role))
+          return key.role === "admin" ? all : all.filter((b) => key.bot_ids.includes(b.id)).map(masked)
         }))
-      .handle("add", ({ payload }) => requireAdmin.pipe(Effect.zipRight(bots.add(payload)), Effect.catchAll(orDomain)))
+      .handle("add", ({ payload }) => asAdmin(bots.add(payload)))
       .handle("update", ({ payload }) =>
-        requireAdmin.pipe(Effect.zipRight(bots.update(payload)), Effect.catchAll(orDomain)))
+        asAdmin(bots.update(payload)))
       .handle("toggleDisabled", ({ urlParams }) =>
-        requireAdmin.pipe(Effect.zipRight(bots.toggleDisabled(urlParams.id)), Effect.catchAll(orDomain)))
+        asAdmin(bots.toggleDisabled(urlParams.id)))
       .handle("delete", ({ urlParams }) =>
-        requireAdmin.pipe(Effect.zipRight(bots.remove(urlParams.id)), Effect.catchAll(orDomain)))
+        asAdmin(bots.remove(urlParams.id)))
       .handle("validate", ({ urlParams }) =>
-        requireAdmin.pipe(
-          Effect.zipRight(
-            decodeToken(urlParams.token).pipe(
-              Effect.mapError((e) =>
-                new ApiError.BadRequest({
-                  error: `invalid request: ${e.issue.actual === "" ? "token must not be empty" : "token is malformed"}`,
-                  code: "invalid_request",
-                  details: [{ path: "token", message: "token must be non-empty, without whitespace, at most 256 characters" }]
-                })
-              )
-            )
-          ),
-          Effect.flatMap((token) =>
-            telegram.getMe(token).pipe(
-              Effect.catchIf(
-                (e) => e._tag === "TelegramApiError" && (e.error_code === 401 || e.error_code === 404),
-                () =>
-                  Effect.fail(
-                    new ApiError.BadRequest({ error: "Telegram rejected the token: Unauthorized", code: "invalid_token" })
-                  )
-              ),
-              Effect.catchAll(orDomain)
+        asAdmin(
+          decodeToken(urlParams.token).pipe(
+            Effect.mapError((e) =>
+              new ApiError.BadRequest({
+                error: "invalid request: token must be non-empty, without whitespace, at most 256 characters",
+                code: "invalid_request",
+                details: ParseResult.ArrayFormatter.formatErrorSync(e).map((issue) => ({
+                  path: "token",
+                  message: issue.message
+                }))
+              })
+            ),
+            Effect.flatMap(telegram.getMe),
+            Effect.catchIf(
+              (e) => e._tag === "TelegramApiError" && (e.error_code === 401 || e.error_code === 404),
+              () => Effect.fail(new ApiError.BadRequest({ error: "Telegram rejected the token", code: "invalid_token" }))
             )
           )
         ))
@@ -128,65 +129,53 @@ const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
   Effect.map(Routes.Routes, (routes) =>
     handlers
       .handle("list", ({ urlParams }) =>
-        requireAdmin.pipe(Effect.zipRight(routes.list(urlParams.bot_id)), Effect.catchAll(orDomain)))
-      .handle("add", ({ payload }) => requireAdmin.pipe(Effect.zipRight(routes.add(payload)), Effect.catchAll(orDomain)))
+        asAdmin(routes.list(urlParams.bot_id)))
+      .handle("add", ({ payload }) => asAdmin(routes.add(payload)))
       .handle("update", ({ payload }) =>
-        requireAdmin.pipe(Effect.zipRight(routes.update(payload)), Effect.catchAll(orDomain)))
+        asAdmin(routes.update(payload)))
       .handle("delete", ({ urlParams }) =>
-        requireAdmin.pipe(Effect.zipRight(routes.remove(urlParams.id)), Effect.catchAll(orDomain)))))
+        asAdmin(routes.remove(urlParams.id)))))
 
 const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
   Effect.map(Messages.Messages, (messages) =>
     handlers
       .handle("list", ({ urlParams }) =>
-        requireBot(urlParams.bot_id).pipe(
-          Effect.zipRight(messages.list(urlParams)),
-          Effect.map((page) => HttpServerResponse.raw(JSON.stringify(page), { contentType: "application/json" })),
-          Effect.catchAll(orDomain)
+        asBot(
+          urlParams.bot_id,
+          Effect.map(
+            messages.list(urlParams),
+            (page) => HttpServerResponse.raw(JSON.stringify(page), { contentType: "application/json" })
+          )
         ))
       .handle("send", ({ payload }) =>
-        requireBot(payload.bot_id).pipe(Effect.zipRight(messages.send(payload)), Effect.catchAll(orDomain)))))
+        asBot(payload.bot_id, messages.send(payload)))))
 
 const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
   Effect.gen(function*() {
     const tags = yield* Tags.Tags
     const bots = yield* Bots.Bots
-    const botExists = (botId: number | undefined) => botId === undefined ? Effect.void : Effect.asVoid(bots.get(botId))
+    const throughBot = <A>(botId: number | undefined, effect: Effect.Effect<A, ApiError.DomainError>) =>
+      requireOptionalBot(botId).pipe(
+        Effect.zipRight(botId === undefined ? Effect.void : Effect.asVoid(bots.get(botId))),
+        Effect.zipRight(effect),
+        Effect.catchAll(orDomain)
+      )
     return handlers
-      .handle("list", ({ urlParams }) =>
-        requireOptionalBot(urlParams.bot_id).pipe(
-          Effect.zipRight(botExists(urlParams.bot_id)),
-          Effect.zipRight(tags.list(urlParams.chat_id, urlParams.user_id)),
-          Effect.catchAll(orDomain)
-        ))
-      .handle("add", ({ payload }) =>
-        requireOptionalBot(payload.bot_id).pipe(
-          Effect.zipRight(botExists(payload.bot_id)),
-          Effect.zipRight(tags.add(payload)),
-          Effect.catchAll(orDomain)
-        ))
-      .handle("remove", ({ urlParams }) =>
-        requireOptionalBot(urlParams.bot_id).pipe(
-          Effect.zipRight(botExists(urlParams.bot_id)),
-          Effect.zipRight(tags.remove(urlParams.id)),
-          Effect.catchAll(orDomain)
-        ))
+      .handle("list", ({ urlParams }) => throughBot(urlParams.bot_id, tags.list(urlParams.chat_id, urlParams.user_id)))
+      .handle("add", ({ payload }) => throughBot(payload.bot_id, tags.add(payload)))
+      .handle("remove", ({ urlParams }) => throughBot(urlParams.bot_id, tags.remove(urlParams.id)))
   }))
 
 const ApiKeysLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
   Effect.map(ApiKeys.ApiKeys, (keys) =>
     handlers
-      .handle("list", () => requireAdmin.pipe(Effect.zipRight(keys.list), Effect.catchAll(orDomain)))
+      .handle("list", () => asAdmin(keys.list))
       .handle("create", ({ payload }) =>
-        requireAdmin.pipe(Effect.zipRight(keys.create(payload)), Effect.catchAll(orDomain)))
+        asAdmin(keys.create(payload)))
       .handle("delete", ({ urlParams }) =>
-        requireAdmin.pipe(Effect.zipRight(keys.remove(urlParams.id)), Effect.catchAll(orDomain)))
+        asAdmin(keys.remove(urlParams.id)))
       .handle("toggle", ({ urlParams }) =>
-        requireAdmin.pipe(Effect.zipRight(keys.toggle(urlParams.id)), Effect.catchAll(orDomain)))))
-
-/** Passes API errors through and translates domain failures. */
-const orDomain = (e: ApiError.ApiError | ApiError.DomainError): Effect.Effect<never, ApiError.ApiError> =>
-  ApiError.isApiError(e) ? Effect.fail(e) : ApiError.fromDomain(e)
+        asAdmin(keys.toggle(urlParams.id)))))
 
 /** Every group of the API, on the core services and the Telegram client. */
 export const layer = Layer.mergeAll(HealthLive, BotsLive, RoutesLive, MessagesLive, TagsLive, ApiKeysLive).pipe(
