@@ -26,8 +26,18 @@ const fail = (message: string): never => {
   process.exit(2)
 }
 
+/** Shutdown drains in-flight work; whatever still runs after this long is cut short. */
+const shutdownGrace = 10_000
+
 const serve = (args: ReadonlyArray<string>) => {
   const config = Config.load(args)
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () =>
+      setTimeout(() => {
+        process.stderr.write(`botrelay: still stopping ${shutdownGrace / 1000} s after ${signal}; exiting\n`)
+        process.exit(0)
+      }, shutdownGrace).unref())
+  }
   Layer.launch(Main.layer(config)).pipe(
     Effect.provide(Main.loggerLayer(config)),
     NodeRuntime.runMain({ disablePrettyLogger: true })

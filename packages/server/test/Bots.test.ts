@@ -35,6 +35,27 @@ describe("authentication", () => {
   })
 })
 
+describe("every endpoint but health and openapi.json", () => {
+  it("answers 401 without a key, and changes nothing", async () => {
+    const spec = (await server.call("/api/openapi.json", { key: null })).json
+    const endpoints = Object.entries(spec.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => [method.toUpperCase(), path] as const)
+    )
+    assert.isAtLeast(endpoints.length, 20)
+    const before = (await server.call("/api/bots")).text
+    for (const [method, path] of endpoints) {
+      if (path === "/api/health") continue
+      const reply = await server.call(`${path}?id=1&bot_id=1&chat_id=1&token=1:x`, {
+        method,
+        key: null,
+        ...(method === "POST" ? { body: { token: "9:unauthorized", name: "x", bot_id: 1, chat_id: 1, text: "x" } } : {})
+      })
+      assertError(reply, 401, "unauthorized")
+    }
+    assert.strictEqual((await server.call("/api/bots")).text, before)
+  })
+})
+
 describe("POST /api/bots/add", () => {
   it("creates a bot with every field present and defaults applied", async () => {
     const reply = await server.call("/api/bots/add", { body: { name: "alpha", token: token(101) } })
