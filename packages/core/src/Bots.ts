@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { BotSettings, BotUpdate, NewBot, StoredBot } from "./Bot.js"
 import { type Bot, BotNotFound, type DuplicateToken } from "./Bot.js"
 import { InvalidInput, type StorageError } from "./Errors.js"
+import { BotActivity } from "./BotActivity.js"
 import { Storage } from "./Storage.js"
 import { nowIso } from "./Time.js"
 
@@ -29,11 +30,12 @@ const checkSettings = (settings: Pick<BotSettings, "proxy_enabled" | "backend_ur
     ? Effect.fail(InvalidInput.field("backend_url", "backend_url is required when proxy_enabled is true"))
     : Effect.void
 
-const toBot = (bot: StoredBot): Bot => ({ ...bot, running: false })
-
-/** Builds the service on the `Storage` the host provides. */
-export const make: Effect.Effect<BotsService, never, Storage> = Effect.gen(function*() {
+/** Builds the service on the `Storage` the host provides; the runtime hears of every change. */
+export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Effect.gen(function*() {
   const storage = yield* Storage
+  const activity = yield* BotActivity
+  const toBot = (bot: StoredBot): Bot => ({ ...bot, running: activity.isRunning(bot.id) })
+  const announce = (bot: Bot) => activity.changed({ _tag: "Bot", id: bot.id })
 
   const find = (id: number) =>
     storage.findBot(id).pipe(
@@ -52,6 +54,7 @@ export const make: Effect.Effect<BotsService, never, Storage> = Effect.gen(funct
         Effect.zipRight(nowIso),
         Effect.flatMap((created_at) => storage.insertBot({ ...input, source: "web", created_at })),
         Effect.map(toBot),
+        Effect.tap(announce),
         Effect.withSpan("Bots.add")
       ),
     ensureCli: (token) =>
@@ -76,6 +79,7 @@ export const make: Effect.Effect<BotsService, never, Storage> = Effect.gen(funct
               )
         })),
         Effect.map(toBot),
+        Effect.tap(announce),
         Effect.withSpan("Bots.ensureCli")
       ),
     list: storage.listBots.pipe(Effect.map((bots) => bots.map(toBot))),
@@ -84,22 +88,25 @@ export const make: Effect.Effect<BotsService, never, Storage> = Effect.gen(funct
       find(id).pipe(
         Effect.tap((bot) => checkSettings({ ...bot, ...patch })),
         Effect.zipRight(change(id, patch)),
+        Effect.tap(announce),
         Effect.withSpan("Bots.update", { attributes: { id } })
       ),
     toggleDisabled: (id) =>
       find(id).pipe(
         Effect.flatMap((bot) => change(id, { disabled: !bot.disabled })),
         Effect.catchTag("DuplicateToken", Effect.die),
+        Effect.tap(announce),
         Effect.withSpan("Bots.toggleDisabled", { attributes: { id } })
       ),
     remove: (id) =>
       find(id).pipe(
         Effect.tap(() => storage.deleteBot(id)),
         Effect.map(toBot),
+        Effect.tap(announce),
         Effect.withSpan("Bots.remove", { attributes: { id } })
       )
   })
 })
 
 /** The service on the `Storage` the host provides. */
-export const layer: Layer.Layer<Bots, never, Storage> = Layer.effect(Bots, make)
+export const layer: Layer.Layer<Bots, never, Storage | BotActivity> = Layer.effect(Bots, make)

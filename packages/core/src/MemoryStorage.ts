@@ -2,6 +2,8 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import type { ApiKey, ApiKeyRecordInput } from "./ApiKey.js"
 import type { BotPatch, StoredBot } from "./Bot.js"
 import { DuplicateToken } from "./Bot.js"
+import type { Delivery } from "./Delivery.js"
+import type { InboxUpdate } from "./Inbox.js"
 import type { Message } from "./Message.js"
 import type { Route } from "./Route.js"
 import type { StorageService } from "./Storage.js"
@@ -11,6 +13,8 @@ import type { Tag } from "./Tag.js"
 type BotRow = Omit<StoredBot, "token" | "secret_token"> & { readonly token: string; readonly secret_token: string }
 
 type ApiKeyRow = ApiKey & { readonly hash: string }
+
+type InboxRow = InboxUpdate & { readonly processed: boolean }
 
 const patchableFields = [
   "name",
@@ -69,6 +73,27 @@ const copyRoute = (r: Route): Route => ({
   created_at: r.created_at
 })
 
+const copyUpdate = (u: InboxUpdate): InboxUpdate => ({
+  bot_id: u.bot_id,
+  update_id: u.update_id,
+  payload: u.payload,
+  received_at: u.received_at
+})
+
+const copyDelivery = (d: Delivery): Delivery => ({
+  id: d.id,
+  bot_id: d.bot_id,
+  update_id: d.update_id,
+  url: d.url,
+  payload: d.payload,
+  status: d.status,
+  attempts: d.attempts,
+  next_attempt_at: d.next_attempt_at,
+  last_error: d.last_error,
+  created_at: d.created_at,
+  updated_at: d.updated_at
+})
+
 const copyTag = (t: Tag): Tag => ({
   id: t.id,
   chat_id: t.chat_id,
@@ -96,7 +121,11 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
   const messages = new Map<string, Message>()
   const tags = new Map<number, Tag>()
   const apiKeys = new Map<number, ApiKeyRow>()
-  const next = { bot: 1, route: 1, tag: 1, apiKey: 1 }
+  const inboxes = new Map<number, Map<number, InboxRow>>()
+  const offsets = new Map<number, number>()
+  /** In id order: ids only grow and an entry is never re-inserted, which `nextDelivery` relies on. */
+  const deliveries = new Map<number, Delivery>()
+  const next = { bot: 1, route: 1, tag: 1, apiKey: 1, delivery: 1 }
 
   const botWithToken = (token: string): BotRow | undefined => {
     for (const bot of bots.values()) if (bot.token === token) return bot
@@ -150,6 +179,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
           }
           updated.token = token
         }
+        if (updated.token !== current.token) offsets.delete(id)
         bots.set(id, updated)
         return Effect.succeed(Option.some(toBot(updated)))
       }),
@@ -167,6 +197,9 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
           if (route.source_bot_id === id || route.target_bot_id === id) routes.delete(route.id)
         }
         for (const [key, message] of messages) if (message.bot_id === id) messages.delete(key)
+        inboxes.delete(id)
+        offsets.delete(id)
+        for (const delivery of deliveries.values()) if (delivery.bot_id === id) deliveries.delete(delivery.id)
         for (const key of apiKeys.values()) {
           if (key.bot_ids.includes(id)) apiKeys.set(key.id, { ...key, bot_ids: key.bot_ids.filter((b) => b !== id) })
         }
@@ -285,6 +318,138 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
       }),
 
     deleteApiKey: (id) => Effect.sync(() => apiKeys.delete(id)),
+
+    ingressOffset: (botId) => Effect.sync(() => offsets.get(botId) ?? 0),
+
+    commitUpdates: (botId, updates, nextOffset) =>
+      Effect.sync(() => {
+        let inbox = inboxes.get(botId)
+        if (inbox === undefined) {
+          inbox = new Map()
+          inboxes.set(botId, inbox)
+        }
+        let added = 0
+        for (const update of updates) {
+          if (inbox.has(update.update_id)) continue
+          inbox.set(update.update_id, {
+            bot_id: botId,
+            update_id: update.update_id,
+            payload: update.payload,
+            received_at: update.received_at,
+            processed: false
+          })
+          added++
+        }
+        offsets.set(botId, Math.max(offsets.get(botId) ?? 0, nextOffset))
+        return added
+      }),
+
+    pendingUpdates: (botId, limit) =>
+      Effect.sync(() => {
+        const found: Array<InboxRow> = []
+        for (const row of inboxes.get(botId)?.values() ?? []) if (!row.processed) found.push(row)
+        return found.sort((a, b) => a.update_id - b.update_id).slice(0, limit).map(copyUpdate)
+      }),
+
+    completeUpdate: (completion) =>
+      Effect.sync(() => {
+        const inbox = inboxes.get(completion.bot_id)
+        const row = inbox?.get(completion.update_id)
+        if (inbox === undefined || row === undefined || row.processed) return
+        for (const message of completion.messages) {
+          messages.set(messageKey(message.bot_id, message.chat_id, message.id), copyMessage(message))
+        }
+        for (const delivery of completion.deliveries) {
+          const id = next.delivery++
+          deliveries.set(id, {
+            id,
+            bot_id: delivery.bot_id,
+            update_id: delivery.update_id,
+            url: delivery.url,
+            payload: delivery.payload,
+            status: "pending",
+            attempts: 0,
+            next_attempt_at: delivery.created_at,
+            last_error: "",
+            created_at: delivery.created_at,
+            updated_at: delivery.created_at
+          })
+        }
+        inbox.set(completion.update_id, { ...row, processed: true })
+      }),
+
+    botsWithWork: Effect.sync(() => {
+      const found = new Set<number>()
+      for (const [botId, inbox] of inboxes) {
+        for (const row of inbox.values()) {
+          if (!row.processed) {
+            found.add(botId)
+            break
+          }
+        }
+      }
+      for (const delivery of deliveries.values()) if (delivery.status === "pending") found.add(delivery.bot_id)
+      return Array.from(found).sort((a, b) => a - b)
+    }),
+
+    nextDelivery: (botId) =>
+      Effect.sync(() => {
+        for (const delivery of deliveries.values()) {
+          if (delivery.bot_id === botId && delivery.status === "pending") return Option.some(copyDelivery(delivery))
+        }
+        return Option.none()
+      }),
+
+    recordAttempt: (id, outcome) =>
+      Effect.sync(() => {
+        const current = deliveries.get(id)
+        if (current === undefined) return
+        switch (outcome.status) {
+          case "delivered":
+            deliveries.set(id, { ...current, status: "delivered", updated_at: outcome.at })
+            break
+          case "pending":
+            deliveries.set(id, {
+              ...current,
+              status: "pending",
+              attempts: current.attempts + 1,
+              next_attempt_at: outcome.next_attempt_at,
+              last_error: outcome.last_error,
+              updated_at: outcome.at
+            })
+            break
+          case "dead":
+            deliveries.set(id, {
+              ...current,
+              status: "dead",
+              attempts: current.attempts + 1,
+              last_error: outcome.last_error,
+              updated_at: outcome.at
+            })
+            break
+        }
+      }),
+
+    listDeliveries: (filter) =>
+      Effect.sync(() =>
+        byId(deliveries)
+          .reverse()
+          .filter((d) =>
+            (filter.bot_id === undefined || d.bot_id === filter.bot_id) &&
+            (filter.status === undefined || d.status === filter.status)
+          )
+          .slice(0, filter.limit)
+          .map(copyDelivery)
+      ),
+
+    retryDelivery: (id, at) =>
+      Effect.sync(() => {
+        const current = deliveries.get(id)
+        if (current === undefined || current.status !== "dead") return Option.none()
+        const delivery: Delivery = { ...current, status: "pending", attempts: 0, next_attempt_at: at, updated_at: at }
+        deliveries.set(id, delivery)
+        return Option.some(copyDelivery(delivery))
+      }),
 
     ping: Effect.void
   }

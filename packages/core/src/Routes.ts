@@ -3,6 +3,7 @@ import { BotNotFound } from "./Bot.js"
 import type { StorageError } from "./Errors.js"
 import type { NewRoute, Route, RouteUpdate } from "./Route.js"
 import { normalizeCondition, RouteNotFound } from "./Route.js"
+import { BotActivity } from "./BotActivity.js"
 import { Storage } from "./Storage.js"
 import { nowIso } from "./Time.js"
 
@@ -21,8 +22,10 @@ export interface RoutesService {
 export class Routes extends Context.Tag("@botrelay/core/Routes")<Routes, RoutesService>() {}
 
 /** Builds the service on the `Storage` the host provides. */
-export const make: Effect.Effect<RoutesService, never, Storage> = Effect.gen(function*() {
+export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = Effect.gen(function*() {
   const storage = yield* Storage
+  const activity = yield* BotActivity
+  const announce = activity.changed({ _tag: "Routes" })
 
   const botExists = (id: number) =>
     storage.findBot(id).pipe(Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : new BotNotFound({ id })))
@@ -54,6 +57,7 @@ export const make: Effect.Effect<RoutesService, never, Storage> = Effect.gen(fun
       botsExist(input).pipe(
         Effect.zipRight(nowIso),
         Effect.flatMap((created_at) => storage.insertRoute({ ...record(input), created_at })),
+        Effect.tap(() => announce),
         Effect.withSpan("Routes.add")
       ),
     update: (input) =>
@@ -64,16 +68,18 @@ export const make: Effect.Effect<RoutesService, never, Storage> = Effect.gen(fun
           onNone: () => Effect.fail(new RouteNotFound({ id: input.id })),
           onSome: Effect.succeed
         })),
+        Effect.tap(() => announce),
         Effect.withSpan("Routes.update", { attributes: { id: input.id } })
       ),
     list: (botId) => storage.listRoutes(botId === undefined ? {} : { bot_id: botId }),
     remove: (id) =>
       findRoute(id).pipe(
         Effect.tap(() => storage.deleteRoute(id)),
+        Effect.tap(() => announce),
         Effect.withSpan("Routes.remove", { attributes: { id } })
       )
   })
 })
 
 /** The service on the `Storage` the host provides. */
-export const layer: Layer.Layer<Routes, never, Storage> = Layer.effect(Routes, make)
+export const layer: Layer.Layer<Routes, never, Storage | BotActivity> = Layer.effect(Routes, make)

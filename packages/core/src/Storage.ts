@@ -2,7 +2,9 @@ import type { Effect, Option } from "effect"
 import { Context } from "effect"
 import type { ApiKey, ApiKeyRecordInput } from "./ApiKey.js"
 import type { BotPatch, BotRecordInput, DuplicateToken, StoredBot } from "./Bot.js"
+import type { Delivery, DeliveryOutcome, DeliveryStatus } from "./Delivery.js"
 import type { StorageError } from "./Errors.js"
+import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import type { Message, MessageQuery } from "./Message.js"
 import type { Route, RouteRecordInput } from "./Route.js"
 import type { Tag, TagRecordInput } from "./Tag.js"
@@ -24,7 +26,10 @@ export interface StorageService {
   readonly findBotByToken: (token: string) => Effect.Effect<Option.Option<StoredBot>, StorageError>
   /** All bots, ordered by id. */
   readonly listBots: Effect.Effect<ReadonlyArray<StoredBot>, StorageError>
-  /** Removes the bot with its routes, its messages and its place in operator keys; false when absent. */
+  /**
+   * Removes the bot with its routes, messages, inbox, ingress offset, deliveries and its place in
+   * operator keys; false when absent.
+   */
   readonly deleteBot: (id: number) => Effect.Effect<boolean, StorageError>
 
   readonly insertRoute: (route: RouteRecordInput) => Effect.Effect<Route, StorageError>
@@ -61,6 +66,40 @@ export interface StorageService {
   readonly setApiKeyEnabled: (id: number, enabled: boolean) => Effect.Effect<Option.Option<ApiKey>, StorageError>
   readonly touchApiKey: (id: number, at: string) => Effect.Effect<void, StorageError>
   readonly deleteApiKey: (id: number) => Effect.Effect<boolean, StorageError>
+
+  /** The offset the bot's next getUpdates asks for: 0 until a batch was committed. */
+  readonly ingressOffset: (botId: number) => Effect.Effect<number, StorageError>
+  /**
+   * In one transaction: adds the updates the inbox does not hold yet (by bot and update_id) and
+   * raises the bot's ingress offset to `nextOffset` (never lowers it). Returns how many were new.
+   */
+  readonly commitUpdates: (
+    botId: number,
+    updates: ReadonlyArray<Pick<InboxUpdate, "update_id" | "payload" | "received_at">>,
+    nextOffset: number
+  ) => Effect.Effect<number, StorageError>
+  /** The bot's unprocessed updates, by update_id ascending, at most `limit`. */
+  readonly pendingUpdates: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<InboxUpdate>, StorageError>
+  /**
+   * In one transaction: saves the messages, queues the deliveries and marks the update processed.
+   * Does nothing unless the inbox holds the update unprocessed, so completing twice is harmless.
+   */
+  readonly completeUpdate: (completion: UpdateCompletion) => Effect.Effect<void, StorageError>
+  /** Ids of bots with unprocessed updates or pending deliveries (work left from before a restart). */
+  readonly botsWithWork: Effect.Effect<ReadonlyArray<number>, StorageError>
+
+  /** The bot's oldest pending delivery (FIFO by id), whether or not it is due. */
+  readonly nextDelivery: (botId: number) => Effect.Effect<Option.Option<Delivery>, StorageError>
+  /** Records an attempt: delivered, pending again (attempts + 1, next time, error), or dead. */
+  readonly recordAttempt: (id: number, outcome: DeliveryOutcome) => Effect.Effect<void, StorageError>
+  /** Deliveries newest first, optionally of one bot and one status, at most `limit`. */
+  readonly listDeliveries: (filter: {
+    readonly bot_id?: number
+    readonly status?: DeliveryStatus
+    readonly limit: number
+  }) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
+  /** Puts a dead delivery back in line (pending, due now, attempts 0); `None` when absent or not dead. */
+  readonly retryDelivery: (id: number, at: string) => Effect.Effect<Option.Option<Delivery>, StorageError>
 
   /** Succeeds when storage can serve queries. */
   readonly ping: Effect.Effect<void, StorageError>

@@ -1,5 +1,5 @@
 import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
-import { ApiKeys, Bots, MemoryStorage, Messages, Routes, Tags } from "@botrelay/core"
+import { ApiKeys, BotActivity, Bots, MemoryStorage, Messages, Routes, Tags } from "@botrelay/core"
 import { HttpApp } from "@botrelay/http"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
@@ -8,6 +8,7 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer).pipe(
   Layer.provideMerge(TelegramClient.layer({ apiRoot: "http://127.0.0.1:9" })),
   Layer.provideMerge(MemoryStorage.layer),
+  Layer.provideMerge(BotActivity.layer),
   Layer.provide(FetchHttpClient.layer)
 )
 

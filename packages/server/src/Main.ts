@@ -3,7 +3,7 @@ import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { FetchHttpClient, HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ApiKeys, Bots, type Errors, Messages, Routes, type Storage, Tags } from "@botrelay/core"
+import { ApiKeys, BotActivity, Bots, type Errors, Messages, Routes, type Storage, Supervisor, Tags } from "@botrelay/core"
 import { HttpApp } from "@botrelay/http"
 import { SqliteStorage } from "@botrelay/sqlite"
 import { TelegramClient } from "@botrelay/telegram"
@@ -27,13 +27,22 @@ export const storageLayer = (
 export const servicesLayer = (
   config: Pick<Config, "database" | "telegramApi">
 ): Layer.Layer<
-  Bots.Bots | Routes.Routes | Messages.Messages | Tags.Tags | ApiKeys.ApiKeys | TelegramClient.TelegramClient | Storage.Storage,
+  | Bots.Bots
+  | Routes.Routes
+  | Messages.Messages
+  | Tags.Tags
+  | ApiKeys.ApiKeys
+  | Supervisor.Supervisor
+  | BotActivity.BotActivity
+  | TelegramClient.TelegramClient
+  | Storage.Storage,
   SqliteStorage.MigrationError | Errors.StorageError
 > =>
-  Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer).pipe(
+  Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Supervisor.layer()).pipe(
     Layer.provideMerge(TelegramClient.layer({ apiRoot: config.telegramApi })),
     Layer.provideMerge(storageLayer(config)),
-    Layer.provide(FetchHttpClient.layer)
+    Layer.provideMerge(BotActivity.layer),
+    Layer.provideMerge(FetchHttpClient.layer)
   )
 
 /** Where the generated admin key is written. */

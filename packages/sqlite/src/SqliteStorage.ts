@@ -1,4 +1,4 @@
-import type { ApiKey, Bot, Message, Route, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Delivery, Inbox, Message, Route, Tag } from "@botrelay/core"
 import { Bot as BotModule, Errors, Storage } from "@botrelay/core"
 import BetterSqlite3 from "better-sqlite3"
 import type { Scope } from "effect"
@@ -8,13 +8,23 @@ import {
   DummyDriver,
   Kysely,
   Migrator,
+  sql,
   SqliteAdapter,
   SqliteDialect,
   SqliteIntrospector,
   SqliteQueryCompiler
 } from "kysely"
 import { migrationLockTableName, migrations, migrationTableName } from "./Migrations.js"
-import type { ApiKeysTable, BotsTable, Database, MessagesTable, RoutesTable, TagsTable } from "./Tables.js"
+import type {
+  ApiKeysTable,
+  BotsTable,
+  Database,
+  DeliveriesTable,
+  InboxTable,
+  MessagesTable,
+  RoutesTable,
+  TagsTable
+} from "./Tables.js"
 
 /** The part of a better-sqlite3 prepared statement the driver uses. */
 export interface SqliteStatement {
@@ -61,6 +71,8 @@ type BotRow = Selectable<BotsTable>
 type RouteRow = Selectable<RoutesTable>
 type TagRow = Selectable<TagsTable>
 type ApiKeyRow = Selectable<ApiKeysTable>
+type InboxRow = Selectable<InboxTable>
+type DeliveryRow = Selectable<DeliveriesTable>
 
 const toBot = (r: BotRow): Bot.StoredBot => ({
   id: r.id,
@@ -154,6 +166,30 @@ const toApiKey = (r: ApiKeyRow, botIds: ReadonlyArray<number>): ApiKey.ApiKey =>
   last_used_at: r.last_used_at,
   enabled: r.enabled === 1
 })
+
+const toInboxUpdate = (r: InboxRow): Inbox.InboxUpdate => ({
+  bot_id: r.bot_id,
+  update_id: r.update_id,
+  payload: r.payload,
+  received_at: r.received_at
+})
+
+const toDelivery = (r: DeliveryRow): Delivery.Delivery => ({
+  id: r.id,
+  bot_id: r.bot_id,
+  update_id: r.update_id,
+  url: r.url,
+  payload: r.payload,
+  status: r.status,
+  attempts: r.attempts,
+  next_attempt_at: r.next_attempt_at,
+  last_error: r.last_error,
+  created_at: r.created_at,
+  updated_at: r.updated_at
+})
+
+/** A literal, not a bound parameter, so that SQLite can use the partial index on unprocessed updates. */
+const unprocessed = sql.lit(0)
 
 const bit = (value: boolean): number => value ? 1 : 0
 
@@ -336,6 +372,9 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
   const transaction = <A extends Array<any>, R>(f: (...args: A) => R): (...args: A) => R => sqlite.transaction(f)
 
   const deleteBot = transaction((id: number): boolean => {
+    run(db.deleteFrom("botrelay_deliveries").where("bot_id", "=", id))
+    run(db.deleteFrom("botrelay_inbox").where("bot_id", "=", id))
+    run(db.deleteFrom("botrelay_ingress").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_messages").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_routes").where("source_bot_id", "=", id))
     run(db.deleteFrom("botrelay_routes").where("target_bot_id", "=", id))
@@ -386,6 +425,101 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     )
   })
 
+  const saveMessage = (m: Message.Message): void => {
+    run(
+      db.insertInto("botrelay_messages").values({
+        bot_id: m.bot_id,
+        chat_id: m.chat_id,
+        id: m.id,
+        user_id: m.user_id,
+        username: m.username,
+        first_name: m.first_name,
+        last_name: m.last_name,
+        text: m.text,
+        date: m.date,
+        media_type: m.media_type ?? null,
+        file_id: m.file_id ?? null,
+        reply_to_message_id: m.reply_to_message_id ?? null,
+        direction: m.direction,
+        edit_date: m.edit_date
+      }).onConflict((oc) =>
+        oc.columns(["bot_id", "chat_id", "id"]).doUpdateSet((eb) =>
+          Object.fromEntries(messageColumns.map((column) => [column, eb.ref(`excluded.${column}`)]))
+        )
+      )
+    )
+  }
+
+  const updateBot = transaction((id: number, set: Updateable<BotsTable>): Array<BotRow> => {
+    if (Object.keys(set).length === 0) return findBotRow(id)
+    const token = set.token
+    const before = token === undefined
+      ? undefined
+      : all(db.selectFrom("botrelay_bots").select("token").where("id", "=", id))[0]?.token
+    const rows = all(db.updateTable("botrelay_bots").set(set).where("id", "=", id).returningAll())
+    if (rows.length > 0 && token !== undefined && token !== before) {
+      run(db.deleteFrom("botrelay_ingress").where("bot_id", "=", id))
+    }
+    return rows
+  })
+
+  const commitUpdates = transaction(
+    (
+      botId: number,
+      updates: ReadonlyArray<Pick<Inbox.InboxUpdate, "update_id" | "payload" | "received_at">>,
+      nextOffset: number
+    ): number => {
+      let added = 0
+      for (const update of updates) {
+        added += run(
+          db.insertInto("botrelay_inbox").values({
+            bot_id: botId,
+            update_id: update.update_id,
+            payload: update.payload,
+            received_at: update.received_at,
+            processed: 0
+          }).onConflict((oc) => oc.columns(["bot_id", "update_id"]).doNothing())
+        )
+      }
+      run(
+        db.insertInto("botrelay_ingress").values({ bot_id: botId, offset: nextOffset }).onConflict((oc) =>
+          oc.column("bot_id").doUpdateSet((eb) => ({
+            offset: eb.fn<number>("max", [eb.ref("botrelay_ingress.offset"), eb.ref("excluded.offset")])
+          }))
+        )
+      )
+      return added
+    }
+  )
+
+  const completeUpdate = transaction((completion: Inbox.UpdateCompletion): void => {
+    const marked = run(
+      db.updateTable("botrelay_inbox")
+        .set({ processed: 1 })
+        .where("bot_id", "=", completion.bot_id)
+        .where("update_id", "=", completion.update_id)
+        .where("processed", "=", unprocessed)
+    )
+    if (marked === 0) return
+    for (const message of completion.messages) saveMessage(message)
+    for (const delivery of completion.deliveries) {
+      run(
+        db.insertInto("botrelay_deliveries").values({
+          bot_id: delivery.bot_id,
+          update_id: delivery.update_id,
+          url: delivery.url,
+          payload: delivery.payload,
+          status: "pending",
+          attempts: 0,
+          next_attempt_at: delivery.created_at,
+          last_error: "",
+          created_at: delivery.created_at,
+          updated_at: delivery.created_at
+        })
+      )
+    }
+  })
+
   const deleteApiKey = transaction((id: number): boolean => {
     run(db.deleteFrom("botrelay_api_key_bots").where("api_key_id", "=", id))
     return run(db.deleteFrom("botrelay_api_keys").where("id", "=", id)) > 0
@@ -431,12 +565,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       }
       if (patch.secret_token !== undefined) set.secret_token = Redacted.value(patch.secret_token)
       if (patch.token !== undefined) set.token = Redacted.value(patch.token)
-      return guardToken("updateBot", set.token, () => {
-        const rows = Object.keys(set).length === 0
-          ? findBotRow(id)
-          : all(db.updateTable("botrelay_bots").set(set).where("id", "=", id).returningAll())
-        return first(rows, toBot)
-      })
+      return guardToken("updateBot", set.token, () => first(updateBot(id, set), toBot))
     },
 
     findBot: (id) => attempt("findBot", () => first(findBotRow(id), toBot)),
@@ -504,31 +633,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
     deleteRoute: (id) => attempt("deleteRoute", () => run(db.deleteFrom("botrelay_routes").where("id", "=", id)) > 0),
 
-    saveMessage: (m) =>
-      attempt("saveMessage", () => {
-        run(
-          db.insertInto("botrelay_messages").values({
-            bot_id: m.bot_id,
-            chat_id: m.chat_id,
-            id: m.id,
-            user_id: m.user_id,
-            username: m.username,
-            first_name: m.first_name,
-            last_name: m.last_name,
-            text: m.text,
-            date: m.date,
-            media_type: m.media_type ?? null,
-            file_id: m.file_id ?? null,
-            reply_to_message_id: m.reply_to_message_id ?? null,
-            direction: m.direction,
-            edit_date: m.edit_date
-          }).onConflict((oc) =>
-            oc.columns(["bot_id", "chat_id", "id"]).doUpdateSet((eb) =>
-              Object.fromEntries(messageColumns.map((column) => [column, eb.ref(`excluded.${column}`)]))
-            )
-          )
-        )
-      }),
+    saveMessage: (m) => attempt("saveMessage", () => saveMessage(m)),
 
     listMessages: (query) =>
       attempt("listMessages", () =>
@@ -590,6 +695,95 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       }),
 
     deleteApiKey: (id) => attempt("deleteApiKey", () => deleteApiKey(id)),
+
+    ingressOffset: (botId) =>
+      attempt("ingressOffset", () =>
+        all(db.selectFrom("botrelay_ingress").select("offset").where("bot_id", "=", botId))[0]?.offset ?? 0),
+
+    commitUpdates: (botId, updates, nextOffset) =>
+      attempt("commitUpdates", () => commitUpdates(botId, updates, nextOffset)),
+
+    pendingUpdates: (botId, limit) =>
+      attempt("pendingUpdates", () =>
+        all(
+          db.selectFrom("botrelay_inbox")
+            .select(["bot_id", "update_id", "payload", "received_at", "processed"])
+            .where("bot_id", "=", botId)
+            .where("processed", "=", unprocessed)
+            .orderBy("update_id")
+            .limit(limit)
+        ).map(toInboxUpdate)),
+
+    completeUpdate: (completion) => attempt("completeUpdate", () => completeUpdate(completion)),
+
+    botsWithWork: attempt("botsWithWork", () =>
+      all(
+        db.selectFrom("botrelay_inbox").select("bot_id").where("processed", "=", unprocessed)
+          .union(db.selectFrom("botrelay_deliveries").select("bot_id").where("status", "=", "pending"))
+          .orderBy("bot_id")
+      ).map((r) => r.bot_id)),
+
+    nextDelivery: (botId) =>
+      attempt("nextDelivery", () =>
+        first(
+          all(
+            db.selectFrom("botrelay_deliveries")
+              .selectAll()
+              .where("bot_id", "=", botId)
+              .where("status", "=", "pending")
+              .orderBy("id")
+              .limit(1)
+          ),
+          toDelivery
+        )),
+
+    recordAttempt: (id, outcome) =>
+      attempt("recordAttempt", () => {
+        const query = db.updateTable("botrelay_deliveries").where("id", "=", id)
+        switch (outcome.status) {
+          case "delivered":
+            run(query.set({ status: "delivered", updated_at: outcome.at }))
+            break
+          case "pending":
+            run(query.set((eb) => ({
+              status: "pending",
+              attempts: eb("attempts", "+", 1),
+              next_attempt_at: outcome.next_attempt_at,
+              last_error: outcome.last_error,
+              updated_at: outcome.at
+            })))
+            break
+          case "dead":
+            run(query.set((eb) => ({
+              status: "dead",
+              attempts: eb("attempts", "+", 1),
+              last_error: outcome.last_error,
+              updated_at: outcome.at
+            })))
+            break
+        }
+      }),
+
+    listDeliveries: (filter) =>
+      attempt("listDeliveries", () => {
+        let query = db.selectFrom("botrelay_deliveries").selectAll().orderBy("id", "desc").limit(filter.limit)
+        if (filter.bot_id !== undefined) query = query.where("bot_id", "=", filter.bot_id)
+        if (filter.status !== undefined) query = query.where("status", "=", filter.status)
+        return all(query).map(toDelivery)
+      }),
+
+    retryDelivery: (id, at) =>
+      attempt("retryDelivery", () =>
+        first(
+          all(
+            db.updateTable("botrelay_deliveries")
+              .set({ status: "pending", attempts: 0, next_attempt_at: at, updated_at: at })
+              .where("id", "=", id)
+              .where("status", "=", "dead")
+              .returningAll()
+          ),
+          toDelivery
+        )),
 
     ping: attempt("ping", () => {
       statement("SELECT 1").all()

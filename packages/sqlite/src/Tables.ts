@@ -82,6 +82,36 @@ export interface ApiKeyBotsTable {
   readonly bot_id: number
 }
 
+/** `botrelay_inbox`: updates by (bot_id, update_id); `payload` is Telegram's JSON text, `processed` 0/1. */
+export interface InboxTable {
+  readonly bot_id: number
+  readonly update_id: number
+  readonly payload: string
+  readonly received_at: string
+  readonly processed: number
+}
+
+/** `botrelay_ingress`: the offset of each bot's next getUpdates; no row means 0. */
+export interface IngressTable {
+  readonly bot_id: number
+  readonly offset: number
+}
+
+/** `botrelay_deliveries`: the outbox, FIFO per bot by id. */
+export interface DeliveriesTable {
+  readonly id: Generated<number>
+  readonly bot_id: number
+  readonly update_id: number
+  readonly url: string
+  readonly payload: string
+  readonly status: "pending" | "delivered" | "dead"
+  readonly attempts: number
+  readonly next_attempt_at: string
+  readonly last_error: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
 /** The Kysely schema of everything Botrelay keeps in SQLite. */
 export interface Database {
   readonly botrelay_bots: BotsTable
@@ -90,4 +120,7 @@ export interface Database {
   readonly botrelay_tags: TagsTable
   readonly botrelay_api_keys: ApiKeysTable
   readonly botrelay_api_key_bots: ApiKeyBotsTable
+  readonly botrelay_inbox: InboxTable
+  readonly botrelay_ingress: IngressTable
+  readonly botrelay_deliveries: DeliveriesTable
 }

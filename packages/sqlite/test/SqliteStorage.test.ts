@@ -3,7 +3,8 @@ import { Migrations, SqliteStorage } from "@botrelay/sqlite"
 import * as StorageSuite from "@botrelay/testing/StorageSuite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Either, Layer, Option, Redacted } from "effect"
+import { Kysely, Migrator, SqliteDialect } from "kysely"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -58,6 +59,42 @@ const withRaw = <A>(file: string, f: (db: Database.Database) => A): A => {
 const tableNames = (db: Database.Database): Array<string> =>
   db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as Array<string>
 
+const update = (updateId: number) => ({
+  update_id: updateId,
+  payload: `{"update_id":${updateId},"message":{"text":"привет 👋","id":123456789012345678901234567890}}`,
+  received_at: "2025-01-01T00:00:01.000Z"
+})
+
+const newDelivery = (botId: number, updateId: number) => ({
+  bot_id: botId,
+  update_id: updateId,
+  url: "https://backend.example/hook",
+  payload: update(updateId).payload,
+  created_at: "2025-01-01T00:00:02.000Z"
+})
+
+/** A database the host opened, recording every statement the driver prepares. */
+const recorded = (file: string) =>
+  Effect.gen(function*() {
+    const host = new Database(file)
+    yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
+    const prepared: Array<string> = []
+    const database: SqliteStorage.SqliteDatabase = {
+      prepare: (sql) => {
+        prepared.push(sql)
+        return host.prepare(sql)
+      },
+      transaction: (fn) => host.transaction(fn),
+      close: () => host.close()
+    }
+    return { host, prepared, database }
+  })
+
+const queryPlan = (host: Database.Database, sql: string): Array<string> =>
+  (host.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...sql.split("?").slice(1).map(() => 1)) as Array<{
+    detail: string
+  }>).map((row) => row.detail)
+
 describe("SqliteStorage", () => {
   it.scoped("data survives closing and reopening the file", () =>
     Effect.gen(function*() {
@@ -87,6 +124,93 @@ describe("SqliteStorage", () => {
       assert.strictEqual((yield* storage.insertBot(botInput(3))).id, 3)
     }))
 
+  it.scoped("committed updates, the offset and queued deliveries survive closing and reopening the file", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      yield* Effect.scoped(Effect.gen(function*() {
+        const storage = yield* SqliteStorage.make({ filename: file })
+        const bot = yield* storage.insertBot(botInput(1))
+        assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(100), update(101), update(102)], 103), 3)
+        yield* storage.completeUpdate({
+          bot_id: bot.id,
+          update_id: 100,
+          messages: [message(bot.id, -100, 1, 10)],
+          deliveries: [newDelivery(bot.id, 100)]
+        })
+      }))
+      const storage = yield* SqliteStorage.make({ filename: file })
+      assert.strictEqual(yield* storage.ingressOffset(1), 103)
+      assert.deepStrictEqual(yield* storage.pendingUpdates(1, 10), [
+        { bot_id: 1, ...update(101) },
+        { bot_id: 1, ...update(102) }
+      ])
+      assert.deepStrictEqual(yield* storage.botsWithWork, [1])
+      assert.deepStrictEqual(
+        Option.map(yield* storage.nextDelivery(1), (d) => [d.id, d.update_id, d.status, d.payload]),
+        Option.some([1, 100, "pending", update(100).payload])
+      )
+      assert.deepStrictEqual(yield* storage.listMessages({ bot_id: 1, chat_id: -100, limit: 10, offset: 0 }), [
+        message(1, -100, 1, 10)
+      ])
+      assert.strictEqual(yield* storage.commitUpdates(1, [update(100), update(101)], 102), 0)
+      assert.strictEqual(yield* storage.ingressOffset(1), 103)
+    }))
+
+  it.scoped("a database created before 0002_runtime is upgraded and keeps its data", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const host = new Database(file)
+      yield* Effect.addFinalizer(() => Effect.sync(() => host.open && host.close()))
+      const { error } = yield* Effect.promise(() =>
+        new Migrator({
+          db: new Kysely<unknown>({ dialect: new SqliteDialect({ database: host }) }),
+          provider: { getMigrations: () => Promise.resolve({ "0001_init": Migrations.migrations["0001_init"]! }) },
+          migrationTableName: Migrations.migrationTableName,
+          migrationLockTableName: Migrations.migrationLockTableName
+        }).migrateToLatest()
+      )
+      assert.isUndefined(error)
+      host.prepare("INSERT INTO botrelay_bots (token, source, created_at, updated_at) VALUES (?, 'cli', '', '')")
+        .run("1:old")
+      assert.isFalse(tableNames(host).includes("botrelay_inbox"))
+
+      const storage = yield* SqliteStorage.make({ database: host })
+      assert.deepStrictEqual(host.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(), [
+        "0001_init",
+        "0002_runtime"
+      ])
+      const bot = Option.getOrThrow(yield* storage.findBotByToken("1:old"))
+      assert.strictEqual(yield* storage.ingressOffset(bot.id), 0)
+      assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(5)], 6), 1)
+      assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 10), [{ bot_id: bot.id, ...update(5) }])
+    }))
+
+  it.scoped("a completion that fails is a StorageError and is rolled back whole", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const storage = yield* SqliteStorage.make({ filename: file })
+      const bot = yield* storage.insertBot(botInput(1))
+      yield* storage.commitUpdates(bot.id, [update(1)], 2)
+      const result = yield* Effect.either(storage.completeUpdate({
+        bot_id: bot.id,
+        update_id: 1,
+        messages: [message(bot.id, 5, 1, 10)],
+        deliveries: [newDelivery(bot.id, 1), newDelivery(99, 1)]
+      }))
+      assert.isTrue(Either.isLeft(result))
+      assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 10), [{ bot_id: bot.id, ...update(1) }])
+      assert.deepStrictEqual(yield* storage.listMessages({ bot_id: bot.id, chat_id: 5, limit: 10, offset: 0 }), [])
+      assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [])
+      assert.strictEqual(
+        withRaw(file, (db) => db.prepare("SELECT count(*) FROM botrelay_deliveries").pluck().get()),
+        0
+      )
+
+      const commit = yield* Effect.either(storage.commitUpdates(99, [update(1)], 2))
+      assert.isTrue(Either.isLeft(commit))
+      assert.strictEqual(yield* storage.ingressOffset(99), 0)
+    }))
+
   it.scoped("migrations are recorded in botrelay_migrations and re-running them is a no-op", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
@@ -107,6 +231,9 @@ describe("SqliteStorage", () => {
         "botrelay_api_key_bots",
         "botrelay_api_keys",
         "botrelay_bots",
+        "botrelay_deliveries",
+        "botrelay_inbox",
+        "botrelay_ingress",
         "botrelay_messages",
         "botrelay_migrations",
         "botrelay_migrations_lock",
@@ -148,19 +275,8 @@ describe("SqliteStorage", () => {
 
   it.scoped("listing a chat's messages uses the index: no scan, no sort", () =>
     Effect.gen(function*() {
-      const file = join(yield* tempDir, "botrelay.db")
-      const host = new Database(file)
-      yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
-      const prepared: Array<string> = []
-      const recording: SqliteStorage.SqliteDatabase = {
-        prepare: (sql) => {
-          prepared.push(sql)
-          return host.prepare(sql)
-        },
-        transaction: (fn) => host.transaction(fn),
-        close: () => host.close()
-      }
-      const storage = yield* SqliteStorage.make({ database: recording })
+      const { host, prepared, database } = yield* recorded(join(yield* tempDir, "botrelay.db"))
+      const storage = yield* SqliteStorage.make({ database })
       for (const n of [1, 2]) yield* storage.insertBot(botInput(n))
       for (let id = 1; id <= 300; id++) {
         yield* storage.saveMessage(message(1 + (id % 2), id % 3 === 0 ? -100 : 5, id, 1000 + (id % 17)))
@@ -169,8 +285,7 @@ describe("SqliteStorage", () => {
       assert.strictEqual(page.length, 20)
       const sql = prepared.find((s) => s.includes("from \"botrelay_messages\"") && s.includes("order by"))
       assert.isDefined(sql)
-      const plan = (host.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(1, 5, 20, 10) as Array<{ detail: string }>)
-        .map((row) => row.detail)
+      const plan = queryPlan(host, sql!)
       assert.isTrue(plan.some((d) => d.includes("USING INDEX botrelay_messages_chat_date")), plan.join("\n"))
       assert.isFalse(plan.some((d) => d.includes("SCAN")), plan.join("\n"))
       assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), plan.join("\n"))
@@ -181,10 +296,44 @@ describe("SqliteStorage", () => {
       yield* storage.listTags({ chat_id: 1, user_id: 2 })
       assert.strictEqual(prepared.length, 3)
       for (const statement of prepared) {
-        const details = (host.prepare(`EXPLAIN QUERY PLAN ${statement}`).all(...statement.split("?").slice(1).map(
-          () => 1
-        )) as Array<{ detail: string }>).map((row) => row.detail)
+        const details = queryPlan(host, statement)
         assert.isFalse(details.some((d) => d.includes("SCAN") || d.includes("TEMP B-TREE")), details.join("\n"))
+      }
+    }))
+
+  it.scoped("pending updates and the next delivery are read through an index: no scan, no sort", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const { host, prepared, database } = yield* recorded(file)
+      const storage = yield* SqliteStorage.make({ database })
+      for (const n of [1, 2, 3]) yield* storage.insertBot(botInput(n))
+      for (const botId of [1, 2, 3]) {
+        const updates = Array.from({ length: 200 }, (_, i) => update(1000 + i))
+        yield* storage.commitUpdates(botId, updates, 1200)
+        for (const u of updates.slice(0, 150)) {
+          yield* storage.completeUpdate({
+            bot_id: botId,
+            update_id: u.update_id,
+            messages: [],
+            deliveries: [newDelivery(botId, u.update_id)]
+          })
+        }
+      }
+      for (let id = 1; id <= 300; id += 2) yield* storage.recordAttempt(id, { status: "delivered", at: "" })
+
+      prepared.length = 0
+      assert.strictEqual((yield* storage.pendingUpdates(2, 10))[0]!.update_id, 1150)
+      assert.isTrue(Option.isSome(yield* storage.nextDelivery(2)))
+      assert.strictEqual(prepared.length, 2)
+      const expected: Array<readonly [string, string]> = [
+        [prepared[0]!, "botrelay_inbox_pending"],
+        [prepared[1]!, "botrelay_deliveries_bot_status"]
+      ]
+      for (const [sql, index] of expected) {
+        const plan = queryPlan(host, sql)
+        assert.isTrue(plan.some((d) => d.includes(`USING INDEX ${index}`)), plan.join("\n"))
+        assert.isFalse(plan.some((d) => d.includes("SCAN")), plan.join("\n"))
+        assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), plan.join("\n"))
       }
     }))
 

@@ -19,16 +19,47 @@ export interface CallOptions {
   readonly timeout?: Duration.DurationInput
 }
 
+type Token = Redacted.Redacted<string>
+
 /** A Bot API client serving any number of bots: each call takes the bot's token. */
 export interface Service {
-  readonly getMe: (token: Redacted.Redacted<string>) => Effect.Effect<BotApi.User, TelegramError>
-  readonly sendMessage: (
-    token: Redacted.Redacted<string>,
-    params: BotApi.SendMessageParams
+  readonly getMe: (token: Token) => Effect.Effect<BotApi.User, TelegramError>
+  /**
+   * Fetches updates. Each comes back as its `update_id` and its JSON text exactly as Telegram sent
+   * it. With `timeout: T` (a long poll) the call may take T + 15 seconds, or the client's timeout
+   * if that is longer.
+   */
+  readonly getUpdates: (
+    token: Token,
+    params?: BotApi.GetUpdatesParams
+  ) => Effect.Effect<ReadonlyArray<BotApi.RawUpdate>, TelegramError>
+  readonly setWebhook: (token: Token, params: BotApi.SetWebhookParams) => Effect.Effect<true, TelegramError>
+  readonly deleteWebhook: (token: Token, params?: BotApi.DeleteWebhookParams) => Effect.Effect<true, TelegramError>
+  readonly getWebhookInfo: (token: Token) => Effect.Effect<BotApi.WebhookInfo, TelegramError>
+  readonly sendMessage: (token: Token, params: BotApi.SendMessageParams) => Effect.Effect<BotApi.Message, TelegramError>
+  readonly forwardMessage: (
+    token: Token,
+    params: BotApi.ForwardMessageParams
   ) => Effect.Effect<BotApi.Message, TelegramError>
+  readonly copyMessage: (
+    token: Token,
+    params: BotApi.CopyMessageParams
+  ) => Effect.Effect<BotApi.MessageId, TelegramError>
+  /** The edited message, or `true` for an inline message. */
+  readonly editMessageText: (
+    token: Token,
+    params: BotApi.EditMessageTextParams
+  ) => Effect.Effect<BotApi.Message | true, TelegramError>
+  readonly deleteMessage: (token: Token, params: BotApi.DeleteMessageParams) => Effect.Effect<true, TelegramError>
+  readonly answerCallbackQuery: (
+    token: Token,
+    params: BotApi.AnswerCallbackQueryParams
+  ) => Effect.Effect<true, TelegramError>
+  /** File details; the download URL holds the token, so building it is left to the caller. */
+  readonly getFile: (token: Token, params: BotApi.GetFileParams) => Effect.Effect<BotApi.File, TelegramError>
   /** Calls any method and returns its `result` undecoded. */
   readonly call: (
-    token: Redacted.Redacted<string>,
+    token: Token,
     method: string,
     params?: Readonly<Record<string, unknown>>,
     options?: CallOptions
@@ -89,6 +120,86 @@ const summarizeIssues = (error: ParseResult.ParseError): string =>
 
 const encodeToken = (token: string) => encodeURIComponent(token).replace(/%3A/gi, ":")
 
+const isSpace = (c: string | undefined) => c === " " || c === "\t" || c === "\n" || c === "\r"
+
+const skipSpace = (text: string, at: number) => {
+  while (isSpace(text[at])) at++
+  return at
+}
+
+/** The end (exclusive) of the JSON value starting at `at`, in text already known to be valid JSON. */
+const valueEnd = (text: string, at: number): number => {
+  const first = text[at]
+  if (first === "\"") {
+    let i = at + 1
+    while (i < text.length && text[i] !== "\"") i += text[i] === "\\" ? 2 : 1
+    return i + 1
+  }
+  if (first === "{" || first === "[") {
+    let depth = 0
+    let i = at
+    while (i < text.length) {
+      const c = text[i]
+      if (c === "\"") {
+        i = valueEnd(text, i)
+        continue
+      }
+      if (c === "{" || c === "[") depth++
+      else if (c === "}" || c === "]") {
+        depth--
+        if (depth === 0) return i + 1
+      }
+      i++
+    }
+    return i
+  }
+  let i = at
+  while (i < text.length && !isSpace(text[i]) && text[i] !== "," && text[i] !== "}" && text[i] !== "]") i++
+  return i
+}
+
+/**
+ * The exact text of each element of the top-level `result` array of a Bot API answer, or undefined
+ * when there is none. `text` must already have parsed as JSON. The last `result` key wins, as with
+ * `JSON.parse`.
+ */
+const resultElements = (text: string): Array<string> | undefined => {
+  let at = skipSpace(text, 0)
+  if (text[at] !== "{") return undefined
+  at = skipSpace(text, at + 1)
+  let result: number | undefined
+  while (text[at] === "\"") {
+    const keyEnd = valueEnd(text, at)
+    const key: unknown = JSON.parse(text.slice(at, keyEnd))
+    at = skipSpace(text, skipSpace(text, keyEnd) + 1)
+    if (key === "result") result = at
+    at = skipSpace(text, valueEnd(text, at))
+    if (text[at] === ",") at = skipSpace(text, at + 1)
+  }
+  if (result === undefined || text[result] !== "[") return undefined
+  const elements: Array<string> = []
+  at = skipSpace(text, result + 1)
+  while (at < text.length && text[at] !== "]") {
+    const end = valueEnd(text, at)
+    elements.push(text.slice(at, end))
+    at = skipSpace(text, end)
+    if (text[at] === ",") at = skipSpace(text, at + 1)
+  }
+  return elements
+}
+
+const UpdateIds = Schema.Array(Schema.Struct({ update_id: Schema.Int }))
+
+/** How long a long poll of `seconds` may take: the poll itself plus 15 seconds. */
+const pollTimeout = (seconds: number | undefined, timeout: Duration.Duration): Duration.Duration =>
+  seconds === undefined || seconds <= 0 ? timeout : Duration.max(timeout, Duration.seconds(seconds + 15))
+
+interface Answered {
+  readonly status: number
+  readonly text: string
+  readonly result: unknown
+}
+
 /** Builds a client on the ambient `HttpClient`, with its spans (which carry the URL, hence the token) turned off. */
 export const make = (options: Options): Effect.Effect<Service, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
@@ -96,15 +207,17 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
     const timeout = Duration.decode(options.timeout ?? defaultTimeout)
     const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
 
-    const execute = <A, I>(
-      token: Redacted.Redacted<string>,
+    const transport = (method: string, reason: TelegramTransportError["reason"], description: string) =>
+      new TelegramTransportError({ reason, method, description })
+
+    const request = (
+      token: Token,
       method: string,
       params: Readonly<Record<string, unknown>>,
-      result: Schema.Schema<A, I>,
       callTimeout: Duration.Duration
-    ): Effect.Effect<A, TelegramError> => {
+    ): Effect.Effect<Answered, TelegramError> => {
       const fail = (reason: TelegramTransportError["reason"], description: string) =>
-        new TelegramTransportError({ reason, method, description })
+        transport(method, reason, description)
       return HttpClientRequest.post(`${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`)
         .pipe(
           HttpClientRequest.acceptJson,
@@ -117,7 +230,7 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
             duration: callTimeout,
             onTimeout: () => fail("Timeout", `no answer within ${Duration.format(callTimeout)}`)
           }),
-          Effect.flatMap(({ status, text }): Effect.Effect<A, TelegramError> => {
+          Effect.flatMap(({ status, text }): Effect.Effect<Answered, TelegramError> => {
             let json: unknown
             try {
               json = JSON.parse(text)
@@ -143,24 +256,80 @@ export const make = (options: Options): Effect.Effect<Service, never, HttpClient
             if (!("result" in body)) {
               return Effect.fail(fail("Decode", `the answer (HTTP ${status}) has no result`))
             }
-            return Schema.decodeUnknown(result)(body.result).pipe(
-              Effect.mapError((error) => fail("Decode", `unexpected result: ${summarizeIssues(error)}`))
-            )
+            return Effect.succeed({ status, text, result: body.result })
           })
         )
     }
 
-    const traced = (name: string, method: string) =>
+    const execute = <A, I>(
+      token: Token,
+      method: string,
+      params: Readonly<Record<string, unknown>>,
+      result: Schema.Schema<A, I>,
+      callTimeout: Duration.Duration = timeout
+    ): Effect.Effect<A, TelegramError> =>
+      request(token, method, params, callTimeout).pipe(
+        Effect.flatMap((answered) =>
+          Schema.decodeUnknown(result)(answered.result).pipe(
+            Effect.mapError((error) => transport(method, "Decode", `unexpected result: ${summarizeIssues(error)}`))
+          )
+        )
+      )
+
+    const traced = (name: string, method: string = name) =>
       Effect.withSpan(`TelegramClient.${name}`, {
         kind: "client",
         captureStackTrace: false,
         attributes: { "telegram.method": method }
       })
 
+    const True = Schema.Literal(true)
+
+    /**
+     * Each update's text is cut out of the answer as it came (not re-serialised), so nothing in it
+     * (unknown fields, number formatting, escapes, big integers) can change on the way through.
+     */
+    const getUpdates = (token: Token, params: BotApi.GetUpdatesParams = {}) =>
+      request(token, "getUpdates", params, pollTimeout(params.timeout, timeout)).pipe(
+        Effect.flatMap(({ result, text }) =>
+          Schema.decodeUnknown(UpdateIds)(result).pipe(
+            Effect.mapError((error) =>
+              transport("getUpdates", "Decode", `unexpected result: ${summarizeIssues(error)}`)
+            ),
+            Effect.flatMap((ids) => {
+              const payloads = resultElements(text)
+              return payloads === undefined || payloads.length !== ids.length
+                ? Effect.fail(transport("getUpdates", "Decode", "the updates could not be separated"))
+                : Effect.succeed(ids.map(({ update_id }, i) => ({ update_id, payload: payloads[i]! })))
+            })
+          )
+        ),
+        traced("getUpdates")
+      )
+
     return TelegramClient.of({
-      getMe: (token) => execute(token, "getMe", {}, BotApi.User, timeout).pipe(traced("getMe", "getMe")),
-      sendMessage: (token, params) =>
-        execute(token, "sendMessage", params, BotApi.Message, timeout).pipe(traced("sendMessage", "sendMessage")),
+      getMe: (token) => execute(token, "getMe", {}, BotApi.User).pipe(traced("getMe")),
+      getUpdates,
+      setWebhook: (token, { secret_token, ...params }) =>
+        execute(token, "setWebhook", {
+          ...params,
+          ...(secret_token === undefined ? {} : { secret_token: Redacted.value(secret_token) })
+        }, True).pipe(traced("setWebhook")),
+      deleteWebhook: (token, params = {}) =>
+        execute(token, "deleteWebhook", params, True).pipe(traced("deleteWebhook")),
+      getWebhookInfo: (token) =>
+        execute(token, "getWebhookInfo", {}, BotApi.WebhookInfo).pipe(traced("getWebhookInfo")),
+      sendMessage: (token, params) => execute(token, "sendMessage", params, BotApi.Message).pipe(traced("sendMessage")),
+      forwardMessage: (token, params) =>
+        execute(token, "forwardMessage", params, BotApi.Message).pipe(traced("forwardMessage")),
+      copyMessage: (token, params) =>
+        execute(token, "copyMessage", params, BotApi.MessageId).pipe(traced("copyMessage")),
+      editMessageText: (token, params) =>
+        execute(token, "editMessageText", params, Schema.Union(BotApi.Message, True)).pipe(traced("editMessageText")),
+      deleteMessage: (token, params) => execute(token, "deleteMessage", params, True).pipe(traced("deleteMessage")),
+      answerCallbackQuery: (token, params) =>
+        execute(token, "answerCallbackQuery", params, True).pipe(traced("answerCallbackQuery")),
+      getFile: (token, params) => execute(token, "getFile", params, BotApi.File).pipe(traced("getFile")),
       call: (token, method, params = {}, callOptions) =>
         execute(
           token,

@@ -118,6 +118,8 @@ const errorScenarios: ReadonlyArray<readonly [string, Answer]> = [
   ]
 ]
 
+const hookSecret = "hook_Secret-123"
+
 const leaks = (value: string) => value.includes(secret) || value.includes("AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1")
 
 describe("TelegramClient", () => {
@@ -328,7 +330,10 @@ describe("TelegramClient", () => {
           const run of [
             (client: TelegramClient.Service) => client.getMe(token),
             (client: TelegramClient.Service) => client.sendMessage(token, { chat_id: 1, text: "x" }),
-            (client: TelegramClient.Service) => client.call(token, "getChat", { chat_id: 1 })
+            (client: TelegramClient.Service) => client.call(token, "getChat", { chat_id: 1 }),
+            (client: TelegramClient.Service) => client.getUpdates(token, { offset: 1, timeout: 1 }),
+            (client: TelegramClient.Service) =>
+              client.setWebhook(token, { url: "https://hook.example.test", secret_token: Redacted.make(hookSecret) })
           ]
         ) {
           const result = yield* withClient(answer, (client) => Effect.either(run(client)))
@@ -344,6 +349,7 @@ describe("TelegramClient", () => {
           ]
           for (const rendering of renderings) {
             assert.isFalse(leaks(rendering), `${name}: ${rendering}`)
+            assert.notInclude(rendering, hookSecret, name)
             assert.notInclude(rendering, "api.example.test", name)
           }
         }
@@ -383,5 +389,275 @@ describe("TelegramClient", () => {
       }
       assert.strictEqual(spans.find((span) => span.name === "TelegramClient.call")?.attributes.get("telegram.method"),
         "deleteWebhook")
+    }))
+
+  it.effect("getUpdates sends its params and returns each update's JSON text exactly as it came", () =>
+    Effect.gen(function*() {
+      const first = `{"update_id":100000001,"message":{"message_id":1,"text":"a ] } \\" [ {",` +
+        `"chat":{"id":1,"type":"private"},"date":1}}`
+      const second = `{"update_id": 100000002, "edited_message": {"x": 1.50, "y": "\\u00e9", ` +
+        `"big": 12345678901234567890, "z": [true, false, null, -0.5e3]}}`
+      const third = `{ "update_id" : 100000003 , "future_kind" : { "nested" : [ [ ] , { } , "\\\\" ] } }`
+      const text = `{"ok":true,"description":"x [ { \\" ]",\n "result" : [ ${first}\n,${second},\t${third} ]\r\n}`
+      const seen: Array<Seen> = []
+      const updates = yield* Effect.gen(function*() {
+        const client = yield* TelegramClient.TelegramClient
+        return yield* client.getUpdates(token, {
+          offset: 100000001,
+          limit: 3,
+          timeout: 0,
+          allowed_updates: ["message", "edited_message"]
+        })
+      }).pipe(
+        Effect.provide(TelegramClient.layer({ apiRoot: "https://api.example.test" })),
+        Effect.provide(stub(() => Effect.succeed(new Response(text, { status: 200 })), seen))
+      )
+      assert.deepStrictEqual(seen[0]!.body, {
+        offset: 100000001,
+        limit: 3,
+        timeout: 0,
+        allowed_updates: ["message", "edited_message"]
+      })
+      assert.strictEqual(seen[0]!.url, `https://api.example.test/bot${secret}/getUpdates`)
+      assert.deepStrictEqual(updates, [
+        { update_id: 100000001, payload: first },
+        { update_id: 100000002, payload: second },
+        { update_id: 100000003, payload: third }
+      ])
+      assert.include(updates[1]!.payload, "12345678901234567890")
+      assert.deepStrictEqual(JSON.parse(updates[0]!.payload).message.text, "a ] } \" [ {")
+
+      const none = yield* withClient(answerWith({ ok: true, result: [] }), (client) => client.getUpdates(token))
+      assert.deepStrictEqual(none, [])
+      const dup = yield* withClient(
+        () => Effect.succeed(new Response(`{"result":[{"update_id":1}],"ok":true,"result":[{"update_id":2}]}`)),
+        (client) => client.getUpdates(token)
+      )
+      assert.deepStrictEqual(dup, [{ update_id: 2, payload: `{"update_id":2}` }])
+    }))
+
+  it.effect("getUpdates fails to decode a batch with an update lacking update_id", () =>
+    Effect.gen(function*() {
+      const error = yield* withClient(
+        answerWith({ ok: true, result: [{ update_id: 1 }, { message: {} }] }),
+        (client) => Effect.flip(client.getUpdates(token))
+      )
+      assert.strictEqual(error._tag === "TelegramTransportError" && error.reason, "Decode")
+      assert.strictEqual(error.method, "getUpdates")
+      const notArray = yield* withClient(
+        answerWith({ ok: true, result: { update_id: 1 } }),
+        (client) => Effect.flip(client.getUpdates(token))
+      )
+      assert.strictEqual(notArray._tag === "TelegramTransportError" && notArray.reason, "Decode")
+    }))
+
+  it.effect("a long poll of T seconds may take T + 15 s, or the client's timeout when longer", () =>
+    Effect.gen(function*() {
+      const hang: Answer = () => Effect.never
+      const long = yield* withClient(hang, (client) => Effect.flip(client.getUpdates(token, { timeout: 50 })), {
+        timeout: "2 seconds"
+      }).pipe(Effect.fork)
+      yield* TestClock.adjust("64 seconds")
+      assert.isNull(long.unsafePoll())
+      yield* TestClock.adjust("1 second")
+      const error = yield* Fiber.join(long)
+      assert.strictEqual(error._tag === "TelegramTransportError" && error.reason, "Timeout")
+      assert.strictEqual(error.method, "getUpdates")
+
+      const short = yield* withClient(hang, (client) => Effect.flip(client.getUpdates(token, { timeout: 0 })), {
+        timeout: "2 seconds"
+      }).pipe(Effect.fork)
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual((yield* Fiber.join(short))._tag, "TelegramTransportError")
+
+      const configured = yield* withClient(hang, (client) => Effect.flip(client.getUpdates(token, { timeout: 5 })), {
+        timeout: "100 seconds"
+      }).pipe(Effect.fork)
+      yield* TestClock.adjust("99 seconds")
+      assert.isNull(configured.unsafePoll())
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual((yield* Fiber.join(configured))._tag, "TelegramTransportError")
+    }))
+
+  it.effect("setWebhook sends the secret in clear on the wire only; deleteWebhook and getWebhookInfo", () =>
+    Effect.gen(function*() {
+      const seen: Array<Seen> = []
+      const answers = [
+        { ok: true, result: true, description: "Webhook was set" },
+        { ok: true, result: true },
+        {
+          ok: true,
+          result: {
+            url: "https://hook.example.test/x",
+            has_custom_certificate: false,
+            pending_update_count: 3,
+            last_error_date: 1_700_000_000,
+            last_error_message: "Wrong response from the webhook: 500 Internal Server Error",
+            max_connections: 40,
+            allowed_updates: ["message"],
+            future: 1
+          }
+        }
+      ]
+      const results = yield* Effect.gen(function*() {
+        const client = yield* TelegramClient.TelegramClient
+        const set = yield* client.setWebhook(token, {
+          url: "https://hook.example.test/x",
+          secret_token: Redacted.make(hookSecret),
+          drop_pending_updates: true,
+          max_connections: 40,
+          allowed_updates: ["message"]
+        })
+        const deleted = yield* client.deleteWebhook(token)
+        const info = yield* client.getWebhookInfo(token)
+        return { set, deleted, info }
+      }).pipe(
+        Effect.provide(TelegramClient.layer({ apiRoot: "https://api.example.test" })),
+        Effect.provide(stub(() => Effect.succeed(json(answers.shift())), seen))
+      )
+      assert.deepStrictEqual(seen.map((s) => [s.url.split("/").at(-1), s.body]), [
+        ["setWebhook", {
+          url: "https://hook.example.test/x",
+          secret_token: hookSecret,
+          drop_pending_updates: true,
+          max_connections: 40,
+          allowed_updates: ["message"]
+        }],
+        ["deleteWebhook", {}],
+        ["getWebhookInfo", {}]
+      ])
+      assert.isTrue(results.set)
+      assert.isTrue(results.deleted)
+      assert.strictEqual(results.info.pending_update_count, 3)
+      assert.strictEqual(results.info.last_error_message, "Wrong response from the webhook: 500 Internal Server Error")
+      assert.deepStrictEqual(results.info.allowed_updates, ["message"])
+      const notTrue = yield* withClient(answerWith({ ok: true, result: false }), (client) =>
+        Effect.flip(client.deleteWebhook(token, { drop_pending_updates: true })))
+      assert.strictEqual(notTrue._tag === "TelegramTransportError" && notTrue.reason, "Decode")
+    }))
+
+  it.effect("copyMessage returns the new MessageId; forwardMessage the new Message", () =>
+    Effect.gen(function*() {
+      const seen: Array<Seen> = []
+      const copied = yield* Effect.gen(function*() {
+        const client = yield* TelegramClient.TelegramClient
+        return yield* client.copyMessage(token, { chat_id: -100, from_chat_id: 42, message_id: 7, caption: "c" })
+      }).pipe(
+        Effect.provide(TelegramClient.layer({ apiRoot: "https://api.example.test" })),
+        Effect.provide(stub(answerWith({ ok: true, result: { message_id: 99 } }), seen))
+      )
+      assert.deepStrictEqual(copied, { message_id: 99 })
+      assert.strictEqual(seen[0]!.url, `https://api.example.test/bot${secret}/copyMessage`)
+      assert.deepStrictEqual(seen[0]!.body, { chat_id: -100, from_chat_id: 42, message_id: 7, caption: "c" })
+
+      const forwarded = yield* withClient(
+        answerWith({
+          ok: true,
+          result: {
+            ...message,
+            forward_origin: { type: "user", date: 1, sender_user: { id: 5, is_bot: false, first_name: "Ann" } }
+          }
+        }),
+        (client) => client.forwardMessage(token, { chat_id: -100, from_chat_id: 42, message_id: 7 })
+      )
+      assert.strictEqual(forwarded.forward_origin?.sender_user?.id, 5)
+      const badCopy = yield* withClient(answerWith({ ok: true, result: { id: 1 } }), (client) =>
+        Effect.flip(client.copyMessage(token, { chat_id: 1, from_chat_id: 2, message_id: 3 })))
+      assert.strictEqual(badCopy._tag === "TelegramTransportError" && badCopy.reason, "Decode")
+    }))
+
+  it.effect("getFile decodes File; editMessageText gives a Message or true; delete and answer give true", () =>
+    Effect.gen(function*() {
+      const seen: Array<Seen> = []
+      const file = yield* Effect.gen(function*() {
+        const client = yield* TelegramClient.TelegramClient
+        return yield* client.getFile(token, { file_id: "AgACAgI" })
+      }).pipe(
+        Effect.provide(TelegramClient.layer({ apiRoot: "https://api.example.test" })),
+        Effect.provide(stub(
+          answerWith({
+            ok: true,
+            result: { file_id: "AgACAgI", file_unique_id: "AQADx", file_size: 2048, file_path: "photos/file_1.jpg" }
+          }),
+          seen
+        ))
+      )
+      assert.deepStrictEqual(file, {
+        file_id: "AgACAgI",
+        file_unique_id: "AQADx",
+        file_size: 2048,
+        file_path: "photos/file_1.jpg"
+      })
+      assert.deepStrictEqual(seen[0]!.body, { file_id: "AgACAgI" })
+
+      const edited = yield* withClient(
+        answerWith({ ok: true, result: { ...message, text: "new", edit_date: 1_700_000_100 } }),
+        (client) => client.editMessageText(token, { chat_id: 42, message_id: 7, text: "new" })
+      )
+      assert.isTrue(edited !== true && edited.edit_date === 1_700_000_100)
+      const inline = yield* withClient(
+        answerWith({ ok: true, result: true }),
+        (client) => client.editMessageText(token, { inline_message_id: "abc", text: "new" })
+      )
+      assert.isTrue(inline)
+      const deleted = yield* withClient(
+        answerWith({ ok: true, result: true }),
+        (client) => client.deleteMessage(token, { chat_id: 42, message_id: 7 })
+      )
+      assert.isTrue(deleted)
+      const answered = yield* withClient(
+        answerWith({ ok: true, result: true }),
+        (client) => client.answerCallbackQuery(token, { callback_query_id: "1", text: "done" })
+      )
+      assert.isTrue(answered)
+      const gone = yield* withClient(
+        answerWith({ ok: false, error_code: 400, description: "Bad Request: message to delete not found" }, 400),
+        (client) => Effect.flip(client.deleteMessage(token, { chat_id: 42, message_id: 7 }))
+      )
+      assert.strictEqual(
+        gone._tag === "TelegramApiError" && gone.description,
+        "Bad Request: message to delete not found"
+      )
+    }))
+
+  it.effect("every method has its own span", () =>
+    Effect.gen(function*() {
+      const native = yield* Effect.tracer
+      const names: Array<string> = []
+      const tracer = Tracer.make({
+        span: (...args) => {
+          names.push(args[0])
+          return native.span(...args)
+        },
+        context: (f) => f()
+      })
+      const runs: ReadonlyArray<(client: TelegramClient.Service) => Effect.Effect<unknown, unknown>> = [
+        (client) => client.getUpdates(token),
+        (client) => client.setWebhook(token, { url: "https://x.test" }),
+        (client) => client.deleteWebhook(token),
+        (client) => client.getWebhookInfo(token),
+        (client) => client.forwardMessage(token, { chat_id: 1, from_chat_id: 2, message_id: 3 }),
+        (client) => client.copyMessage(token, { chat_id: 1, from_chat_id: 2, message_id: 3 }),
+        (client) => client.editMessageText(token, { chat_id: 1, message_id: 3, text: "x" }),
+        (client) => client.deleteMessage(token, { chat_id: 1, message_id: 3 }),
+        (client) => client.answerCallbackQuery(token, { callback_query_id: "1" }),
+        (client) => client.getFile(token, { file_id: "f" })
+      ]
+      for (const run of runs) {
+        yield* withClient(answerWith({ ok: false, error_code: 400, description: "Bad Request: x" }, 400), (client) =>
+          Effect.either(run(client))).pipe(Effect.withTracer(tracer))
+      }
+      assert.deepStrictEqual(names, [
+        "TelegramClient.getUpdates",
+        "TelegramClient.setWebhook",
+        "TelegramClient.deleteWebhook",
+        "TelegramClient.getWebhookInfo",
+        "TelegramClient.forwardMessage",
+        "TelegramClient.copyMessage",
+        "TelegramClient.editMessageText",
+        "TelegramClient.deleteMessage",
+        "TelegramClient.answerCallbackQuery",
+        "TelegramClient.getFile"
+      ])
     }))
 })

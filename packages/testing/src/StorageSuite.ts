@@ -1,8 +1,8 @@
-import type { ApiKey, Bot, Message, Route, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Delivery, Inbox, Message, Route, Tag } from "@botrelay/core"
 import { Storage } from "@botrelay/core"
 import { assert, describe, it } from "@effect/vitest"
 import type { Layer } from "effect"
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Either, Option, Redacted } from "effect"
 
 const t0 = "2025-01-02T03:04:05.000Z"
 const t1 = "2025-02-03T04:05:06.000Z"
@@ -84,6 +84,51 @@ const keyInput = (n: number, overrides: Partial<ApiKey.ApiKeyRecordInput> = {}):
   hash: `hash-${n}`,
   ...overrides
 })
+
+type UpdateInput = Pick<Inbox.InboxUpdate, "update_id" | "payload" | "received_at">
+
+const update = (updateId: number, overrides: Partial<UpdateInput> = {}): UpdateInput => ({
+  update_id: updateId,
+  payload: `{"update_id":${updateId},"message":{"message_id":${updateId},"text":"hi"}}`,
+  received_at: t0,
+  ...overrides
+})
+
+const held = (botId: number, ...updates: ReadonlyArray<UpdateInput>): Array<Inbox.InboxUpdate> =>
+  updates.map((u) => ({ bot_id: botId, update_id: u.update_id, payload: u.payload, received_at: u.received_at }))
+
+const newDelivery = (
+  botId: number,
+  updateId: number,
+  overrides: Partial<Delivery.NewDelivery> = {}
+): Delivery.NewDelivery => ({
+  bot_id: botId,
+  update_id: updateId,
+  url: `https://backend.example/bot${botId}`,
+  payload: `{"update_id":${updateId}}`,
+  created_at: t1,
+  ...overrides
+})
+
+const queued = (id: number, input: Delivery.NewDelivery): Delivery.Delivery => ({
+  id,
+  bot_id: input.bot_id,
+  update_id: input.update_id,
+  url: input.url,
+  payload: input.payload,
+  status: "pending",
+  attempts: 0,
+  next_attempt_at: input.created_at,
+  last_error: "",
+  created_at: input.created_at,
+  updated_at: input.created_at
+})
+
+const completion = (
+  botId: number,
+  updateId: number,
+  overrides: Partial<Omit<Inbox.UpdateCompletion, "bot_id" | "update_id">> = {}
+): Inbox.UpdateCompletion => ({ bot_id: botId, update_id: updateId, messages: [], deliveries: [], ...overrides })
 
 const some = <A>(option: Option.Option<A>): A => {
   if (Option.isNone(option)) return assert.fail("expected Some, got None")
@@ -594,6 +639,453 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
         }))
     })
 
+    describe("inbox", () => {
+      test("ingressOffset is 0 until a batch is committed; commitUpdates stores the batch and raises it", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          assert.strictEqual(yield* storage.ingressOffset(a.id), 0)
+          assert.strictEqual(yield* storage.ingressOffset(99), 0)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 100), [])
+
+          const batch = [update(500, { received_at: t1 }), update(501, { received_at: t2 })]
+          assert.strictEqual(yield* storage.commitUpdates(a.id, batch, 502), 2)
+          assert.strictEqual(yield* storage.ingressOffset(a.id), 502)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 100), held(a.id, ...batch))
+          assert.strictEqual(yield* storage.ingressOffset(b.id), 0)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(b.id, 100), [])
+
+          const other = update(500, { payload: "{\"update_id\":500}" })
+          assert.strictEqual(yield* storage.commitUpdates(b.id, [other], 501), 1)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(b.id, 100), held(b.id, other))
+          assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 100), held(a.id, ...batch))
+        }))
+
+      test("committing the same updates again counts them once and keeps the first payload", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const batch = [update(10), update(11)]
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, batch, 12), 2)
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, batch, 12), 0)
+          assert.strictEqual(
+            yield* storage.commitUpdates(bot.id, [update(11, { payload: "{\"changed\":true}", received_at: t2 })], 12),
+            0
+          )
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(11), update(12), update(12)], 13), 1)
+          assert.deepStrictEqual(
+            yield* storage.pendingUpdates(bot.id, 100),
+            held(bot.id, update(10), update(11), update(12))
+          )
+          assert.strictEqual(yield* storage.ingressOffset(bot.id), 13)
+        }))
+
+      test("the ingress offset is never lowered; updates below it are still stored", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, [], 20), 0)
+          assert.strictEqual(yield* storage.ingressOffset(bot.id), 20)
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(5)], 15), 1)
+          assert.strictEqual(yield* storage.ingressOffset(bot.id), 20)
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, [], 0), 0)
+          assert.strictEqual(yield* storage.ingressOffset(bot.id), 20)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 100), held(bot.id, update(5)))
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(21)], 22), 1)
+          assert.strictEqual(yield* storage.ingressOffset(bot.id), 22)
+        }))
+
+      test("pendingUpdates is ordered by update_id and honours the limit", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* storage.commitUpdates(bot.id, [update(3), update(1)], 4)
+          yield* storage.commitUpdates(bot.id, [update(2), update(1_000_000_000), update(900)], 4)
+          const updateIds = (limit: number) =>
+            storage.pendingUpdates(bot.id, limit).pipe(Effect.map((us) => us.map((u) => u.update_id)))
+          assert.deepStrictEqual(yield* updateIds(100), [1, 2, 3, 900, 1_000_000_000])
+          assert.deepStrictEqual(yield* updateIds(2), [1, 2])
+          assert.deepStrictEqual(yield* updateIds(1), [1])
+          yield* storage.completeUpdate(completion(bot.id, 1))
+          yield* storage.completeUpdate(completion(bot.id, 3))
+          assert.deepStrictEqual(yield* updateIds(2), [2, 900])
+        }))
+
+      test("a processed update committed again stays processed", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* storage.commitUpdates(bot.id, [update(1), update(2)], 3)
+          yield* storage.completeUpdate(completion(bot.id, 1))
+          assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 100), held(bot.id, update(2)))
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3)], 4), 1)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 100), held(bot.id, update(2), update(3)))
+          yield* storage.completeUpdate(completion(bot.id, 2))
+          yield* storage.completeUpdate(completion(bot.id, 3))
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3)], 4), 0)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 100), [])
+          assert.deepStrictEqual(yield* storage.botsWithWork, [])
+        }))
+
+      test("payloads are kept byte for byte", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const payloads = [
+            "{\"update_id\":1,\"message\":{\"text\":\"héllo wörld ✓ 👋🏽 中文 \\u00e9 \\\"quoted\\\" \\\\ \\n\"}}",
+            "{ \"update_id\" : 2 ,\n\t\"big\": 123456789012345678901234567890, \"id\": 9007199254740993,\n" +
+            "  \"float\": 1.0e3, \"neg\": -0, \"order\": {\"z\": 1, \"a\": 2} }\n",
+            "{\"update_id\":3,\"text\":\"" + "x".repeat(70_000) + "\"}"
+          ]
+          const batch = payloads.map((payload, i) => update(i + 1, { payload }))
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, batch, 4), 3)
+          const found = yield* storage.pendingUpdates(bot.id, 10)
+          assert.deepStrictEqual(found.map((u) => u.payload), payloads)
+          for (const [i, u] of found.entries()) assert.strictEqual(u.payload.length, payloads[i]!.length)
+
+          yield* storage.completeUpdate(completion(bot.id, 2, {
+            deliveries: [
+              newDelivery(bot.id, 2, { payload: payloads[1]! }),
+              newDelivery(bot.id, 1, { payload: payloads[0]! })
+            ]
+          }))
+          assert.deepStrictEqual(
+            (yield* storage.listDeliveries({ bot_id: bot.id, limit: 10 })).map((d) => d.payload),
+            [payloads[0], payloads[1]]
+          )
+        }))
+
+      test("completeUpdate saves the messages, queues the deliveries and marks the update processed", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          yield* storage.saveMessage(message(a.id, 10, 7, { text: "before edit" }))
+          yield* storage.commitUpdates(a.id, [update(1), update(2)], 3)
+          const edited = message(a.id, 10, 7, { text: "after edit", edit_date: 1_700_000_900 })
+          const routed = message(b.id, -100, 3, { direction: "out", media_type: "photo", file_id: "f" })
+          const toBackend = newDelivery(a.id, 1)
+          const toTarget = newDelivery(b.id, 1, { url: "https://backend.example/other", created_at: t2 })
+          yield* storage.completeUpdate(completion(a.id, 1, {
+            messages: [message(a.id, 10, 8), edited, routed],
+            deliveries: [toBackend, toTarget]
+          }))
+
+          assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 100), held(a.id, update(2)))
+          assert.deepStrictEqual(
+            yield* storage.listMessages({ bot_id: a.id, chat_id: 10, limit: 50, offset: 0 }),
+            [message(a.id, 10, 8), edited]
+          )
+          assert.deepStrictEqual(
+            yield* storage.listMessages({ bot_id: b.id, chat_id: -100, limit: 50, offset: 0 }),
+            [routed]
+          )
+          assert.deepStrictEqual(
+            yield* storage.listDeliveries({ limit: 10 }),
+            [queued(2, toTarget), queued(1, toBackend)]
+          )
+          assert.deepStrictEqual(yield* storage.nextDelivery(a.id), Option.some(queued(1, toBackend)))
+          assert.deepStrictEqual(yield* storage.nextDelivery(b.id), Option.some(queued(2, toTarget)))
+        }))
+
+      test("completing an update twice changes nothing the second time", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* storage.commitUpdates(bot.id, [update(1)], 2)
+          const first = completion(bot.id, 1, {
+            messages: [message(bot.id, 10, 1)],
+            deliveries: [newDelivery(bot.id, 1)]
+          })
+          yield* storage.completeUpdate(first)
+          yield* storage.completeUpdate(first)
+          yield* storage.completeUpdate(completion(bot.id, 1, {
+            messages: [message(bot.id, 10, 1, { text: "replayed" }), message(bot.id, 10, 2)],
+            deliveries: [newDelivery(bot.id, 1, { url: "https://backend.example/replayed" })]
+          }))
+          assert.deepStrictEqual(
+            yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 }),
+            [message(bot.id, 10, 1)]
+          )
+          assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [queued(1, newDelivery(bot.id, 1))])
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(1)], 2), 0)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 10), [])
+        }))
+
+      test("completing an update the inbox does not hold does nothing", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          yield* storage.commitUpdates(a.id, [update(1)], 2)
+          yield* storage.completeUpdate(completion(a.id, 2, {
+            messages: [message(a.id, 10, 1)],
+            deliveries: [newDelivery(a.id, 2)]
+          }))
+          yield* storage.completeUpdate(completion(b.id, 1, { deliveries: [newDelivery(b.id, 1)] }))
+          assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 10), held(a.id, update(1)))
+          assert.deepStrictEqual(yield* storage.listMessages({ bot_id: a.id, chat_id: 10, limit: 50, offset: 0 }), [])
+          assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [])
+
+          assert.isTrue(yield* storage.deleteBot(a.id))
+          yield* storage.completeUpdate(completion(a.id, 1, {
+            messages: [message(a.id, 10, 1)],
+            deliveries: [newDelivery(a.id, 1)]
+          }))
+          assert.deepStrictEqual(yield* storage.listMessages({ bot_id: a.id, chat_id: 10, limit: 50, offset: 0 }), [])
+          assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [])
+          assert.deepStrictEqual(yield* storage.botsWithWork, [])
+        }))
+
+      test("a completion that fails leaves no trace", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* storage.commitUpdates(bot.id, [update(1)], 2)
+          const result = yield* Effect.either(storage.completeUpdate(completion(bot.id, 1, {
+            messages: [message(bot.id, 10, 1)],
+            deliveries: [newDelivery(bot.id, 1), newDelivery(999, 1)]
+          })))
+          const messages = yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 })
+          const deliveries = yield* storage.listDeliveries({ limit: 10 })
+          const pending = yield* storage.pendingUpdates(bot.id, 10)
+          if (Either.isLeft(result)) {
+            assert.strictEqual(result.left._tag, "StorageError")
+            assert.deepStrictEqual(pending, held(bot.id, update(1)))
+            assert.deepStrictEqual(messages, [])
+            assert.deepStrictEqual(deliveries, [])
+          } else {
+            assert.deepStrictEqual(pending, [])
+            assert.deepStrictEqual(messages, [message(bot.id, 10, 1)])
+            assert.strictEqual(deliveries.length, 2)
+          }
+        }))
+
+      test("botsWithWork lists bots with unprocessed updates or pending deliveries, ascending", (storage) =>
+        Effect.gen(function*() {
+          for (const n of [1, 2, 3, 4, 5]) yield* storage.insertBot(botInput(n))
+          assert.deepStrictEqual(yield* storage.botsWithWork, [])
+          yield* storage.commitUpdates(4, [update(1), update(2)], 3)
+          yield* storage.commitUpdates(1, [update(1)], 2)
+          yield* storage.completeUpdate(completion(1, 1, { deliveries: [newDelivery(1, 1)] }))
+          yield* storage.commitUpdates(2, [update(1)], 2)
+          yield* storage.completeUpdate(completion(2, 1, { deliveries: [newDelivery(2, 1), newDelivery(2, 1)] }))
+          yield* storage.recordAttempt(2, { status: "delivered", at: t2 })
+          yield* storage.recordAttempt(3, { status: "dead", at: t2, last_error: "HTTP 500" })
+          yield* storage.commitUpdates(5, [], 10)
+          yield* storage.completeUpdate(completion(4, 1, { deliveries: [newDelivery(4, 1)] }))
+          assert.deepStrictEqual(yield* storage.botsWithWork, [1, 4])
+
+          yield* storage.completeUpdate(completion(4, 2))
+          assert.deepStrictEqual(yield* storage.botsWithWork, [1, 4])
+          yield* storage.recordAttempt(4, { status: "delivered", at: t2 })
+          assert.deepStrictEqual(yield* storage.botsWithWork, [1])
+          yield* storage.recordAttempt(1, { status: "pending", at: t2, next_attempt_at: t2, last_error: "timeout" })
+          assert.deepStrictEqual(yield* storage.botsWithWork, [1])
+          yield* storage.recordAttempt(1, { status: "dead", at: t2, last_error: "timeout" })
+          assert.deepStrictEqual(yield* storage.botsWithWork, [])
+          yield* storage.retryDelivery(3, t2)
+          assert.deepStrictEqual(yield* storage.botsWithWork, [2])
+        }))
+
+      test("changing a bot's token resets its ingress offset and keeps its inbox", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          yield* storage.commitUpdates(a.id, [update(50)], 51)
+          yield* storage.commitUpdates(b.id, [update(70)], 71)
+          yield* storage.updateBot(a.id, { name: "renamed", secret_token: Redacted.make("x"), updated_at: t1 })
+          assert.strictEqual(yield* storage.ingressOffset(a.id), 51)
+          yield* storage.updateBot(a.id, { token: Redacted.make(Redacted.value(a.token)) })
+          assert.strictEqual(yield* storage.ingressOffset(a.id), 51)
+
+          const error = yield* Effect.flip(storage.updateBot(a.id, { token: b.token }))
+          assert.strictEqual(error._tag, "DuplicateToken")
+          assert.strictEqual(yield* storage.ingressOffset(a.id), 51)
+
+          assert.isTrue(Option.isNone(yield* storage.updateBot(99, { token: Redacted.make("99:new") })))
+          yield* storage.updateBot(a.id, { token: Redacted.make("300:another-bot") })
+          assert.strictEqual(yield* storage.ingressOffset(a.id), 0)
+          assert.strictEqual(yield* storage.ingressOffset(b.id), 71)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 10), held(a.id, update(50)))
+
+          assert.strictEqual(yield* storage.commitUpdates(a.id, [update(7)], 8), 1)
+          assert.strictEqual(yield* storage.ingressOffset(a.id), 8)
+        }))
+
+      test("deleteBot removes the bot's inbox, ingress offset and deliveries", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          yield* storage.commitUpdates(a.id, [update(1), update(2)], 3)
+          yield* storage.commitUpdates(b.id, [update(1), update(2)], 3)
+          yield* storage.completeUpdate(completion(a.id, 1, {
+            deliveries: [newDelivery(a.id, 1), newDelivery(b.id, 1)]
+          }))
+          yield* storage.completeUpdate(completion(b.id, 1, { deliveries: [newDelivery(b.id, 1, { created_at: t2 })] }))
+          yield* storage.recordAttempt(1, { status: "dead", at: t2, last_error: "gone" })
+
+          assert.isTrue(yield* storage.deleteBot(a.id))
+          assert.strictEqual(yield* storage.ingressOffset(a.id), 0)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 10), [])
+          assert.isTrue(Option.isNone(yield* storage.nextDelivery(a.id)))
+          assert.deepStrictEqual(yield* storage.listDeliveries({ bot_id: a.id, limit: 10 }), [])
+          assert.isTrue(Option.isNone(yield* storage.retryDelivery(1, t2)))
+          assert.deepStrictEqual(yield* storage.botsWithWork, [b.id])
+
+          assert.strictEqual(yield* storage.ingressOffset(b.id), 3)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(b.id, 10), held(b.id, update(2)))
+          assert.deepStrictEqual(ids(yield* storage.listDeliveries({ limit: 10 })), [3, 2])
+
+          const c = yield* storage.insertBot(botInput(3))
+          assert.strictEqual(yield* storage.ingressOffset(c.id), 0)
+          assert.deepStrictEqual(yield* storage.pendingUpdates(c.id, 10), [])
+          yield* storage.commitUpdates(c.id, [update(1)], 2)
+          yield* storage.completeUpdate(completion(c.id, 1, { deliveries: [newDelivery(c.id, 1)] }))
+          assert.deepStrictEqual(ids(yield* storage.listDeliveries({ limit: 10 })), [4, 3, 2])
+        }))
+    })
+
+    describe("deliveries", () => {
+      const queue = (storage: Storage.StorageService, inputs: ReadonlyArray<Delivery.NewDelivery>) =>
+        Effect.gen(function*() {
+          for (const botId of new Set(inputs.map((d) => d.bot_id))) {
+            const offset = yield* storage.ingressOffset(botId)
+            yield* storage.commitUpdates(botId, [update(offset + 1)], offset + 2)
+            yield* storage.completeUpdate(completion(botId, offset + 1, {
+              deliveries: inputs.filter((d) => d.bot_id === botId)
+            }))
+          }
+        })
+
+      test("nextDelivery is the bot's pending delivery with the smallest id, due or not", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          assert.isTrue(Option.isNone(yield* storage.nextDelivery(a.id)))
+          const inputs = [newDelivery(a.id, 1), newDelivery(a.id, 2), newDelivery(a.id, 3), newDelivery(b.id, 1)]
+          yield* queue(storage, inputs)
+          assert.deepStrictEqual(ids(yield* storage.listDeliveries({ limit: 10 })), [4, 3, 2, 1])
+
+          const later = "2099-01-01T00:00:00.000Z"
+          yield* storage.recordAttempt(1, { status: "pending", at: t2, next_attempt_at: later, last_error: "HTTP 502" })
+          assert.deepStrictEqual(yield* storage.nextDelivery(a.id), Option.some({
+            ...queued(1, inputs[0]!),
+            attempts: 1,
+            next_attempt_at: later,
+            last_error: "HTTP 502",
+            updated_at: t2
+          }))
+          yield* storage.recordAttempt(1, { status: "delivered", at: t2 })
+          assert.strictEqual(some(yield* storage.nextDelivery(a.id)).id, 2)
+          yield* storage.recordAttempt(2, { status: "dead", at: t2, last_error: "HTTP 410" })
+          assert.deepStrictEqual(yield* storage.nextDelivery(a.id), Option.some(queued(3, inputs[2]!)))
+          assert.deepStrictEqual(yield* storage.nextDelivery(b.id), Option.some(queued(4, inputs[3]!)))
+          yield* storage.recordAttempt(3, { status: "delivered", at: t2 })
+          assert.isTrue(Option.isNone(yield* storage.nextDelivery(a.id)))
+          assert.isTrue(Option.isNone(yield* storage.nextDelivery(99)))
+          assert.strictEqual(some(yield* storage.retryDelivery(2, t2)).id, 2)
+          assert.strictEqual(some(yield* storage.nextDelivery(a.id)).id, 2)
+        }))
+
+      test("recordAttempt counts failed attempts and records the outcome", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const inputs = [newDelivery(bot.id, 1), newDelivery(bot.id, 2)]
+          yield* queue(storage, inputs)
+          const find = (id: number) =>
+            storage.listDeliveries({ bot_id: bot.id, limit: 10 }).pipe(
+              Effect.map((all) => all.find((d) => d.id === id))
+            )
+
+          yield* storage.recordAttempt(1, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 500" })
+          yield* storage.recordAttempt(1, {
+            status: "pending",
+            at: t2,
+            next_attempt_at: "2025-03-04T05:07:07.000Z",
+            last_error: "timeout after 10 s"
+          })
+          const retried = {
+            ...queued(1, inputs[0]!),
+            attempts: 2,
+            next_attempt_at: "2025-03-04T05:07:07.000Z",
+            last_error: "timeout after 10 s",
+            updated_at: t2
+          }
+          assert.deepStrictEqual(yield* find(1), retried)
+          const deliveredAt = "2025-03-04T05:08:00.000Z"
+          yield* storage.recordAttempt(1, { status: "delivered", at: deliveredAt })
+          assert.deepStrictEqual(yield* find(1), { ...retried, status: "delivered", updated_at: deliveredAt })
+
+          yield* storage.recordAttempt(2, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 503" })
+          const deadError = "gave up after 24 h: HTTP 503"
+          yield* storage.recordAttempt(2, { status: "dead", at: deliveredAt, last_error: deadError })
+          assert.deepStrictEqual(yield* find(2), {
+            ...queued(2, inputs[1]!),
+            status: "dead",
+            attempts: 2,
+            next_attempt_at: t2,
+            last_error: deadError,
+            updated_at: deliveredAt
+          })
+
+          yield* storage.recordAttempt(99, { status: "delivered", at: t2 })
+          assert.strictEqual((yield* storage.listDeliveries({ limit: 10 })).length, 2)
+        }))
+
+      test("retryDelivery puts only a dead delivery back in line", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const inputs = [newDelivery(bot.id, 1), newDelivery(bot.id, 2), newDelivery(bot.id, 3)]
+          yield* queue(storage, inputs)
+          yield* storage.recordAttempt(1, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 500" })
+          yield* storage.recordAttempt(1, { status: "dead", at: t2, last_error: "HTTP 500 for 24 h" })
+          yield* storage.recordAttempt(2, { status: "delivered", at: t2 })
+
+          const at = "2025-04-01T00:00:00.000Z"
+          const retried = some(yield* storage.retryDelivery(1, at))
+          const expected: Delivery.Delivery = {
+            ...queued(1, inputs[0]!),
+            attempts: 0,
+            next_attempt_at: at,
+            last_error: "HTTP 500 for 24 h",
+            updated_at: at
+          }
+          assert.deepStrictEqual(retried, expected)
+          assert.deepStrictEqual(yield* storage.nextDelivery(bot.id), Option.some(expected))
+          assert.deepStrictEqual(yield* storage.listDeliveries({ status: "dead", limit: 10 }), [])
+          assert.isTrue(Option.isNone(yield* storage.retryDelivery(1, at)))
+          assert.isTrue(Option.isNone(yield* storage.retryDelivery(2, at)))
+          assert.isTrue(Option.isNone(yield* storage.retryDelivery(3, at)))
+          assert.isTrue(Option.isNone(yield* storage.retryDelivery(99, at)))
+          assert.deepStrictEqual(yield* storage.listDeliveries({ status: "delivered", limit: 10 }), [
+            { ...queued(2, inputs[1]!), status: "delivered", updated_at: t2 }
+          ])
+          assert.deepStrictEqual(yield* storage.listDeliveries({ status: "pending", limit: 10 }), [
+            queued(3, inputs[2]!),
+            expected
+          ])
+        }))
+
+      test("listDeliveries is newest first, filters by bot and status and honours the limit", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          yield* queue(storage, [newDelivery(a.id, 1), newDelivery(a.id, 1), newDelivery(a.id, 1)])
+          yield* queue(storage, [newDelivery(b.id, 1), newDelivery(b.id, 1)])
+          yield* queue(storage, [newDelivery(a.id, 2)])
+          yield* storage.recordAttempt(2, { status: "dead", at: t2, last_error: "x" })
+          yield* storage.recordAttempt(4, { status: "dead", at: t2, last_error: "x" })
+          yield* storage.recordAttempt(1, { status: "delivered", at: t2 })
+          const list = (filter: Parameters<Storage.StorageService["listDeliveries"]>[0]) =>
+            storage.listDeliveries(filter).pipe(Effect.map(ids))
+
+          assert.deepStrictEqual(yield* list({ limit: 100 }), [6, 5, 4, 3, 2, 1])
+          assert.deepStrictEqual(yield* list({ limit: 2 }), [6, 5])
+          assert.deepStrictEqual(yield* list({ bot_id: a.id, limit: 100 }), [6, 3, 2, 1])
+          assert.deepStrictEqual(yield* list({ bot_id: b.id, limit: 1 }), [5])
+          assert.deepStrictEqual(yield* list({ status: "dead", limit: 100 }), [4, 2])
+          assert.deepStrictEqual(yield* list({ status: "pending", limit: 100 }), [6, 5, 3])
+          assert.deepStrictEqual(yield* list({ bot_id: a.id, status: "pending", limit: 100 }), [6, 3])
+          assert.deepStrictEqual(yield* list({ bot_id: a.id, status: "pending", limit: 1 }), [6])
+          assert.deepStrictEqual(yield* list({ bot_id: b.id, status: "delivered", limit: 100 }), [])
+          assert.deepStrictEqual(yield* list({ bot_id: 99, limit: 100 }), [])
+          const [newest] = yield* storage.listDeliveries({ limit: 1 })
+          assert.deepStrictEqual(newest, queued(6, newDelivery(a.id, 2)))
+        }))
+    })
+
     describe("isolation", () => {
       test("returned records are copies", (storage) =>
         Effect.gen(function*() {
@@ -633,6 +1125,35 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           assert.deepStrictEqual(yield* storage.listRoutes({}), [])
           assert.deepStrictEqual(yield* storage.listApiKeys, [])
           assert.deepStrictEqual(yield* storage.listTags({ chat_id: 1 }), [])
+          assert.deepStrictEqual(yield* storage.botsWithWork, [])
+          assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 100 }), [])
+        }))
+
+      test("returned updates and deliveries are copies", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const input = update(1)
+          const batch = [input]
+          yield* storage.commitUpdates(bot.id, batch, 2)
+          Object.assign(input, { payload: "mutated" })
+          batch.push(update(2))
+          const [found] = yield* storage.pendingUpdates(bot.id, 10)
+          Object.assign(found!, { payload: "mutated" })
+          assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 10), held(bot.id, update(1)))
+
+          const delivery = newDelivery(bot.id, 1)
+          const done = completion(bot.id, 1, { deliveries: [delivery] })
+          yield* storage.completeUpdate(done)
+          Object.assign(delivery, { url: "mutated" })
+          const [next] = Option.toArray(yield* storage.nextDelivery(bot.id))
+          Object.assign(next!, { status: "dead" })
+          const [listed] = yield* storage.listDeliveries({ limit: 1 })
+          Object.assign(listed!, { attempts: 9 })
+          yield* storage.recordAttempt(1, { status: "dead", at: t2, last_error: "x" })
+          Object.assign(some(yield* storage.retryDelivery(1, t2)), { last_error: "mutated" })
+          assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [
+            { ...queued(1, newDelivery(bot.id, 1)), next_attempt_at: t2, last_error: "x", updated_at: t2 }
+          ])
         }))
     })
 

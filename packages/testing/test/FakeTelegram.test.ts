@@ -1,7 +1,10 @@
+import type { BotApi } from "@botrelay/telegram"
 import { TelegramClient, TelegramError } from "@botrelay/telegram"
 import { FetchHttpClient } from "@effect/platform"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Redacted } from "effect"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import * as FakeTelegram from "../src/FakeTelegram.js"
 
 const post = async (url: string, body: unknown) => {
@@ -388,5 +391,777 @@ describe("FakeTelegram through TelegramClient", () => {
       assert.strictEqual(error._tag === "TelegramTransportError" && error.reason, "Transport")
       assert.notInclude(error.message, bot.token)
       assert.notInclude(error.message, fake.apiRoot)
+    }))
+})
+
+type Body = Record<string, any>
+
+const callApi = async (fake: FakeTelegram.FakeTelegram, token: string, method: string, params: unknown = {}) => {
+  const response = await fetch(`${fake.apiRoot}/bot${token}/${method}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(params)
+  })
+  return { status: response.status, body: (await response.json()) as Body }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const eventually = async (check: () => boolean | Promise<boolean>, ms = 3000) => {
+  const until = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error("condition not met in time")
+    await sleep(10)
+  }
+}
+
+interface Received {
+  readonly headers: Http.IncomingHttpHeaders
+  readonly update: Body
+}
+
+type Respond = (update: Body, attempt: number) => {
+  readonly status: number
+  readonly body?: string
+  readonly contentType?: string
+}
+
+/** A webhook backend on 127.0.0.1 that records what it gets and answers with `respond`. */
+const receiver = async (respond: Respond = () => ({ status: 200 })) => {
+  const received: Array<Received> = []
+  let active = 0
+  let maxActive = 0
+  const server = Http.createServer((req, res) => {
+    active++
+    maxActive = Math.max(maxActive, active)
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const update = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Body
+      received.push({ headers: req.headers, update })
+      const attempt = received.filter((r) => r.update["update_id"] === update["update_id"]).length
+      const answer = respond(update, attempt)
+      setTimeout(() => {
+        active--
+        res.writeHead(answer.status, { "content-type": answer.contentType ?? "application/json" })
+        res.end(answer.body ?? "")
+      }, 5)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    maxActive: () => maxActive,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+  }
+}
+
+const texts = (updates: ReadonlyArray<Body>) => updates.map((update) => update["message"]?.["text"])
+
+describe("FakeTelegram getUpdates", () => {
+  it("update ids start high and grow; an offset confirms everything below it", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const other = fake.addBot()
+      const user = fake.addUser()
+      for (const text of ["a", "b", "c"]) fake.userSends(bot.id, { user, text })
+      const pending = fake.pendingUpdates(bot.id)
+      const ids = pending.map((update) => update.update_id)
+      assert.isAbove(ids[0]!, 1)
+      assert.deepStrictEqual(ids, [ids[0]!, ids[0]! + 1, ids[0]! + 2])
+      assert.deepStrictEqual(fake.pendingUpdates(other.id), [])
+      assert.deepStrictEqual(pending[0]!.message?.from, user)
+      assert.deepStrictEqual(pending[0]!.message?.chat, { id: user.id, first_name: user.first_name, type: "private" })
+
+      const all = await callApi(fake, bot.token, "getUpdates")
+      assert.strictEqual(all.status, 200)
+      assert.deepStrictEqual(all.body["result"], JSON.parse(JSON.stringify(pending)))
+      assert.deepStrictEqual(texts((await callApi(fake, bot.token, "getUpdates", { offset: 1 })).body["result"]), [
+        "a",
+        "b",
+        "c"
+      ])
+      assert.deepStrictEqual(fake.updatesConfirmed(bot.id), [])
+
+      const rest = await callApi(fake, bot.token, "getUpdates", { offset: ids[1] })
+      assert.deepStrictEqual(texts(rest.body["result"]), ["b", "c"])
+      assert.deepStrictEqual(fake.updatesConfirmed(bot.id).map((update) => update.update_id), [ids[0]])
+      const none = await callApi(fake, bot.token, "getUpdates", { offset: ids[2]! + 1 })
+      assert.deepStrictEqual(none.body["result"], [])
+      assert.deepStrictEqual(fake.updatesConfirmed(bot.id).map((update) => update.update_id), ids)
+      assert.deepStrictEqual(fake.pendingUpdates(bot.id), [])
+      fake.userSends(bot.id, { user, text: "d" })
+      assert.strictEqual(fake.pendingUpdates(bot.id)[0]!.update_id, ids[2]! + 1)
+    }))
+
+  it("a negative offset returns the last N updates and forgets the earlier ones", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      for (const text of ["1", "2", "3", "4", "5"]) fake.userSends(bot.id, { text })
+      const last = await callApi(fake, bot.token, "getUpdates", { offset: -2 })
+      assert.deepStrictEqual(texts(last.body["result"]), ["4", "5"])
+      assert.deepStrictEqual(texts(fake.pendingUpdates(bot.id)), ["4", "5"])
+      assert.deepStrictEqual(fake.updatesConfirmed(bot.id), [])
+      assert.deepStrictEqual(texts((await callApi(fake, bot.token, "getUpdates", { offset: -10 })).body["result"]), [
+        "4",
+        "5"
+      ])
+    }))
+
+  it("limit is 1..100, default 100, clamped", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      for (let i = 0; i < 105; i++) fake.enqueue(bot.id, { message: { message_id: i, date: 0, chat: { id: 1 } } })
+      const count = async (params: Body) =>
+        ((await callApi(fake, bot.token, "getUpdates", params)).body["result"] as Array<unknown>).length
+      assert.strictEqual(await count({}), 100)
+      assert.strictEqual(await count({ limit: 3 }), 3)
+      assert.strictEqual(await count({ limit: 0 }), 1)
+      assert.strictEqual(await count({ limit: 1000 }), 100)
+      assert.strictEqual(await count({ limit: "7" }), 7)
+    }))
+
+  it("timeout holds the request open and answers as soon as an update arrives", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const polling = callApi(fake, bot.token, "getUpdates", { timeout: 10 })
+      await fake.waitForPoll(bot.id)
+      const started = Date.now()
+      fake.userSends(bot.id, { text: "first" })
+      fake.userSends(bot.id, { text: "second" })
+      const answer = await polling
+      assert.isBelow(Date.now() - started, 500)
+      assert.deepStrictEqual(texts(answer.body["result"]), ["first", "second"])
+
+      const offset = (answer.body["result"] as Array<Body>)[1]!["update_id"] + 1
+      const before = Date.now()
+      const empty = await callApi(fake, bot.token, "getUpdates", { offset, timeout: 1 })
+      assert.deepStrictEqual(empty.body, { ok: true, result: [] })
+      assert.isAtLeast(Date.now() - before, 900)
+    }))
+
+  it("allowed_updates is kept when left out; [] means every kind but the opt-in ones", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const earlier = fake.userSends(bot.id, { text: "before the filter" })
+      await callApi(fake, bot.token, "getUpdates", { allowed_updates: ["callback_query"] })
+      assert.deepStrictEqual(texts(fake.pendingUpdates(bot.id)), ["before the filter"])
+      fake.userSends(bot.id, { text: "filtered" })
+      await callApi(fake, bot.token, "getUpdates", { offset: fake.pendingUpdates(bot.id)[0]!.update_id + 1 })
+      fake.userSends(bot.id, { text: "still filtered" })
+      assert.deepStrictEqual(fake.pendingUpdates(bot.id), [])
+      fake.userPresses(bot.id, earlier, "x")
+      assert.deepStrictEqual(fake.pendingUpdates(bot.id).map((update) => update.callback_query?.data), ["x"])
+
+      await callApi(fake, bot.token, "getUpdates", { allowed_updates: [] })
+      fake.userSends(bot.id, { text: "back" })
+      assert.isUndefined(fake.enqueue(bot.id, { chat_member: {} }))
+      assert.strictEqual(fake.pendingUpdates(bot.id).length, 2)
+      const form = await fetch(`${fake.apiRoot}/bot${bot.token}/getUpdates`, {
+        method: "POST",
+        body: new URLSearchParams({ allowed_updates: JSON.stringify(["chat_member"]) })
+      })
+      assert.strictEqual(form.status, 200)
+      assert.isDefined(fake.enqueue(bot.id, { chat_member: {} }))
+      assert.isUndefined(fake.enqueue(bot.id, { message: {} }))
+    }))
+
+  it("a newer getUpdates ends a held one with 409", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const older = callApi(fake, bot.token, "getUpdates", { timeout: 20 })
+      await fake.waitForPoll(bot.id)
+      const started = Date.now()
+      const newer = await callApi(fake, bot.token, "getUpdates", { timeout: 0 })
+      assert.strictEqual(newer.status, 200)
+      assert.deepStrictEqual(await older, {
+        status: 409,
+        body: {
+          ok: false,
+          error_code: 409,
+          description:
+            "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+        }
+      })
+      assert.isBelow(Date.now() - started, 1000)
+    }))
+
+  it("getUpdates while a webhook is set is 409, and setting one ends a held poll", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const conflict = {
+        ok: false,
+        error_code: 409,
+        description:
+          "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"
+      }
+      const held = callApi(fake, bot.token, "getUpdates", { timeout: 20 })
+      await fake.waitForPoll(bot.id)
+      const set = await callApi(fake, bot.token, "setWebhook", { url: "http://127.0.0.1:9/hook" })
+      assert.deepStrictEqual(set.body, { ok: true, result: true, description: "Webhook was set" })
+      assert.deepStrictEqual(await held, { status: 409, body: conflict })
+      assert.deepStrictEqual(await callApi(fake, bot.token, "getUpdates"), { status: 409, body: conflict })
+      const deleted = await callApi(fake, bot.token, "deleteWebhook")
+      assert.deepStrictEqual(deleted.body, { ok: true, result: true, description: "Webhook was deleted" })
+      assert.strictEqual((await callApi(fake, bot.token, "getUpdates")).status, 200)
+      const again = await callApi(fake, bot.token, "deleteWebhook")
+      assert.strictEqual(again.body["description"], "Webhook is already deleted")
+    }))
+
+  it("a client that gives up on a held poll frees it", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const controller = new AbortController()
+      const aborted = fetch(`${fake.apiRoot}/bot${bot.token}/getUpdates?timeout=20`, { signal: controller.signal })
+      await fake.waitForPoll(bot.id)
+      controller.abort()
+      await expect(aborted).rejects.toThrow()
+      await fake.waitForCall((call) => call.method === "getUpdates")
+      fake.userSends(bot.id, { text: "kept" })
+      await sleep(20)
+      assert.deepStrictEqual(texts(fake.pendingUpdates(bot.id)), ["kept"])
+    }))
+})
+
+describe("FakeTelegram webhooks", () => {
+  it("delivers updates one at a time, in order, as JSON with the secret header", async () => {
+    const backend = await receiver()
+    await withFake(async (fake) => {
+      const bot = fake.addBot()
+      fake.userSends(bot.id, { text: "queued before" })
+      const set = await callApi(fake, bot.token, "setWebhook", { url: backend.url, secret_token: "s3cret_-X" })
+      assert.strictEqual(set.status, 200)
+      for (const text of ["one", "two", "three"]) fake.userSends(bot.id, { text })
+      await eventually(() => backend.received.length === 4)
+      assert.deepStrictEqual(texts(backend.received.map((r) => r.update)), ["queued before", "one", "two", "three"])
+      assert.strictEqual(backend.maxActive(), 1)
+      for (const { headers } of backend.received) {
+        assert.strictEqual(headers["content-type"], "application/json")
+        assert.strictEqual(headers["x-telegram-bot-api-secret-token"], "s3cret_-X")
+      }
+      await eventually(() => fake.pendingUpdates(bot.id).length === 0)
+      assert.deepStrictEqual(
+        fake.updatesConfirmed(bot.id).map((update) => update.update_id),
+        backend.received.map((r) => r.update["update_id"])
+      )
+      const info = await callApi(fake, bot.token, "getWebhookInfo")
+      assert.deepStrictEqual(info.body["result"], {
+        url: backend.url,
+        has_custom_certificate: false,
+        pending_update_count: 0,
+        max_connections: 40
+      })
+    }).finally(backend.close)
+  })
+
+  it("validates the URL and the secret; drop_pending_updates drops the queue", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const unallowed = {
+        ok: false,
+        error_code: 400,
+        description: "Bad Request: secret token contains unallowed characters"
+      }
+      for (const secret of ["has space", "colon:no", "x".repeat(257), "ünï"]) {
+        assert.deepStrictEqual(
+          await callApi(fake, bot.token, "setWebhook", { url: "https://example.test/", secret_token: secret }),
+          { status: 400, body: unallowed }
+        )
+      }
+      assert.deepStrictEqual((await callApi(fake, bot.token, "setWebhook", { url: "ftp://example.test" })).body, {
+        ok: false,
+        error_code: 400,
+        description: "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+      })
+      fake.userSends(bot.id, { text: "dropped" })
+      const set = await callApi(fake, bot.token, "setWebhook", {
+        url: "http://127.0.0.1:9/x",
+        secret_token: "A".repeat(256),
+        drop_pending_updates: true,
+        max_connections: 5,
+        allowed_updates: ["message"]
+      })
+      assert.strictEqual(set.status, 200)
+      assert.deepStrictEqual(fake.pendingUpdates(bot.id), [])
+      assert.deepStrictEqual((await callApi(fake, bot.token, "getWebhookInfo")).body["result"], {
+        url: "http://127.0.0.1:9/x",
+        has_custom_certificate: false,
+        pending_update_count: 0,
+        max_connections: 5,
+        allowed_updates: ["message"]
+      })
+      assert.strictEqual(
+        (await callApi(fake, bot.token, "setWebhook", { url: "http://127.0.0.1:9/x" })).body["description"],
+        "Webhook is already set"
+      )
+      const removed = await callApi(fake, bot.token, "setWebhook", { url: "" })
+      assert.deepStrictEqual(removed.body, { ok: true, result: true, description: "Webhook was deleted" })
+      assert.deepStrictEqual((await callApi(fake, bot.token, "getWebhookInfo")).body["result"], {
+        url: "",
+        has_custom_certificate: false,
+        pending_update_count: 0
+      })
+    }))
+
+  it("retries non-2xx answers until a 2xx, the update at the head; getWebhookInfo shows the error", async () => {
+    const backend = await receiver((_, attempt) => ({ status: attempt <= 2 ? 500 : 200 }))
+    await withFake(async (fake) => {
+      const bot = fake.addBot()
+      await callApi(fake, bot.token, "setWebhook", { url: backend.url })
+      fake.userSends(bot.id, { text: "a" })
+      fake.userSends(bot.id, { text: "b" })
+      await eventually(() => fake.pendingUpdates(bot.id).length === 0)
+      assert.deepStrictEqual(texts(backend.received.map((r) => r.update)), ["a", "a", "a", "b", "b", "b"])
+      const info = await callApi(fake, bot.token, "getWebhookInfo")
+      assert.deepStrictEqual(info.body["result"], {
+        url: backend.url,
+        has_custom_certificate: false,
+        pending_update_count: 0,
+        last_error_date: 1_700_000_000,
+        last_error_message: "Wrong response from the webhook: 500 Internal Server Error",
+        max_connections: 40
+      })
+    }, { now: () => 1_700_000_000, webhookRetryDelay: 10 }).finally(backend.close)
+  })
+
+  it("a connection error is retried; deleteWebhook stops delivery and keeps the update", async () => {
+    const gone = await receiver()
+    await gone.close()
+    await withFake(async (fake) => {
+      const bot = fake.addBot()
+      await callApi(fake, bot.token, "setWebhook", { url: gone.url })
+      fake.userSends(bot.id, { text: "waiting" })
+      await eventually(async () =>
+        (await callApi(fake, bot.token, "getWebhookInfo")).body["result"]["last_error_message"] === "Connection refused"
+      )
+      const info = (await callApi(fake, bot.token, "getWebhookInfo")).body["result"]
+      assert.strictEqual(info["pending_update_count"], 1)
+      assert.isNumber(info["last_error_date"])
+      await callApi(fake, bot.token, "deleteWebhook")
+      await sleep(50)
+      assert.deepStrictEqual(texts((await callApi(fake, bot.token, "getUpdates")).body["result"]), ["waiting"])
+      await callApi(fake, bot.token, "setWebhook", { url: gone.url })
+      await callApi(fake, bot.token, "deleteWebhook", { drop_pending_updates: true })
+      assert.deepStrictEqual(fake.pendingUpdates(bot.id), [])
+    }, { webhookRetryDelay: 10 })
+  })
+
+  it("a webhook response holding a method is run as the bot's call", async () => {
+    const backend = await receiver((update) => {
+      if (update["message"] !== undefined) {
+        return {
+          status: 200,
+          body: JSON.stringify({ method: "sendMessage", chat_id: update["message"]["chat"]["id"], text: "pong" })
+        }
+      }
+      return {
+        status: 200,
+        contentType: "application/x-www-form-urlencoded",
+        body: new URLSearchParams({ method: "answerCallbackQuery", callback_query_id: update["callback_query"]["id"] })
+          .toString()
+      }
+    })
+    await withFake(async (fake) => {
+      const bot = fake.addBot()
+      await callApi(fake, bot.token, "setWebhook", { url: backend.url, secret_token: "abc" })
+      const ping = fake.userSends(bot.id, { text: "ping" })
+      const pong = await fake.waitForSent((sent) => sent.message.text === "pong")
+      assert.strictEqual(pong.botId, bot.id)
+      assert.strictEqual(pong.message.chat.id, ping.chat.id)
+      const query = fake.userPresses(bot.id, pong.message, "press")
+      const answered = await fake.waitForCall((call) => call.method === "answerCallbackQuery")
+      assert.deepStrictEqual(answered, {
+        botId: bot.id,
+        method: "answerCallbackQuery",
+        params: { callback_query_id: query.id },
+        status: 200,
+        webhookReply: true
+      })
+      const reply = fake.calls.find((call) => call.method === "sendMessage")
+      assert.strictEqual(reply?.webhookReply, true)
+      assert.deepStrictEqual(
+        (await callApi(fake, bot.token, "answerCallbackQuery", { callback_query_id: query.id })).body["description"],
+        "Bad Request: query is too old and response timeout expired or query ID is invalid"
+      )
+    }).finally(backend.close)
+  })
+})
+
+describe("FakeTelegram chats and messages", () => {
+  it("a bot only sees private chats of users who wrote to it and groups it is in", () =>
+    withFake(async (fake) => {
+      const a = fake.addBot()
+      const b = fake.addBot()
+      const shy = fake.addUser({ startedBots: [] })
+      const group = fake.addGroup({ type: "supergroup", members: [a.id] })
+      const send = (token: string, chat_id: number) => callApi(fake, token, "sendMessage", { chat_id, text: "hi" })
+      assert.deepStrictEqual((await send(a.token, shy.id)).body, {
+        ok: false,
+        error_code: 403,
+        description: "Forbidden: bot can't initiate conversation with a user"
+      })
+      fake.userSends(a.id, { user: shy, text: "/start" })
+      assert.deepStrictEqual(fake.pendingUpdates(a.id)[0]!.message?.entities, [
+        { offset: 0, length: 6, type: "bot_command" }
+      ])
+      assert.strictEqual((await send(a.token, shy.id)).status, 200)
+      assert.strictEqual((await send(b.token, shy.id)).status, 403)
+
+      assert.strictEqual((await send(a.token, group.id)).status, 200)
+      assert.deepStrictEqual((await send(b.token, group.id)).body["description"], "Bad Request: chat not found")
+      expect(() => fake.userSends(b.id, { chat: group, text: "x" })).toThrow(/not a member/)
+      fake.addToGroup(group.id, b.id)
+      assert.strictEqual((await send(b.token, group.id)).status, 200)
+
+      const inGroup = fake.userSends(a.id, { user: shy, chat: group.id, text: "hello all" })
+      assert.strictEqual(inGroup.message_id, 3)
+      const forA = fake.pendingUpdates(a.id).at(-1)!
+      const forB = fake.pendingUpdates(b.id).at(-1)!
+      assert.deepStrictEqual(forA.message, inGroup)
+      assert.deepStrictEqual(forB.message, inGroup)
+      assert.deepStrictEqual(inGroup.chat, group)
+    }))
+
+  it("forwardMessage sets forward_origin and numbers the copy in the target chat", () =>
+    withFake(async (fake) => {
+      const a = fake.addBot()
+      const b = fake.addBot()
+      const user = fake.addUser({ first_name: "Ann" })
+      const group = fake.addGroup()
+      const channel = fake.addGroup({ type: "channel", title: "News" })
+      await callApi(fake, a.token, "sendMessage", { chat_id: group.id, text: "earlier" })
+      const original = fake.userSends(a.id, { user, text: "hello" })
+      const forwarded = await callApi(fake, a.token, "forwardMessage", {
+        chat_id: group.id,
+        from_chat_id: user.id,
+        message_id: original.message_id
+      })
+      assert.strictEqual(forwarded.status, 200)
+      assert.deepStrictEqual(forwarded.body["result"], {
+        message_id: 2,
+        from: { id: a.id, is_bot: true, first_name: a.first_name, username: a.username },
+        chat: group,
+        date: 1_700_000_000,
+        forward_origin: { type: "user", sender_user: user, date: 1_700_000_000 },
+        forward_from: user,
+        forward_date: 1_700_000_000,
+        text: "hello"
+      })
+      assert.strictEqual(fake.sent(a.id).at(-1)?.method, "forwardMessage")
+
+      const missing = { ok: false, error_code: 400, description: "Bad Request: message to forward not found" }
+      assert.deepStrictEqual(
+        (await callApi(fake, b.token, "forwardMessage", {
+          chat_id: group.id,
+          from_chat_id: user.id,
+          message_id: original.message_id
+        })).body,
+        missing
+      )
+      assert.deepStrictEqual(
+        (await callApi(fake, a.token, "forwardMessage", { chat_id: group.id, from_chat_id: user.id, message_id: 99 }))
+          .body,
+        missing
+      )
+
+      const post = fake.channelPost(a.id, channel.id, "headline")
+      assert.deepStrictEqual(fake.pendingUpdates(b.id).at(-1)?.channel_post, post)
+      const again = await callApi(fake, b.token, "forwardMessage", {
+        chat_id: user.id,
+        from_chat_id: channel.id,
+        message_id: post.message_id
+      })
+      assert.deepStrictEqual(again.body["result"]["forward_origin"], {
+        type: "channel",
+        chat: channel,
+        message_id: post.message_id,
+        date: 1_700_000_000
+      })
+      assert.deepStrictEqual(again.body["result"]["forward_from_chat"], channel)
+    }, { now: () => 1_700_000_000 }))
+
+  it("copyMessage returns the new message_id and copies content with a new caption", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const group = fake.addGroup()
+      const photo = fake.userSends(bot.id, { user, photo: true, caption: "old" })
+      const copied = await callApi(fake, bot.token, "copyMessage", {
+        chat_id: group.id,
+        from_chat_id: user.id,
+        message_id: photo.message_id,
+        caption: "new"
+      })
+      assert.deepStrictEqual(copied.body, { ok: true, result: { message_id: 1 } })
+      const copy = fake.sent(bot.id).at(-1)!
+      assert.strictEqual(copy.method, "copyMessage")
+      assert.deepStrictEqual(copy.message.photo, photo.photo)
+      assert.strictEqual(copy.message.caption, "new")
+      assert.notProperty(copy.message, "forward_origin")
+      assert.strictEqual(copy.message.chat.id, group.id)
+
+      const text = fake.userSends(bot.id, { user, text: "words" })
+      const textCopy = await callApi(fake, bot.token, "copyMessage", {
+        chat_id: group.id,
+        from_chat_id: user.id,
+        message_id: text.message_id,
+        reply_parameters: { message_id: 1 }
+      })
+      assert.deepStrictEqual(textCopy.body["result"], { message_id: 2 })
+      assert.strictEqual(fake.sent(bot.id).at(-1)!.message.text, "words")
+      assert.strictEqual(fake.sent(bot.id).at(-1)!.message.reply_to_message?.message_id, 1)
+      assert.deepStrictEqual(
+        (await callApi(fake, bot.token, "copyMessage", { chat_id: group.id, from_chat_id: user.id, message_id: 50 }))
+          .body,
+        { ok: false, error_code: 400, description: "Bad Request: message to copy not found" }
+      )
+    }))
+
+  it("editMessageText edits the bot's own text messages only, and refuses a no-op", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const keyboard = { inline_keyboard: [[{ text: "Yes", callback_data: "yes" }]] }
+      const sent = await callApi(fake, bot.token, "sendMessage", {
+        chat_id: user.id,
+        text: "hi",
+        reply_markup: keyboard
+      })
+      assert.deepStrictEqual(sent.body["result"]["reply_markup"], keyboard)
+      const id = sent.body["result"]["message_id"]
+      const same = await callApi(fake, bot.token, "editMessageText", {
+        chat_id: user.id,
+        message_id: id,
+        text: "hi",
+        reply_markup: keyboard
+      })
+      assert.deepStrictEqual(same.body, {
+        ok: false,
+        error_code: 400,
+        description: "Bad Request: message is not modified: specified new message content and reply markup are " +
+          "exactly the same as a current content and reply markup of the message"
+      })
+      const edited = await callApi(fake, bot.token, "editMessageText", {
+        chat_id: user.id,
+        message_id: id,
+        text: "bye"
+      })
+      const { reply_markup: _, ...withoutKeyboard } = sent.body["result"]
+      assert.deepStrictEqual(edited.body["result"], { ...withoutKeyboard, text: "bye", edit_date: 1_700_000_000 })
+      const badRequest = async (params: Body) =>
+        (await callApi(fake, bot.token, "editMessageText", params)).body["description"]
+      assert.strictEqual(
+        await badRequest({ chat_id: user.id, message_id: 77, text: "x" }),
+        "Bad Request: message to edit not found"
+      )
+      const theirs = fake.userSends(bot.id, { user, text: "mine" })
+      assert.strictEqual(
+        await badRequest({ chat_id: user.id, message_id: theirs.message_id, text: "x" }),
+        "Bad Request: message can't be edited"
+      )
+      assert.strictEqual(
+        await badRequest({ chat_id: user.id, message_id: id, text: "" }),
+        "Bad Request: message text is empty"
+      )
+    }, { now: () => 1_700_000_000 }))
+
+  it("deleteMessage, sendChatAction, userEdits and enqueue", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const sent = await callApi(fake, bot.token, "sendMessage", { chat_id: user.id, text: "x" })
+      const params = { chat_id: user.id, message_id: sent.body["result"]["message_id"] }
+      assert.deepStrictEqual((await callApi(fake, bot.token, "deleteMessage", params)).body, { ok: true, result: true })
+      assert.deepStrictEqual((await callApi(fake, bot.token, "deleteMessage", params)).body, {
+        ok: false,
+        error_code: 400,
+        description: "Bad Request: message to delete not found"
+      })
+      assert.deepStrictEqual(
+        (await callApi(fake, bot.token, "sendChatAction", { chat_id: user.id, action: "typing" })).body,
+        { ok: true, result: true }
+      )
+      assert.strictEqual(
+        (await callApi(fake, bot.token, "sendChatAction", { chat_id: user.id, action: "dancing" })).body["description"],
+        "Bad Request: wrong parameter action in request"
+      )
+
+      const original = fake.userSends(bot.id, { user, text: "typo" })
+      const edited = fake.userEdits(bot.id, user.id, original.message_id, "fixed")
+      assert.strictEqual(edited.text, "fixed")
+      assert.isNumber(edited.edit_date)
+      assert.deepStrictEqual(fake.pendingUpdates(bot.id).at(-1)?.edited_message, edited)
+
+      const raw = fake.enqueue(bot.id, { poll: { id: "p", question: "?" } })
+      assert.deepStrictEqual(raw, {
+        update_id: fake.pendingUpdates(bot.id).at(-1)!.update_id,
+        poll: { id: "p", question: "?" }
+      } as Body)
+    }))
+
+  it("answerCallbackQuery answers a press once, and only by its bot", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const other = fake.addBot()
+      const user = fake.addUser()
+      const message = (await callApi(fake, bot.token, "sendMessage", {
+        chat_id: user.id,
+        text: "choose",
+        reply_markup: { inline_keyboard: [[{ text: "A", callback_data: "a" }]] }
+      })).body["result"] as BotApi.Message
+      const query = fake.userPresses(bot.id, message, "a")
+      const update = fake.pendingUpdates(bot.id).at(-1)!
+      assert.deepStrictEqual(update.callback_query, query)
+      assert.deepStrictEqual(query.from, user)
+      assert.deepStrictEqual(query.message, message)
+      assert.strictEqual(query.data, "a")
+      assert.notStrictEqual(fake.userPresses(bot.id, message, "a").id, query.id)
+      const answer = (token: string, id: string) =>
+        callApi(fake, token, "answerCallbackQuery", { callback_query_id: id, text: "ok" })
+      const tooOld = {
+        ok: false,
+        error_code: 400,
+        description: "Bad Request: query is too old and response timeout expired or query ID is invalid"
+      }
+      assert.deepStrictEqual((await answer(other.token, query.id)).body, tooOld)
+      assert.deepStrictEqual((await answer(bot.token, query.id)).body, { ok: true, result: true })
+      assert.deepStrictEqual((await answer(bot.token, query.id)).body, tooOld)
+      assert.deepStrictEqual((await answer(bot.token, "123")).body, tooOld)
+    }))
+
+  it("getFile describes a known file and /file/bot<token>/<path> serves its bytes, with ranges", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const message = fake.userSends(bot.id, { photo: true })
+      const largest = message.photo!.at(-1)!
+      const file = await callApi(fake, bot.token, "getFile", { file_id: largest.file_id })
+      assert.strictEqual(file.status, 200)
+      const result = file.body["result"] as BotApi.File
+      assert.deepStrictEqual(result, {
+        file_id: largest.file_id,
+        file_unique_id: largest.file_unique_id,
+        file_size: largest.file_size!,
+        file_path: result.file_path!
+      })
+      const url = `${fake.apiRoot}/file/bot${bot.token}/${result.file_path}`
+      const download = await fetch(url)
+      assert.strictEqual(download.status, 200)
+      const bytes = new Uint8Array(await download.arrayBuffer())
+      assert.strictEqual(bytes.length, result.file_size)
+      assert.deepStrictEqual([...bytes.slice(0, 3)], [0xff, 0xd8, 0xff])
+      assert.deepStrictEqual(bytes, fake.fileBytes(largest.file_id))
+      assert.deepStrictEqual(new Uint8Array(await (await fetch(url)).arrayBuffer()), bytes)
+
+      const part = await fetch(url, { headers: { range: "bytes=10-19" } })
+      assert.strictEqual(part.status, 206)
+      assert.strictEqual(part.headers.get("content-range"), `bytes 10-19/${bytes.length}`)
+      assert.deepStrictEqual(new Uint8Array(await part.arrayBuffer()), bytes.slice(10, 20))
+      const tail = await fetch(url, { headers: { range: "bytes=-5" } })
+      assert.deepStrictEqual(new Uint8Array(await tail.arrayBuffer()), bytes.slice(-5))
+      assert.strictEqual((await fetch(url, { headers: { range: "bytes=99999999-" } })).status, 416)
+
+      assert.strictEqual((await fetch(`${fake.apiRoot}/file/bot${bot.token}/photos/nope.jpg`)).status, 404)
+      assert.strictEqual((await fetch(`${fake.apiRoot}/file/bot${bot.id}:AAwrong/${result.file_path}`)).status, 401)
+      assert.deepStrictEqual((await callApi(fake, bot.token, "getFile", { file_id: "nope" })).body, {
+        ok: false,
+        error_code: 400,
+        description: "Bad Request: invalid file_id"
+      })
+    }))
+})
+
+describe("FakeTelegram error control", () => {
+  it("revoke gives a new token; the old one gets 401, a held poll too", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const held = callApi(fake, bot.token, "getUpdates", { timeout: 20 })
+      await fake.waitForPoll(bot.id)
+      const renewed = fake.revoke(bot.id)
+      assert.strictEqual(renewed.id, bot.id)
+      assert.notStrictEqual(renewed.token, bot.token)
+      const unauthorized = { ok: false, error_code: 401, description: "Unauthorized" }
+      assert.deepStrictEqual(await held, { status: 401, body: unauthorized })
+      assert.deepStrictEqual(await callApi(fake, bot.token, "getMe"), { status: 401, body: unauthorized })
+      assert.strictEqual((await callApi(fake, renewed.token, "getMe")).status, 200)
+    }))
+
+  it("failAlways fails every matching call until clearFailures; failNext comes first", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const other = fake.addBot()
+      fake.failAlways("getMe", { error_code: 403, description: "Forbidden: bot was blocked by the user" }, {
+        botId: bot.id
+      })
+      fake.failNext("getme", { error_code: 429, description: "Too Many Requests: retry after 1", retry_after: 1 })
+      const statuses = async (token: string) => (await callApi(fake, token, "getMe")).status
+      assert.deepStrictEqual([await statuses(bot.token), await statuses(bot.token), await statuses(bot.token)], [
+        429,
+        403,
+        403
+      ])
+      assert.strictEqual(await statuses(other.token), 200)
+      fake.clearFailures()
+      assert.strictEqual(await statuses(bot.token), 200)
+    }))
+
+  it("close ends held polls and webhook deliveries at once", async () => {
+    const fake = await FakeTelegram.start({ webhookRetryDelay: "10 seconds" })
+    const polling = fake.addBot()
+    const hooked = fake.addBot()
+    const held = callApi(fake, polling.token, "getUpdates", { timeout: 30 }).catch(() => "closed")
+    await fake.waitForPoll(polling.id)
+    await callApi(fake, hooked.token, "setWebhook", { url: "http://127.0.0.1:9/hook" })
+    fake.userSends(hooked.id, { text: "never delivered" })
+    await sleep(50)
+    const started = Date.now()
+    await fake.close()
+    await held
+    assert.isBelow(Date.now() - started, 1000)
+  })
+})
+
+describe("FakeTelegram through TelegramClient, new methods", () => {
+  it.scopedLive("getUpdates payloads, webhooks, copy and getFile", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeTelegram.make()
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const client = yield* Effect.provide(TelegramClient.TelegramClient, clientLayer(fake))
+      const token = Redacted.make(bot.token)
+      const photo = fake.userSends(bot.id, { user, photo: true, caption: "pic" })
+      fake.userSends(bot.id, { user, text: "hello" })
+      const updates = yield* client.getUpdates(token, { timeout: 1, allowed_updates: [] })
+      assert.deepStrictEqual(
+        updates.map((update) => JSON.parse(update.payload)),
+        JSON.parse(JSON.stringify(fake.pendingUpdates(bot.id)))
+      )
+      assert.deepStrictEqual(
+        updates.map((update) => update.update_id),
+        fake.pendingUpdates(bot.id).map((update) => update.update_id)
+      )
+
+      const copied = yield* client.copyMessage(token, {
+        chat_id: user.id,
+        from_chat_id: user.id,
+        message_id: photo.message_id
+      })
+      assert.strictEqual(copied.message_id, 3)
+      const file = yield* client.getFile(token, { file_id: photo.photo![0]!.file_id })
+      assert.strictEqual(file.file_size, fake.fileBytes(photo.photo![0]!.file_id)?.length)
+
+      const secret = Redacted.make("s_1")
+      assert.isTrue(yield* client.setWebhook(token, { url: "http://127.0.0.1:9/x", secret_token: secret }))
+      const info = yield* client.getWebhookInfo(token)
+      assert.strictEqual(info.url, "http://127.0.0.1:9/x")
+      const conflict = yield* Effect.flip(client.getUpdates(token))
+      assert.strictEqual(conflict._tag === "TelegramApiError" && conflict.error_code, 409)
+      assert.isTrue(yield* client.deleteWebhook(token, { drop_pending_updates: true }))
+      assert.strictEqual((yield* client.getWebhookInfo(token)).pending_update_count, 0)
     }))
 })

@@ -1,0 +1,34 @@
+import type { Scope } from "effect"
+import { Context, Effect, Layer, PubSub, type Queue } from "effect"
+
+/** Something the runtime must look at again: one bot's settings, or the routes. */
+export type Change = { readonly _tag: "Bot"; readonly id: number } | { readonly _tag: "Routes" }
+
+/** Which bots have live ingress, and news of changes to bots and routes for the runtime. */
+export interface BotActivityService {
+  /** Whether the bot's ingress (poller or webhook) is live now. */
+  readonly isRunning: (botId: number) => boolean
+  readonly setRunning: (botId: number, running: boolean) => Effect.Effect<void>
+  /** Tells the runtime about a change; management services call it after every write. */
+  readonly changed: (change: Change) => Effect.Effect<void>
+  /** Changes from now on, until the scope closes. */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<Change>, never, Scope.Scope>
+}
+
+/** Which bots have live ingress, and news of changes to bots and routes for the runtime. */
+export class BotActivity extends Context.Tag("@botrelay/core/BotActivity")<BotActivity, BotActivityService>() {}
+
+/** Builds the shared state: a set of live bots and an unbounded hub of changes. */
+export const make: Effect.Effect<BotActivityService> = Effect.gen(function*() {
+  const running = new Set<number>()
+  const changes = yield* PubSub.unbounded<Change>()
+  return BotActivity.of({
+    isRunning: (botId) => running.has(botId),
+    setRunning: (botId, live) => Effect.sync(() => void (live ? running.add(botId) : running.delete(botId))),
+    changed: (change) => Effect.asVoid(PubSub.publish(changes, change)),
+    subscribe: PubSub.subscribe(changes)
+  })
+})
+
+/** The shared state as a layer. */
+export const layer: Layer.Layer<BotActivity> = Layer.effect(BotActivity, make)

@@ -1,0 +1,177 @@
+import type { TelegramError } from "@botrelay/telegram"
+import { TelegramClient } from "@botrelay/telegram"
+import { Duration, Effect } from "effect"
+import * as Backoff from "./Backoff.js"
+import type { StoredBot } from "./Bot.js"
+import { BotActivity } from "./BotActivity.js"
+import { Storage } from "./Storage.js"
+import { nowIso } from "./Time.js"
+
+/** Every update type, so backends get all Telegram sends, chat_member and reactions included. */
+export const allUpdateTypes = [
+  "message",
+  "edited_message",
+  "channel_post",
+  "edited_channel_post",
+  "business_connection",
+  "business_message",
+  "edited_business_message",
+  "deleted_business_messages",
+  "message_reaction",
+  "message_reaction_count",
+  "inline_query",
+  "chosen_inline_result",
+  "callback_query",
+  "shipping_query",
+  "pre_checkout_query",
+  "purchased_paid_media",
+  "poll",
+  "poll_answer",
+  "my_chat_member",
+  "chat_member",
+  "chat_join_request",
+  "chat_boost",
+  "removed_chat_boost"
+]
+
+/** How a poller behaves. */
+export interface Options {
+  /** The long-poll `timeout` sent to getUpdates, in seconds. */
+  readonly pollSeconds: number
+  /** Waits after transport errors and Telegram 5xx: from `base`, doubling, up to `cap`. */
+  readonly retryBase: Duration.DurationInput
+  readonly retryCap: Duration.DurationInput
+  /** How long to wait after Telegram rejects the token (401) before trying again. */
+  readonly unauthorizedWait: Duration.DurationInput
+}
+
+/** Defaults: 30 s long polls; back off 1 s to 30 s; retry a rejected token every 5 minutes. */
+export const defaults: Options = {
+  pollSeconds: 30,
+  retryBase: Duration.seconds(1),
+  retryCap: Duration.seconds(30),
+  unauthorizedWait: Duration.minutes(5)
+}
+
+const webhookActive = (e: TelegramError.TelegramError) =>
+  e._tag === "TelegramApiError" && e.error_code === 409 && /webhook/i.test(e.description)
+
+/** What a failed getUpdates means: the `last_error` to show and how long to wait. */
+export const assess = (
+  e: TelegramError.TelegramError,
+  failures: number,
+  options: Options
+): { readonly lastError: string; readonly wait: Duration.Duration } => {
+  const backoff = Backoff.delay(failures, options.retryBase, options.retryCap)
+  if (e._tag === "TelegramTransportError") {
+    return { lastError: `Telegram unreachable: ${e.description}`, wait: backoff }
+  }
+  switch (e.error_code) {
+    case 429:
+      return {
+        lastError: `rate limited by Telegram: ${e.description}`,
+        wait: e.retry_after === undefined ? backoff : Duration.seconds(e.retry_after)
+      }
+    case 401:
+    case 404:
+      return {
+        lastError: "unauthorized: Telegram rejected the token",
+        wait: Duration.decode(options.unauthorizedWait)
+      }
+    case 409:
+      return { lastError: `conflict: ${e.description}`, wait: Backoff.delay(failures + 2, options.retryBase, "60 seconds") }
+    default:
+      return { lastError: `Telegram error ${e.error_code}: ${e.description}`, wait: backoff }
+  }
+}
+
+/**
+ * Polls one bot for as long as it runs: each batch is committed to the inbox together with the
+ * next offset before the next getUpdates (which confirms the batch to Telegram) is sent.
+ * `committed` is called after each non-empty batch.
+ */
+export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Options = defaults) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const telegram = yield* TelegramClient.TelegramClient
+    const activity = yield* BotActivity
+    let lastError = bot.last_error
+    let username = bot.username
+    let failures = 0
+
+    const status = (patch: { readonly last_error?: string; readonly username?: string; readonly last_update_at?: string }) =>
+      storage.updateBot(bot.id, patch).pipe(Effect.asVoid, Effect.catchAll((e) => Effect.logWarning(e.message)))
+
+    const setError = (message: string) =>
+      message === lastError ? Effect.void : Effect.suspend(() => {
+        lastError = message
+        return Effect.zipRight(
+          status({ last_error: message }),
+          message === "" ? Effect.void : Effect.logWarning("bot ingress failed").pipe(
+            Effect.annotateLogs({ bot_id: bot.id, error: message })
+          )
+        )
+      })
+
+    const identify = telegram.getMe(bot.token).pipe(
+      Effect.flatMap((me) =>
+        me.username !== undefined && me.username !== username
+          ? Effect.suspend(() => {
+            username = me.username!
+            return status({ username })
+          })
+          : Effect.void
+      ),
+      Effect.ignore
+    )
+
+    const round = Effect.gen(function*() {
+      const offset = yield* storage.ingressOffset(bot.id)
+      const updates = yield* telegram.getUpdates(bot.token, {
+        offset,
+        limit: 100,
+        timeout: options.pollSeconds,
+        allowed_updates: allUpdateTypes
+      })
+      failures = 0
+      if (updates.length > 0) {
+        const received_at = yield* nowIso
+        const last = updates[updates.length - 1]!.update_id
+        yield* storage.commitUpdates(
+          bot.id,
+          updates.map((u) => ({ update_id: u.update_id, payload: u.payload, received_at })),
+          last + 1
+        )
+        yield* status({ last_update_at: received_at })
+        yield* committed
+      }
+      yield* setError("")
+    })
+
+    yield* activity.setRunning(bot.id, true)
+    yield* identify
+    yield* round.pipe(
+      Effect.catchTag("StorageError", (e) =>
+        Effect.logError("could not store updates", e.cause).pipe(
+          Effect.zipRight(Effect.sleep(Backoff.delay(failures++, options.retryBase, options.retryCap)))
+        )),
+      Effect.catchAll((e) =>
+        Effect.gen(function*() {
+          const { lastError: message, wait } = assess(e, failures++, options)
+          yield* setError(message)
+          if (webhookActive(e)) {
+            yield* telegram.deleteWebhook(bot.token, {}).pipe(Effect.ignore)
+          }
+          if (e._tag === "TelegramApiError" && (e.error_code === 401 || e.error_code === 404)) {
+            yield* Effect.sleep(wait)
+            return yield* identify
+          }
+          yield* Effect.sleep(wait)
+        })
+      ),
+      Effect.forever
+    )
+  }).pipe(
+    Effect.ensuring(Effect.flatMap(BotActivity, (activity) => activity.setRunning(bot.id, false))),
+    Effect.annotateLogs({ bot_id: bot.id })
+  )

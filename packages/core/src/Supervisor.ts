@@ -1,0 +1,152 @@
+import type { HttpClient } from "@effect/platform"
+import type { TelegramClient } from "@botrelay/telegram"
+import { Context, Duration, Effect, FiberMap, Layer, Option, Queue, Redacted } from "effect"
+import type { StoredBot } from "./Bot.js"
+import { BotActivity } from "./BotActivity.js"
+import * as Ingress from "./Ingress.js"
+import * as Outbox from "./Outbox.js"
+import * as Pipeline from "./Pipeline.js"
+import { Storage } from "./Storage.js"
+
+/** The running runtime: one poller per bot that needs ingress, one worker per bot with work. */
+export interface SupervisorService {
+  /** Wakes the bot's processing, e.g. after a webhook update was committed. */
+  readonly inboxChanged: (botId: number) => Effect.Effect<void>
+  /** Wakes the bot's delivery, e.g. after a dead delivery was put back in line. */
+  readonly outboxChanged: (botId: number) => Effect.Effect<void>
+}
+
+/** The running runtime: one poller per bot that needs ingress, one worker per bot with work. */
+export class Supervisor extends Context.Tag("@botrelay/core/Supervisor")<Supervisor, SupervisorService>() {}
+
+/** How the runtime behaves. */
+export interface Options {
+  readonly ingress: Ingress.Options
+  readonly outbox: Outbox.Options
+}
+
+/** Defaults of DESIGN.md section 5. */
+export const defaults: Options = { ingress: Ingress.defaults, outbox: Outbox.defaults }
+
+/** Which bots are polled: not disabled, not in webhook mode, and something needs their updates. */
+export const needsPolling = (bot: StoredBot, routeBots: ReadonlySet<number>): boolean =>
+  !bot.disabled && !bot.webhook_mode &&
+  (bot.manage_enabled || bot.proxy_enabled || bot.long_poll_enabled || routeBots.has(bot.id))
+
+interface Wakeups {
+  readonly inbox: Queue.Queue<void>
+  readonly outbox: Queue.Queue<void>
+}
+
+/**
+ * Starts the runtime in the scope: reconciles pollers with the stored bots and routes now and
+ * after every change, and drains work left from before a restart. Closing the scope interrupts
+ * every fiber; nothing is acknowledged to Telegram that is not stored, so nothing is lost.
+ */
+export const make = (options: Options = defaults) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const activity = yield* BotActivity
+    const outbox = yield* Outbox.make(options.outbox)
+    const pollers = yield* FiberMap.make<number>()
+    const workers = yield* FiberMap.make<number>()
+    const polledWith = new Map<number, string>()
+    const wakeups = new Map<number, Wakeups>()
+
+    const wake = (botId: number, which: keyof Wakeups) =>
+      Effect.suspend(() => {
+        const queues = wakeups.get(botId)
+        return queues === undefined ? Effect.void : Effect.asVoid(Queue.offer(queues[which], undefined))
+      })
+
+    const worker = (botId: number, queues: Wakeups) =>
+      Effect.all([
+        Pipeline.drain(botId, wake(botId, "outbox")).pipe(
+          Effect.catchAll((e) => Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")))),
+          Effect.zipRight(Queue.take(queues.inbox)),
+          Effect.forever
+        ),
+        outbox.deliverDue(botId).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Queue.take(queues.outbox),
+            onSome: (wait) => Effect.race(Effect.sleep(wait), Queue.take(queues.outbox))
+          })),
+          Effect.forever
+        )
+      ], { concurrency: 2, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
+
+    const ensureWorker = (botId: number) =>
+      Effect.gen(function*() {
+        if (wakeups.has(botId)) return
+        const queues = { inbox: yield* Queue.sliding<void>(1), outbox: yield* Queue.sliding<void>(1) }
+        wakeups.set(botId, queues)
+        yield* FiberMap.run(workers, botId, worker(botId, queues))
+      })
+
+    const stopBot = (botId: number) =>
+      Effect.gen(function*() {
+        polledWith.delete(botId)
+        yield* FiberMap.remove(pollers, botId)
+        wakeups.delete(botId)
+        yield* FiberMap.remove(workers, botId)
+      })
+
+    const reconcileBot = (bot: StoredBot, routeBots: ReadonlySet<number>) =>
+      Effect.gen(function*() {
+        yield* ensureWorker(bot.id)
+        const token = Redacted.value(bot.token)
+        if (!needsPolling(bot, routeBots)) {
+          if (polledWith.delete(bot.id)) yield* FiberMap.remove(pollers, bot.id)
+          return
+        }
+        if (polledWith.get(bot.id) === token) return
+        yield* FiberMap.remove(pollers, bot.id)
+        polledWith.set(bot.id, token)
+        yield* FiberMap.run(pollers, bot.id, Ingress.poll(bot, wake(bot.id, "inbox"), options.ingress))
+      })
+
+    const routeSources = storage.listRoutes({}).pipe(
+      Effect.map((routes) =>
+        new Set(routes.filter((r) => r.enabled).flatMap((r) => [r.source_bot_id, r.target_bot_id]))
+      )
+    )
+
+    const reconcileAll = Effect.gen(function*() {
+      const bots = yield* storage.listBots
+      const routeBots = yield* routeSources
+      const present = new Set(bots.map((b) => b.id))
+      for (const botId of [...wakeups.keys()]) if (!present.has(botId)) yield* stopBot(botId)
+      for (const bot of bots) yield* reconcileBot(bot, routeBots)
+    })
+
+    const reconcileOne = (botId: number) =>
+      Effect.gen(function*() {
+        const bot = yield* storage.findBot(botId)
+        if (Option.isNone(bot)) return yield* stopBot(botId)
+        yield* reconcileBot(bot.value, yield* routeSources)
+      })
+
+    const changes = yield* activity.subscribe
+    yield* reconcileAll.pipe(Effect.orDie)
+    for (const botId of yield* storage.botsWithWork.pipe(Effect.orDie)) {
+      yield* wake(botId, "inbox")
+      yield* wake(botId, "outbox")
+    }
+    yield* Queue.take(changes).pipe(
+      Effect.flatMap((change) => change._tag === "Routes" ? reconcileAll : reconcileOne(change.id)),
+      Effect.catchAll((e) => Effect.logError("could not apply a change", e.cause).pipe(Effect.zipRight(Effect.sleep(Duration.seconds(1))))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    return Supervisor.of({
+      inboxChanged: (botId) => wake(botId, "inbox"),
+      outboxChanged: (botId) => wake(botId, "outbox")
+    })
+  })
+
+/** The runtime as a layer: it runs while the layer is alive. */
+export const layer = (
+  options: Options = defaults
+): Layer.Layer<Supervisor, never, Storage | BotActivity | TelegramClient.TelegramClient | HttpClient.HttpClient> =>
+  Layer.scoped(Supervisor, make(options))

@@ -1,0 +1,180 @@
+import { createServer, type IncomingMessage, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { FakeTelegram } from "@botrelay/testing"
+import { startServer, type TestServer } from "./Harness.js"
+
+let fake: FakeTelegram.FakeTelegram
+let server: TestServer
+
+beforeAll(async () => {
+  fake = await FakeTelegram.start()
+  server = await startServer({ telegramApi: fake.apiRoot })
+})
+afterAll(async () => {
+  await server?.close()
+  await fake?.close()
+})
+
+/** Polls `check` until it returns a value, or fails after `timeout` ms. */
+const eventually = async <A>(check: () => Promise<A | undefined> | A | undefined, timeout = 5000): Promise<A> => {
+  const deadline = Date.now() + timeout
+  while (true) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error("condition not met in time")
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+interface Received {
+  readonly body: any
+  readonly secret: string | undefined
+  readonly contentType: string | undefined
+}
+
+/** A backend on 127.0.0.1 that records what it receives and answers with `answer` (200 by default). */
+const backend = async (answer: (req: IncomingMessage, n: number) => { status: number; body?: string; type?: string } = () => ({ status: 200 })) => {
+  const received: Array<Received> = []
+  let n = 0
+  const http: Server = createServer((req, res) => {
+    let text = ""
+    req.on("data", (chunk) => text += chunk)
+    req.on("end", () => {
+      const reply = answer(req, n++)
+      if (reply.status >= 200 && reply.status < 300) {
+        received.push({
+          body: JSON.parse(text),
+          secret: req.headers["x-telegram-bot-api-secret-token"] as string | undefined,
+          contentType: req.headers["content-type"]
+        })
+      }
+      res.writeHead(reply.status, { "content-type": reply.type ?? "application/json" })
+      res.end(reply.body ?? "")
+    })
+  })
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve))
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/hook`
+  return { url, received, close: () => new Promise<void>((resolve) => http.close(() => resolve())) }
+}
+
+const addBot = async (tg: FakeTelegram.FakeBot, body: Record<string, unknown>) => {
+  const reply = await server.call("/api/bots/add", { body: { token: tg.token, ...body } })
+  assert.strictEqual(reply.status, 200, reply.text)
+  return reply.json as { id: number }
+}
+
+const botById = async (id: number) => (await server.call("/api/bots")).json.find((b: any) => b.id === id)
+
+describe("the runtime", () => {
+  it("polls a managed bot, shows it running with its username, and captures incoming messages", async () => {
+    const tg = fake.addBot({ username: "history_bot" })
+    const bot = await addBot(tg, { manage_enabled: true })
+    await eventually(async () => (await botById(bot.id))?.running === true || undefined)
+    const user = fake.addUser({ first_name: "Ann", last_name: "Lee", username: "ann" })
+    const sent = fake.userSends(tg.id, { user, text: "hello relay" })
+    const stored = await eventually(async () => {
+      const page = await server.call(`/api/messages?bot_id=${bot.id}&chat_id=${user.id}`)
+      return page.json.length > 0 ? page.json : undefined
+    })
+    assert.deepInclude(stored[0], {
+      id: sent.message_id,
+      chat_id: user.id,
+      bot_id: bot.id,
+      user_id: user.id,
+      username: "ann",
+      first_name: "Ann",
+      last_name: "Lee",
+      text: "hello relay",
+      direction: "in",
+      edit_date: 0
+    })
+    const listed = await botById(bot.id)
+    assert.strictEqual(listed.username, "history_bot")
+    assert.strictEqual(listed.last_error, "")
+    assert.notStrictEqual(listed.last_update_at, "")
+  })
+
+  it("records edits and button presses", async () => {
+    const tg = fake.addBot()
+    const bot = await addBot(tg, { manage_enabled: true })
+    const user = fake.addUser()
+    const sent = fake.userSends(tg.id, { user, text: "first" })
+    fake.userEdits(tg.id, user.id, sent.message_id, "second")
+    fake.userPresses(tg.id, sent, "buy:42")
+    const page = await eventually(async () => {
+      const reply = await server.call(`/api/messages?bot_id=${bot.id}&chat_id=${user.id}`)
+      return reply.json.length === 2 ? reply.json : undefined
+    })
+    const edited = page.find((m: any) => m.id === sent.message_id)
+    assert.strictEqual(edited.text, "second")
+    assert.isAbove(edited.edit_date, 0)
+    const press = page.find((m: any) => m.media_type === "callback")
+    assert.strictEqual(press.text, "buy:42")
+    assert.strictEqual(press.reply_to_message_id, sent.message_id)
+    assert.isBelow(press.id, 0)
+  })
+
+  it("forwards the original update with the secret header, in order, exactly once, through a failing spell", async () => {
+    let failing = 3
+    const hook = await backend(() => failing-- > 0 ? { status: 503 } : { status: 200 })
+    const steady = await backend()
+    try {
+      const tg = fake.addBot()
+      const other = fake.addBot()
+      await addBot(tg, { proxy_enabled: true, backend_url: hook.url, secret_token: "hook_secret" })
+      await addBot(other, { proxy_enabled: true, backend_url: steady.url })
+      const user = fake.addUser()
+      const texts = ["one", "two", "three", "four", "five"]
+      for (const text of texts) fake.userSends(tg.id, { user, text })
+      fake.userSends(other.id, { user, text: "unaffected" })
+      await eventually(() => steady.received.length === 1 || undefined)
+      await eventually(() => hook.received.length === texts.length || undefined, 15_000)
+      assert.deepStrictEqual(hook.received.map((r) => r.body.message.text), texts)
+      const ids = hook.received.map((r) => r.body.update_id)
+      assert.deepStrictEqual(ids, [...ids].sort((a, b) => a - b))
+      assert.isTrue(hook.received.every((r) => r.secret === "hook_secret" && r.contentType === "application/json"))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      assert.strictEqual(hook.received.length, texts.length)
+    } finally {
+      await hook.close()
+      await steady.close()
+    }
+  }, 30_000)
+
+  it("stops polling a disabled bot within a second and catches up after re-enabling", async () => {
+    const tg = fake.addBot()
+    const bot = await addBot(tg, { manage_enabled: true })
+    await eventually(async () => (await botById(bot.id))?.running === true || undefined)
+    await server.call(`/api/bots/toggle-disabled?id=${bot.id}`, { method: "POST" })
+    await eventually(async () => (await botById(bot.id))?.running === false || undefined, 1000)
+    const polls = () => fake.calls.filter((c) => c.botId === tg.id && c.method === "getUpdates").length
+    const before = polls()
+    const user = fake.addUser()
+    fake.userSends(tg.id, { user, text: "while disabled" })
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.isAtMost(polls() - before, 1)
+    const empty = await server.call(`/api/messages?bot_id=${bot.id}&chat_id=${user.id}`)
+    assert.deepStrictEqual(empty.json, [])
+    await server.call(`/api/bots/toggle-disabled?id=${bot.id}`, { method: "POST" })
+    await eventually(async () => {
+      const page = await server.call(`/api/messages?bot_id=${bot.id}&chat_id=${user.id}`)
+      return page.json.length === 1 || undefined
+    })
+  })
+
+  it("marks a revoked token unauthorized and stops hammering Telegram", async () => {
+    const tg = fake.addBot()
+    fake.revoke(tg.id)
+    const bot = await addBot(tg, { manage_enabled: true })
+    const listed = await eventually(async () => {
+      const b = await botById(bot.id)
+      return b.last_error.startsWith("unauthorized") ? b : undefined
+    })
+    assert.notInclude(listed.last_error, tg.token)
+    const calls = () => fake.calls.filter((c) => c.botId === tg.id).length
+    const before = calls()
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    assert.isAtMost(calls() - before, 1)
+  })
+})
