@@ -118,3 +118,11 @@ export const processTicks = (pid: number | undefined): number => {
     return 0
   }
 }
+
+/** A memory figure of a running child from /proc/<pid>/status, in MB (VmRSS now, VmHWM peak); NaN once gone. */
+export const memoryMb = (child: Child, field: "VmRSS" | "VmHWM"): number => {
+  if (!isRunning(child) || child.process.pid === undefined) return Number.NaN
+  const status = readFileSync(`/proc/${child.process.pid}/status`, "utf8")
+  const kb = status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"))?.[1]
+  return kb === undefined ? Number.NaN : Number(kb) / 1024
+}

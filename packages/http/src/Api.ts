@@ -6,7 +6,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
-import { ApiKey, Bot, Message, Route, Tag } from "@botrelay/core"
+import { ApiKey, Bot, Delivery, Message, Route, Tag } from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
 import { Context, Schema } from "effect"
 import * as ApiError from "./ApiError.js"
@@ -74,6 +74,27 @@ export class BotsGroup extends HttpApiGroup.make("bots")
   )
   .middleware(Authorization)
   .prefix("/bots")
+{}
+
+/** Query of `GET /api/bots/deliveries`. */
+export const DeliveriesQuery = Schema.Struct({
+  bot_id: Schema.optionalWith(Id, { exact: true }),
+  status: Schema.optionalWith(Delivery.DeliveryStatus, { exact: true }),
+  limit: Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(1, 500, { message: () => "limit must be an integer from 1 to 500" })
+    ),
+    { default: () => 100 }
+  )
+})
+
+/** The outbox: updates on their way to bots' backends. */
+export class DeliveriesGroup extends HttpApiGroup.make("deliveries")
+  .add(HttpApiEndpoint.get("list", "/").setUrlParams(DeliveriesQuery).addSuccess(Schema.Array(Delivery.Delivery)))
+  .add(HttpApiEndpoint.post("retry", "/retry").setUrlParams(IdParam).addSuccess(Delivery.Delivery))
+  .middleware(Authorization)
+  .prefix("/bots/deliveries")
 {}
 
 /** Routes between bots. */
@@ -160,6 +181,7 @@ const documentWireErrors = (spec: Json): Json => {
 export class Api extends HttpApi.make("botrelay")
   .add(HealthGroup)
   .add(BotsGroup)
+  .add(DeliveriesGroup)
   .add(RoutesGroup)
   .add(MessagesGroup)
   .add(TagsGroup)

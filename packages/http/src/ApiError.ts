@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import type { ApiKey, Bot, Errors, Route, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Deliveries, Errors, Route, Tag } from "@botrelay/core"
 import type { TelegramError } from "@botrelay/telegram"
 import { Effect, Schema } from "effect"
 
@@ -115,6 +115,7 @@ export type DomainError =
   | Tag.TagNotFound
   | ApiKey.ApiKeyNotFound
   | ApiKey.LastAdminKey
+  | Deliveries.DeliveryNotFound
   | TelegramError.TelegramApiError
   | TelegramError.TelegramTransportError
 
@@ -129,6 +130,8 @@ export const fromDomain = (e: DomainError): Effect.Effect<never, ApiError> => {
       return Effect.fail(new NotFound({ error: e.message, code: "route_not_found" }))
     case "TagNotFound":
       return Effect.fail(new NotFound({ error: e.message, code: "tag_not_found" }))
+    case "DeliveryNotFound":
+      return Effect.fail(new NotFound({ error: e.message, code: "delivery_not_found" }))
     case "ApiKeyNotFound":
       return Effect.fail(new NotFound({ error: e.message, code: "api_key_not_found" }))
     case "DuplicateToken":

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ApiKeys, Bot, Bots, Messages, Routes, Storage, Tags } from "@botrelay/core"
+import { ApiKeys, Bot, Bots, Deliveries, Messages, Routes, Storage, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
@@ -125,6 +125,18 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
         ))
   }))
 
+const DeliveriesLive = HttpApiBuilder.group(Api, "deliveries", (handlers) =>
+  Effect.gen(function*() {
+    const deliveries = yield* Deliveries.Deliveries
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        requireOptionalBot(urlParams.bot_id).pipe(
+          Effect.zipRight(deliveries.list(urlParams)),
+          Effect.catchAll(orDomain)
+        ))
+      .handle("retry", ({ urlParams }) => asAdmin(deliveries.retry(urlParams.id)))
+  }))
+
 const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
   Effect.map(Routes.Routes, (routes) =>
     handlers
@@ -178,6 +190,6 @@ const ApiKeysLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
         asAdmin(keys.toggle(urlParams.id)))))
 
 /** Every group of the API, on the core services and the Telegram client. */
-export const layer = Layer.mergeAll(HealthLive, BotsLive, RoutesLive, MessagesLive, TagsLive, ApiKeysLive).pipe(
+export const layer = Layer.mergeAll(HealthLive, BotsLive, DeliveriesLive, RoutesLive, MessagesLive, TagsLive, ApiKeysLive).pipe(
   Layer.provide(AuthorizationLive)
 )

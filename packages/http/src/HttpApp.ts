@@ -9,7 +9,7 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import type { ApiKeys, Bots, Messages, Routes, Storage, Tags } from "@botrelay/core"
+import type { ApiKeys, Bots, Deliveries, Messages, Routes, Storage, Tags } from "@botrelay/core"
 import type { TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
@@ -132,6 +132,7 @@ export const layer: Layer.Layer<
   | Messages.Messages
   | Tags.Tags
   | ApiKeys.ApiKeys
+  | Deliveries.Deliveries
   | TelegramClient.TelegramClient
 > = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
   Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer)), errorResponses))

@@ -1,11 +1,12 @@
 import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
-import { ApiKeys, BotActivity, Bots, MemoryStorage, Messages, Routes, Tags } from "@botrelay/core"
+import { ApiKeys, BotActivity, Bots, Deliveries, MemoryStorage, Messages, Routes, Supervisor, Tags } from "@botrelay/core"
 import { HttpApp } from "@botrelay/http"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
-const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer).pipe(
+const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
+  Layer.provideMerge(Supervisor.layer()),
   Layer.provideMerge(TelegramClient.layer({ apiRoot: "http://127.0.0.1:9" })),
   Layer.provideMerge(MemoryStorage.layer),
   Layer.provideMerge(BotActivity.layer),
@@ -56,6 +57,8 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/bots",
       "/api/bots/add",
       "/api/bots/delete",
+      "/api/bots/deliveries",
+      "/api/bots/deliveries/retry",
       "/api/bots/toggle-disabled",
       "/api/bots/update",
       "/api/bots/validate",

@@ -3,7 +3,7 @@ import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { FetchHttpClient, HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ApiKeys, BotActivity, Bots, type Errors, Messages, Routes, type Storage, Supervisor, Tags } from "@botrelay/core"
+import { ApiKeys, BotActivity, Bots, Deliveries, type Errors, Messages, Routes, type Storage, Supervisor, Tags } from "@botrelay/core"
 import { HttpApp } from "@botrelay/http"
 import { SqliteStorage } from "@botrelay/sqlite"
 import { TelegramClient } from "@botrelay/telegram"
@@ -25,7 +25,8 @@ export const storageLayer = (
 
 /** The core services on SQLite and the configured Telegram API. */
 export const servicesLayer = (
-  config: Pick<Config, "database" | "telegramApi">
+  config: Pick<Config, "database" | "telegramApi">,
+  runtime: Supervisor.Options = Supervisor.defaults
 ): Layer.Layer<
   | Bots.Bots
   | Routes.Routes
@@ -33,12 +34,14 @@ export const servicesLayer = (
   | Tags.Tags
   | ApiKeys.ApiKeys
   | Supervisor.Supervisor
+  | Deliveries.Deliveries
   | BotActivity.BotActivity
   | TelegramClient.TelegramClient
   | Storage.Storage,
   SqliteStorage.MigrationError | Errors.StorageError
 > =>
-  Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Supervisor.layer()).pipe(
+  Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
+    Layer.provideMerge(Supervisor.layer(runtime)),
     Layer.provideMerge(TelegramClient.layer({ apiRoot: config.telegramApi })),
     Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(BotActivity.layer),
@@ -85,14 +88,16 @@ export const bootstrap = (
 /**
  * The whole standalone server: storage, services, first-start duties and the HTTP API on a socket.
  * Storage is opened before the socket and closed after it, so in-flight requests finish first.
+ * `runtime` tunes polling and delivery (tests shorten the waits).
  */
 export const layer = (
-  config: Config
+  config: Config,
+  runtime: Supervisor.Options = Supervisor.defaults
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError | SqliteStorage.MigrationError | Errors.InvalidInput | Errors.StorageError
 > => {
-  const services = Layer.effectDiscard(bootstrap(config)).pipe(Layer.provideMerge(servicesLayer(config)))
+  const services = Layer.effectDiscard(bootstrap(config)).pipe(Layer.provideMerge(servicesLayer(config, runtime)))
   return HttpApiBuilder.serve(HttpApp.withBodyLimit).pipe(
     Layer.provide(HttpApp.layer),
     HttpApp.withoutRequestSpans,

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { HttpServer } from "@effect/platform"
+import { Supervisor } from "@botrelay/core"
 import { Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
 import { assert } from "vitest"
 import * as Config from "../src/Config.js"
@@ -40,6 +41,12 @@ export const assertError = (reply: { readonly status: number; readonly json: any
   assert.isAbove(reply.json.error.length, 0)
 }
 
+/** Runtime timings for tests: retries from 50 ms, dead-lettering after 2 s, short long polls. */
+export const fastRuntime: Supervisor.Options = {
+  ingress: { ...Supervisor.defaults.ingress, pollSeconds: 5, retryBase: "50 millis", retryCap: "500 millis" },
+  outbox: { ...Supervisor.defaults.outbox, timeout: "2 seconds", retryBase: "50 millis", retryCap: "200 millis", maxAge: "2 seconds" }
+}
+
 export const newKey = () => `brk_${randomBytes(32).toString("base64url")}`
 
 export const startServer = async (
@@ -48,6 +55,8 @@ export const startServer = async (
     readonly botToken?: string
     /** Extra layers for the server, e.g. a recording tracer. */
     readonly extra?: Layer.Layer<never>
+    /** Runtime timings; by default short, so retries and dead-lettering happen within a test. */
+    readonly runtime?: Supervisor.Options
   } = {}
 ) => {
   const dir = mkdtempSync(join(tmpdir(), "botrelay-test-"))
@@ -64,7 +73,7 @@ export const startServer = async (
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(
-    Main.layer(config).pipe(
+    Main.layer(config, options.runtime ?? fastRuntime).pipe(
       Layer.provide(Layer.mergeAll(
         Logger.replace(Logger.defaultLogger, capture),
         Logger.minimumLogLevel(LogLevel.Debug),

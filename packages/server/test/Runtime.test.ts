@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { startServer, type TestServer } from "./Harness.js"
+import { assertError, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
@@ -177,4 +177,35 @@ describe("the runtime", () => {
     await new Promise((resolve) => setTimeout(resolve, 1000))
     assert.isAtMost(calls() - before, 1)
   })
+
+  it("dead-letters a delivery the backend keeps refusing, shows it, and delivers it on retry", async () => {
+    let accept = false
+    const hook = await backend(() => accept ? { status: 200 } : { status: 500 })
+    try {
+      const tg = fake.addBot()
+      const bot = await addBot(tg, { proxy_enabled: true, backend_url: hook.url })
+      fake.userSends(tg.id, { text: "refused" })
+      const dead = await eventually(async () => {
+        const reply = await server.call(`/api/bots/deliveries?bot_id=${bot.id}&status=dead`)
+        return reply.json.length === 1 ? reply.json[0] : undefined
+      }, 10_000)
+      assert.deepInclude(dead, { bot_id: bot.id, url: hook.url, status: "dead", last_error: "HTTP 500" })
+      assert.isAbove(dead.attempts, 1)
+      assert.strictEqual(JSON.parse(dead.payload).message.text, "refused")
+      accept = true
+      const retried = await server.call(`/api/bots/deliveries/retry?id=${dead.id}`, { method: "POST" })
+      assert.strictEqual(retried.status, 200, retried.text)
+      assert.strictEqual(retried.json.status, "pending")
+      await eventually(() => hook.received.length === 1 || undefined)
+      const done = await eventually(async () => {
+        const reply = await server.call(`/api/bots/deliveries?bot_id=${bot.id}`)
+        return reply.json[0]?.status === "delivered" ? reply.json[0] : undefined
+      })
+      assert.strictEqual(done.id, dead.id)
+      assertError(await server.call(`/api/bots/deliveries/retry?id=${dead.id}`, { method: "POST" }), 404, "delivery_not_found")
+      assertError(await server.call(`/api/bots/deliveries?status=lost`), 400, "invalid_request")
+    } finally {
+      await hook.close()
+    }
+  }, 20_000)
 })

@@ -1,0 +1,48 @@
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { Delivery, DeliveryStatus } from "./Delivery.js"
+import type { StorageError } from "./Errors.js"
+import { Storage } from "./Storage.js"
+import { Supervisor } from "./Supervisor.js"
+import { nowIso } from "./Time.js"
+
+/** No dead delivery has this id. */
+export class DeliveryNotFound extends Schema.TaggedError<DeliveryNotFound>()("DeliveryNotFound", { id: Schema.Int }) {
+  override get message() {
+    return `no dead delivery ${this.id}`
+  }
+}
+
+/** The outbox as operators see it: what is waiting, delivered or dead, and putting dead ones back in line. */
+export interface DeliveriesService {
+  /** Deliveries newest first, optionally of one bot and one status. */
+  readonly list: (filter: {
+    readonly bot_id?: number
+    readonly status?: DeliveryStatus
+    readonly limit: number
+  }) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
+  /** Retries a dead delivery now, behind nothing: its bot's outbox is FIFO again from it. */
+  readonly retry: (id: number) => Effect.Effect<Delivery, DeliveryNotFound | StorageError>
+}
+
+/** The outbox as operators see it. */
+export class Deliveries extends Context.Tag("@botrelay/core/Deliveries")<Deliveries, DeliveriesService>() {}
+
+/** Builds the service on the `Storage` and the running `Supervisor`. */
+export const make: Effect.Effect<DeliveriesService, never, Storage | Supervisor> = Effect.gen(function*() {
+  const storage = yield* Storage
+  const supervisor = yield* Supervisor
+  return Deliveries.of({
+    list: storage.listDeliveries,
+    retry: (id) =>
+      Effect.flatMap(nowIso, (at) => storage.retryDelivery(id, at)).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new DeliveryNotFound({ id })),
+          onSome: (delivery) => Effect.as(supervisor.outboxChanged(delivery.bot_id), delivery)
+        })),
+        Effect.withSpan("Deliveries.retry", { attributes: { id } })
+      )
+  })
+})
+
+/** The service on the `Storage` and the running `Supervisor`. */
+export const layer: Layer.Layer<Deliveries, never, Storage | Supervisor> = Layer.effect(Deliveries, make)
