@@ -5,6 +5,7 @@
  * Env: BENCH_SUITE (api, pipeline or all; default all), BENCH_CPU_PROF (a folder: run each Botrelay
  * server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
+import { resolve } from "node:path"
 import { interruptApi, runApi } from "./api.js"
 import { cpuProf, removeTempDirs } from "./harness.js"
 import { runPipeline } from "./pipeline.js"
@@ -45,5 +46,5 @@ if (names.some((name) => suites[name] === undefined)) {
     }
   }
   await cleanup()
-  if (cpuProf !== undefined) process.stderr.write(`CPU profiles of the Botrelay servers written to ${cpuProf}\n`)
+  if (cpuProf !== undefined) process.stderr.write(`CPU profiles of the Botrelay servers written to ${resolve(cpuProf)}\n`)
 }

@@ -79,7 +79,7 @@ export const assess = (
         wait: Duration.decode(options.unauthorizedWait)
       }
     case 409:
-      return { lastError: `conflict: ${e.description}`, wait: Backoff.delay(failures + 2, options.retryBase, "60 seconds") }
+      return { lastError: `conflict: ${e.description}`, wait: Backoff.delay(failures + 2, options.retryBase, options.retryCap) }
     default:
       return { lastError: `Telegram error ${e.error_code}: ${e.description}`, wait: backoff }
   }

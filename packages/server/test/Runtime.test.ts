@@ -208,4 +208,32 @@ describe("the runtime", () => {
       await hook.close()
     }
   }, 20_000)
+
+  it("waits retry_after on 429 and reports 409 conflicts without looping hot", async () => {
+    const tg = fake.addBot()
+    const polls = () => fake.calls.filter((c) => c.botId === tg.id && c.method === "getUpdates")
+    fake.failNext("getUpdates", { error_code: 429, description: "Too Many Requests: retry after 1", retry_after: 1 }, {
+      botId: tg.id
+    })
+    const bot = await addBot(tg, { manage_enabled: true })
+    const next = await fake.waitForCall((c) => c.botId === tg.id && c.method === "getUpdates" && c.status === 200, "10 seconds")
+    const limited = polls()[0]!
+    assert.strictEqual(limited.status, 429)
+    assert.isAtLeast(next.receivedAt - limited.receivedAt, 950)
+
+    fake.failAlways("getUpdates", {
+      error_code: 409,
+      description: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+    }, { botId: tg.id })
+    const listed = await eventually(async () => {
+      const b = await botById(bot.id)
+      return b.last_error.startsWith("conflict") ? b : undefined
+    })
+    assert.include(listed.last_error, "terminated by other getUpdates request")
+    const before = polls().length
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    assert.isAtMost(polls().length - before, 4)
+    fake.clearFailures()
+    await eventually(async () => (await botById(bot.id)).last_error === "" || undefined, 10_000)
+  }, 20_000)
 })

@@ -43,6 +43,8 @@ export interface CallRecord {
   readonly status: number
   /** Present when the call came as the body of a webhook response. */
   readonly webhookReply?: true
+  /** When the request arrived, in milliseconds since the epoch (answers to long polls come later). */
+  readonly receivedAt: number
 }
 
 /** A message a bot sent through the fake (`sendMessage`, `forwardMessage` or `copyMessage`). */
@@ -969,9 +971,17 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
     parseFailure?: Failure
   ): Promise<Answer> => {
     const method = methodNames.get(requested.toLowerCase()) ?? requested
+    const receivedAt = Date.now()
     const log = (result: Answer) => {
       const status = "ok" in result ? 200 : result.error_code
-      logCall({ botId: bot?.id, method, params, status, ...(webhookReply ? { webhookReply: true as const } : {}) })
+      logCall({
+        botId: bot?.id,
+        method,
+        params,
+        status,
+        receivedAt,
+        ...(webhookReply ? { webhookReply: true as const } : {})
+      })
       return result
     }
     if (bot === undefined) return log(unauthorized)

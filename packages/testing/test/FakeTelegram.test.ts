@@ -237,7 +237,8 @@ describe("FakeTelegram over plain fetch", () => {
         fake.calls.map((call) => call.method),
         ["getMe", "getMe", "sendMessage", "sendMessage", "sendMessage", "sendMessage", "sendMessage"]
       )
-      assert.deepStrictEqual(fake.calls[2], {
+      assert.deepStrictEqual({ ...fake.calls[2]!, receivedAt: 0 }, {
+        receivedAt: 0,
         botId: bot.id,
         method: "sendMessage",
         params: { chat_id: String(user.id), text: "from query" },
@@ -776,7 +777,8 @@ describe("FakeTelegram webhooks", () => {
       assert.strictEqual(pong.message.chat.id, ping.chat.id)
       const query = fake.userPresses(bot.id, pong.message, "press")
       const answered = await fake.waitForCall((call) => call.method === "answerCallbackQuery")
-      assert.deepStrictEqual(answered, {
+      assert.deepStrictEqual({ ...answered, receivedAt: 0 }, {
+        receivedAt: 0,
         botId: bot.id,
         method: "answerCallbackQuery",
         params: { callback_query_id: query.id },

@@ -1,0 +1,641 @@
+/**
+ * The pipeline suite, all on 127.0.0.1: FakeTelegram in this process → the Botrelay server (a child
+ * process) → a backend in this process that answers 200 at once.
+ *
+ * Load run: proxy bots whose FakeTelegram queues are kept topped up, so updates are created as fast as
+ * Botrelay confirms them; then a paced run at a fixed rate, for latency below saturation. Every update
+ * Botrelay confirmed must reach the backend exactly once.
+ * Idle run: many bots with history on, long-polling an idle FakeTelegram: memory and CPU.
+ *
+ * Env: BENCH_PIPELINE_DURATION (s, default 20), BENCH_PIPELINE_WARMUP (s, default 3),
+ * BENCH_PIPELINE_BOTS (default 20), BENCH_PIPELINE_QUEUE (updates kept pending per bot, default 100),
+ * BENCH_PIPELINE_RATE (updates/s of the paced run, default 2000; 0 skips it),
+ * BENCH_PIPELINE_PACED_DURATION (s, default 10), BENCH_PIPELINE_DRAIN (s the backlog may take to reach
+ * the backend, default 300), BENCH_IDLE_BOTS (default 1000; 0 skips the idle run),
+ * BENCH_IDLE_DURATION (s, default 10).
+ */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { join } from "node:path"
+import { FakeTelegram } from "@botrelay/testing"
+import {
+  type Botrelay,
+  count,
+  envInt,
+  makeTempDir,
+  removeTempDir,
+  sleep,
+  startBotrelay,
+  table
+} from "./harness.js"
+import { isRunning, memoryMb, processTicks, stop, ticksPerSecond } from "./processes.js"
+
+type Fake = FakeTelegram.FakeTelegram
+
+/** A bot of the load run, with what the bench knows of each of its updates. */
+interface LoadBot {
+  readonly index: number
+  readonly fake: FakeTelegram.FakeBot
+  readonly user: { readonly id: number; readonly first_name: string }
+  nextMessage: number
+  /** When each update was created, by update_id (performance.now() ms). */
+  readonly created: Map<number, number>
+  /** When each update first reached the backend, by update_id. */
+  readonly arrived: Map<number, number>
+  /** Arrivals after the first, by update_id. */
+  readonly repeats: Map<number, number>
+}
+
+interface Backend {
+  readonly url: string
+  /** Requests that named no known bot or carried no update_id. */
+  readonly unexpected: () => number
+  readonly close: () => Promise<void>
+}
+
+/** One measured window of the load run. */
+interface Window {
+  readonly name: string
+  readonly start: number
+  readonly end: number
+  readonly serverTicks: number
+  readonly benchTicks: number
+  /** Updates created but not yet at the backend when the window closed. */
+  readonly backlog: number
+  /** How long the backlog took to reach the backend once creation stopped, ms. */
+  drained: number
+}
+
+interface Figures {
+  readonly created: number
+  readonly delivered: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+}
+
+/** Integrity of the load run: every confirmed update reached the backend exactly once. */
+interface Integrity {
+  readonly created: number
+  readonly confirmed: number
+  readonly received: number
+  readonly missing: number
+  readonly duplicated: number
+  readonly unexpected: number
+  readonly pending: number
+}
+
+interface Idle {
+  readonly bots: number
+  readonly running: number
+  readonly held: number
+  readonly errors: number
+  readonly rss: number
+  readonly peak: number
+  readonly cores: number
+  readonly benchCores: number
+  readonly polls: number
+  readonly failedCalls: number
+  readonly registered: number
+  readonly allRunning: number
+  readonly seconds: number
+}
+
+const startBackend = async (bots: ReadonlyArray<LoadBot>): Promise<Backend> => {
+  let unexpected = 0
+  const server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const at = performance.now()
+      res.writeHead(200, { "content-length": 0 })
+      res.end()
+      const bot = bots[Number((req.url ?? "").slice(1))]
+      let id: unknown
+      try {
+        id = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { readonly update_id?: unknown }).update_id
+      } catch {
+        id = undefined
+      }
+      if (bot === undefined || typeof id !== "number") unexpected++
+      else if (bot.arrived.has(id)) bot.repeats.set(id, (bot.repeats.get(id) ?? 0) + 1)
+      else bot.arrived.set(id, at)
+    })
+  })
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    unexpected: () => unexpected,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+  }
+}
+
+const addBot = async (botrelay: Botrelay, body: Record<string, unknown>): Promise<{ readonly id: number }> => {
+  const response = await fetch(`${botrelay.url}/api/bots/add`, {
+    method: "POST",
+    headers: { ...botrelay.headers, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`POST /api/bots/add: ${response.status} ${text.slice(0, 300)}`)
+  return JSON.parse(text) as { readonly id: number }
+}
+
+const listBots = async (botrelay: Botrelay) => {
+  const response = await fetch(`${botrelay.url}/api/bots`, { headers: botrelay.headers })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`GET /api/bots: ${response.status} ${text.slice(0, 300)}`)
+  return JSON.parse(text) as ReadonlyArray<{ readonly running: boolean; readonly last_error: string }>
+}
+
+/** Runs `task` for 0..n-1 with at most `width` at a time. */
+const inParallel = async (n: number, width: number, task: (i: number) => Promise<void>) => {
+  let next = 0
+  const lane = async () => {
+    while (next < n) await task(next++)
+  }
+  await Promise.all(Array.from({ length: Math.min(width, n) }, lane))
+}
+
+/** Calls `tick` every millisecond until the returned function is called; the first error is kept for `check`. */
+const every = (tick: () => void) => {
+  let failure: unknown
+  const timer = setInterval(() => {
+    try {
+      tick()
+    } catch (e) {
+      failure ??= e
+    }
+  }, 1)
+  return {
+    stop: () => clearInterval(timer),
+    check: () => {
+      if (failure !== undefined) throw failure
+    }
+  }
+}
+
+const alive = (botrelay: Botrelay) => {
+  if (!isRunning(botrelay.child)) throw new Error(`Botrelay exited during the run:\n${botrelay.child.output}`)
+}
+
+/** A user's message to the bot, queued in FakeTelegram and stamped with its creation time. */
+const produce = (fake: Fake, bot: LoadBot) => {
+  const n = bot.nextMessage++
+  const update = fake.enqueue(bot.fake.id, {
+    message: {
+      message_id: n,
+      from: { id: bot.user.id, is_bot: false, first_name: bot.user.first_name, language_code: "en" },
+      chat: { id: bot.user.id, first_name: bot.user.first_name, type: "private" },
+      date: Math.floor(Date.now() / 1000),
+      text: `Hello! Where is my order #${n}? It was due yesterday.`
+    }
+  })
+  if (update === undefined) throw new Error(`FakeTelegram refused an update for bot ${bot.fake.id}`)
+  bot.created.set(update.update_id, performance.now())
+}
+
+const totals = (bots: ReadonlyArray<LoadBot>) => {
+  let created = 0
+  let arrived = 0
+  for (const bot of bots) {
+    created += bot.created.size
+    arrived += bot.arrived.size
+  }
+  return { created, arrived }
+}
+
+/** Waits until every created update reached the backend; gives up after `limit` s, or 15 s without progress. */
+const drain = async (bots: ReadonlyArray<LoadBot>, botrelay: Botrelay, limit: number): Promise<number> => {
+  const started = performance.now()
+  let last = totals(bots).arrived
+  let progressAt = started
+  let reportedAt = started
+  while (true) {
+    const { created, arrived } = totals(bots)
+    const now = performance.now()
+    if (arrived >= created) return now - started
+    alive(botrelay)
+    if (arrived > last) {
+      last = arrived
+      progressAt = now
+    }
+    if (now - progressAt > 15_000 || now - started > limit * 1000) {
+      throw new Error(
+        `${count(created - arrived)} updates had not reached the backend ${((now - started) / 1000).toFixed(0)} s ` +
+          `after creation stopped (${((now - progressAt) / 1000).toFixed(0)} s without progress)`
+      )
+    }
+    if (now - reportedAt >= 5_000) {
+      reportedAt = now
+      process.stderr.write(`draining: ${count(created - arrived)} updates still on their way\n`)
+    }
+    await sleep(20)
+  }
+}
+
+/** Opens a measured window now; `close` ends it. */
+const measure = (name: string, bots: ReadonlyArray<LoadBot>, botrelay: Botrelay) => {
+  const start = performance.now()
+  const serverTicks = processTicks(botrelay.child.process.pid)
+  const benchTicks = processTicks(process.pid)
+  return (): Window => {
+    const end = performance.now()
+    const { created, arrived } = totals(bots)
+    return {
+      name,
+      start,
+      end,
+      serverTicks: processTicks(botrelay.child.process.pid) - serverTicks,
+      benchTicks: processTicks(process.pid) - benchTicks,
+      backlog: created - arrived,
+      drained: 0
+    }
+  }
+}
+
+const percentile = (sorted: Float64Array, q: number) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+
+/** Rates over the window, and latency of the updates created in it (all of which have arrived by now). */
+const figures = (bots: ReadonlyArray<LoadBot>, window: Window): Figures => {
+  const seconds = (window.end - window.start) / 1000
+  const latencies: Array<number> = []
+  let created = 0
+  let delivered = 0
+  for (const bot of bots) {
+    for (const [id, at] of bot.created) {
+      if (at < window.start || at >= window.end) continue
+      created++
+      const arrived = bot.arrived.get(id)
+      if (arrived !== undefined) latencies.push(arrived - at)
+    }
+    for (const at of bot.arrived.values()) if (at >= window.start && at < window.end) delivered++
+  }
+  const sorted = Float64Array.from(latencies).sort()
+  return {
+    created: created / seconds,
+    delivered: delivered / seconds,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1]!
+  }
+}
+
+const integrity = (fake: Fake, bots: ReadonlyArray<LoadBot>, backend: Backend): Integrity => {
+  let created = 0
+  let confirmed = 0
+  let received = 0
+  let missing = 0
+  let duplicated = 0
+  let unexpected = backend.unexpected()
+  let pending = 0
+  for (const bot of bots) {
+    created += bot.created.size
+    received += bot.arrived.size
+    pending += fake.pendingUpdates(bot.fake.id).length
+    for (const update of fake.updatesConfirmed(bot.fake.id)) {
+      confirmed++
+      if (!bot.arrived.has(update.update_id)) missing++
+    }
+    for (const [id, extra] of bot.repeats) if (bot.created.has(id)) duplicated += extra
+    for (const id of bot.arrived.keys()) if (!bot.created.has(id)) unexpected++
+  }
+  return { created, confirmed, received, missing, duplicated, unexpected, pending }
+}
+
+const ms = (n: number) =>
+  Number.isNaN(n) ? "-" : `${n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US")} ms`
+
+const mb = (n: number) => Number.isNaN(n) ? "-" : `${n.toFixed(1)} MB`
+
+const cores = (ticks: number, seconds: number) => (ticks / ticksPerSecond / seconds).toFixed(2)
+
+const rate = (n: number) => `${count(n)}/s`
+
+interface LoadSettings {
+  readonly bots: number
+  readonly queue: number
+  readonly warmup: number
+  readonly duration: number
+  readonly rate: number
+  readonly pacedDuration: number
+  readonly drainLimit: number
+}
+
+interface LoadResult {
+  readonly windows: ReadonlyArray<{ readonly window: Window; readonly figures: Figures }>
+  readonly integrity: Integrity
+  readonly rss: number
+  readonly peak: number
+}
+
+const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
+  const fake = await FakeTelegram.start()
+  const dir = makeTempDir()
+  const bots: Array<LoadBot> = []
+  let backend: Backend | undefined
+  let botrelay: Botrelay | undefined
+  try {
+    for (let index = 0; index < settings.bots; index++) {
+      bots.push({
+        index,
+        fake: fake.addBot(),
+        user: fake.addUser({ first_name: `Customer ${index}` }),
+        nextMessage: 1,
+        created: new Map(),
+        arrived: new Map(),
+        repeats: new Map()
+      })
+    }
+    backend = await startBackend(bots)
+    botrelay = await startBotrelay(join(dir, "botrelay.db"), fake.apiRoot)
+    for (const bot of bots) {
+      await addBot(botrelay, {
+        token: bot.fake.token,
+        name: `Load bot ${bot.index}`,
+        proxy_enabled: true,
+        backend_url: `${backend.url}/${bot.index}`
+      })
+    }
+    await Promise.all(bots.map((bot) => fake.waitForPoll(bot.fake.id, "30 seconds")))
+    process.stderr.write(
+      `pipeline: ${bots.length} bots polling; ${settings.queue} updates kept pending per bot, ` +
+        `warm-up ${settings.warmup} s, run ${settings.duration} s\n`
+    )
+
+    const server = botrelay
+    const windows: Array<{ readonly window: Window; readonly figures: Figures }> = []
+
+    const topUp = every(() => {
+      for (const bot of bots) {
+        const missing = settings.queue - fake.pendingUpdates(bot.fake.id).length
+        for (let i = 0; i < missing; i++) produce(fake, bot)
+      }
+    })
+    await sleep(settings.warmup * 1000)
+    const closeSaturated = measure("saturated", bots, server)
+    for (let s = 0; s < settings.duration; s++) {
+      await sleep(1000)
+      topUp.check()
+      alive(server)
+    }
+    const saturated = closeSaturated()
+    topUp.stop()
+    const rss = memoryMb(server.child, "VmRSS")
+    process.stderr.write(`pipeline: load stopped with ${count(saturated.backlog)} updates on their way; draining\n`)
+    saturated.drained = await drain(bots, server, settings.drainLimit)
+    windows.push({ window: saturated, figures: figures(bots, saturated) })
+
+    if (settings.rate > 0) {
+      const pacedWarmup = Math.min(2, settings.pacedDuration / 5)
+      process.stderr.write(
+        `pipeline: paced at ${count(settings.rate)} updates/s for ${settings.pacedDuration} s ` +
+          `(first ${pacedWarmup} s not counted)\n`
+      )
+      const started = performance.now()
+      let produced = 0
+      const pacer = every(() => {
+        const due = Math.floor((performance.now() - started) / 1000 * settings.rate) - produced
+        for (let i = 0; i < due; i++) produce(fake, bots[produced++ % bots.length]!)
+      })
+      await sleep(pacedWarmup * 1000)
+      const closePaced = measure(`paced at ${count(settings.rate)}/s`, bots, server)
+      await sleep((settings.pacedDuration - pacedWarmup) * 1000)
+      const paced = closePaced()
+      pacer.stop()
+      pacer.check()
+      paced.drained = await drain(bots, server, settings.drainLimit)
+      windows.push({ window: paced, figures: figures(bots, paced) })
+    }
+
+    await sleep(200)
+    alive(server)
+    return { windows, integrity: integrity(fake, bots, backend), rss, peak: memoryMb(server.child, "VmHWM") }
+  } finally {
+    if (botrelay !== undefined) await stop(botrelay.child)
+    await backend?.close()
+    await fake.close()
+    removeTempDir(dir)
+  }
+}
+
+const runIdle = async (botCount: number, seconds: number): Promise<Idle> => {
+  const fake = await FakeTelegram.start()
+  const dir = makeTempDir()
+  let botrelay: Botrelay | undefined
+  try {
+    botrelay = await startBotrelay(join(dir, "botrelay.db"), fake.apiRoot, "botrelay-idle")
+    const server = botrelay
+    const fakeIds: Array<number> = []
+    const started = performance.now()
+    await inParallel(botCount, 8, async (i) => {
+      const bot = fake.addBot()
+      fakeIds.push(bot.id)
+      await addBot(server, { token: bot.token, name: `Idle bot ${i}`, manage_enabled: true })
+    })
+    const registered = performance.now() - started
+    process.stderr.write(`idle: ${count(botCount)} bots registered in ${(registered / 1000).toFixed(1)} s\n`)
+
+    const deadline = performance.now() + 120_000
+    let running = 0
+    while (true) {
+      alive(server)
+      running = (await listBots(server)).filter((bot) => bot.running).length
+      if (running === botCount) break
+      if (performance.now() > deadline) {
+        throw new Error(`only ${running} of ${botCount} bots were running 120 s after registration`)
+      }
+      await sleep(250)
+    }
+    await Promise.all(
+      fakeIds.map((id) => fake.waitForPoll(id, Math.max(1, deadline - performance.now())))
+    ).catch((e: unknown) => {
+      throw new Error(`FakeTelegram did not hold a poll of every bot: ${e instanceof Error ? e.message : String(e)}`)
+    })
+    const allRunning = performance.now() - started
+    process.stderr.write(
+      `idle: all running and polling ${(allRunning / 1000).toFixed(1)} s after registration began; ` +
+        `settling 2 s, measuring ${seconds} s\n`
+    )
+    await sleep(2_000)
+
+    const callsBefore = fake.calls.length
+    const serverTicks = processTicks(server.child.process.pid)
+    const benchTicks = processTicks(process.pid)
+    const windowStart = performance.now()
+    await sleep(seconds * 1000)
+    const elapsed = (performance.now() - windowStart) / 1000
+    const serverUsed = processTicks(server.child.process.pid) - serverTicks
+    const benchUsed = processTicks(process.pid) - benchTicks
+    const rss = memoryMb(server.child, "VmRSS")
+    alive(server)
+    const calls = fake.calls.slice(callsBefore)
+    const held = (await Promise.all(
+      fakeIds.map((id) => fake.waitForPoll(id, 1).then(() => 1, () => 0))
+    )).reduce<number>((a, b) => a + b, 0)
+    const listed = await listBots(server)
+    return {
+      bots: botCount,
+      running: listed.filter((bot) => bot.running).length,
+      held,
+      errors: listed.filter((bot) => bot.last_error !== "").length,
+      rss,
+      peak: memoryMb(server.child, "VmHWM"),
+      cores: serverUsed / ticksPerSecond / elapsed,
+      benchCores: benchUsed / ticksPerSecond / elapsed,
+      polls: calls.filter((call) => call.method === "getUpdates").length,
+      failedCalls: calls.filter((call) => call.status !== 200).length,
+      registered,
+      allRunning,
+      seconds: elapsed
+    }
+  } finally {
+    if (botrelay !== undefined) await stop(botrelay.child)
+    await fake.close()
+    removeTempDir(dir)
+  }
+}
+
+const reportLoad = (settings: LoadSettings, load: LoadResult) => {
+  const results = table(
+    ["run", "created", "delivered", "p50", "p99", "max", "backlog", "drained in", "Botrelay cores", "bench cores"],
+    load.windows.map(({ window, figures }) => {
+      const seconds = (window.end - window.start) / 1000
+      return [
+        window.name,
+        rate(figures.created),
+        rate(figures.delivered),
+        ms(figures.p50),
+        ms(figures.p99),
+        ms(figures.max),
+        count(window.backlog),
+        `${(window.drained / 1000).toFixed(1)} s`,
+        cores(window.serverTicks, seconds),
+        cores(window.benchTicks, seconds)
+      ]
+    }),
+    1
+  )
+  const i = load.integrity
+  const checks = table(
+    ["created", "confirmed", "received", "missing", "duplicated", "unexpected", "still pending"],
+    [[i.created, i.confirmed, i.received, i.missing, i.duplicated, i.unexpected, i.pending].map(count)],
+    0
+  )
+  process.stdout.write(
+    `\nPipeline: ${settings.bots} proxy bots, FakeTelegram → Botrelay → backend, all on 127.0.0.1.\n` +
+      `saturated: each bot's FakeTelegram queue topped up to ${settings.queue} updates, ` +
+      `${settings.duration} s after a ${settings.warmup} s warm-up.\n` +
+      (settings.rate > 0
+        ? `paced: ${count(settings.rate)} updates/s spread over the bots for ${settings.pacedDuration} s, ` +
+          `the first ${Math.min(2, settings.pacedDuration / 5)} s not counted.\n`
+        : "") +
+      `created, delivered: updates created in FakeTelegram / received by the backend per second of the window.\n` +
+      `p50, p99, max: creation in FakeTelegram to arrival at the backend, over the updates created in the window.\n` +
+      `backlog: updates created but not at the backend when the window closed; drained in: until the last arrived.\n` +
+      `cores: CPU of the Botrelay server / of this process (FakeTelegram, backend, load) during the window.\n\n` +
+      `${results}\n\n${checks}\n\n` +
+      `Botrelay server memory at the end of the saturated run: VmRSS ${mb(load.rss)} (peak VmHWM ${mb(load.peak)})\n`
+  )
+}
+
+const reportIdle = (idle: Idle) => {
+  const results = table(
+    ["bots", "running", "polls held", "last_error", "VmRSS", "VmHWM", "Botrelay CPU", "bench CPU", "getUpdates", "failed calls"],
+    [[
+      count(idle.bots),
+      count(idle.running),
+      count(idle.held),
+      count(idle.errors),
+      mb(idle.rss),
+      mb(idle.peak),
+      `${(idle.cores * 100).toFixed(1)} %`,
+      `${(idle.benchCores * 100).toFixed(1)} %`,
+      count(idle.polls),
+      count(idle.failedCalls)
+    ]],
+    0
+  )
+  process.stdout.write(
+    `\nIdle: ${count(idle.bots)} bots with manage_enabled long-polling an idle FakeTelegram; registered in ` +
+      `${(idle.registered / 1000).toFixed(1)} s, all running and polling after ${(idle.allRunning / 1000).toFixed(1)} s; ` +
+      `measured over ${idle.seconds.toFixed(1)} s.\n` +
+      `polls held: bots with a getUpdates held open by FakeTelegram at the end; last_error: bots with one.\n` +
+      `CPU: share of one core; getUpdates, failed calls: answered by FakeTelegram during the window.\n\n` +
+      `${results}\n`
+  )
+}
+
+const reportTargets = (load: LoadResult | undefined, idle: Idle | undefined, settings: LoadSettings) => {
+  const rows: Array<Array<string>> = []
+  const verdict = (met: boolean) => met ? "met" : "missed"
+  const saturated = load?.windows[0]?.figures
+  const paced = load?.windows[1]?.figures
+  if (saturated !== undefined) {
+    rows.push(["throughput end to end (saturated)", ">= 2,000/s", rate(saturated.delivered), verdict(saturated.delivered >= 2000)])
+    rows.push(["p99 latency (saturated)", "< 100 ms", ms(saturated.p99), verdict(saturated.p99 < 100)])
+  }
+  if (paced !== undefined) {
+    rows.push([
+      `p99 latency (paced at ${count(settings.rate)}/s)`,
+      "< 100 ms",
+      ms(paced.p99),
+      verdict(paced.p99 < 100 && paced.delivered >= settings.rate * 0.95)
+    ])
+  }
+  if (idle !== undefined) {
+    rows.push([`VmRSS with ${count(idle.bots)} idle polling bots`, "< 300 MB", mb(idle.rss), verdict(idle.rss < 300)])
+  }
+  if (rows.length > 0) {
+    process.stdout.write(`\nTargets (figures only; the bench asserts nothing about speed):\n\n`)
+    process.stdout.write(`${table(["target", "goal", "measured", ""], rows, 1)}\n\n`)
+  }
+}
+
+/** Runs the load run and the idle run and prints their tables; throws when updates were lost or duplicated. */
+export const runPipeline = async (): Promise<void> => {
+  const settings: LoadSettings = {
+    bots: envInt("BENCH_PIPELINE_BOTS", 20),
+    queue: envInt("BENCH_PIPELINE_QUEUE", 100),
+    warmup: envInt("BENCH_PIPELINE_WARMUP", 3),
+    duration: envInt("BENCH_PIPELINE_DURATION", 20),
+    rate: envInt("BENCH_PIPELINE_RATE", 2000, true),
+    pacedDuration: envInt("BENCH_PIPELINE_PACED_DURATION", 10),
+    drainLimit: envInt("BENCH_PIPELINE_DRAIN", 300)
+  }
+  const idleBots = envInt("BENCH_IDLE_BOTS", 1000, true)
+  const idleSeconds = envInt("BENCH_IDLE_DURATION", 10)
+
+  const load = await runLoad(settings)
+  reportLoad(settings, load)
+  let idle: Idle | undefined
+  let idleFailure: unknown
+  if (idleBots > 0) {
+    try {
+      idle = await runIdle(idleBots, idleSeconds)
+      reportIdle(idle)
+    } catch (e) {
+      idleFailure = e
+    }
+  }
+  reportTargets(load, idle, settings)
+
+  const { missing, duplicated, unexpected, pending } = load.integrity
+  if (missing > 0 || duplicated > 0 || unexpected > 0) {
+    throw new Error(
+      `updates lost or duplicated: ${missing} confirmed but never delivered, ${duplicated} delivered again, ` +
+        `${unexpected} unknown deliveries (${pending} still pending in FakeTelegram)`
+    )
+  }
+  if (idleFailure !== undefined) throw idleFailure
+}
