@@ -216,6 +216,7 @@ describe("the runtime", () => {
       botId: tg.id
     })
     const bot = await addBot(tg, { manage_enabled: true })
+    fake.userSends(tg.id, { text: "answers the next poll at once" })
     const next = await fake.waitForCall((c) => c.botId === tg.id && c.method === "getUpdates" && c.status === 200, "10 seconds")
     const limited = polls()[0]!
     assert.strictEqual(limited.status, 429)
@@ -225,6 +226,7 @@ describe("the runtime", () => {
       error_code: 409,
       description: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
     }, { botId: tg.id })
+    fake.userSends(tg.id, { text: "ends the held poll" })
     const listed = await eventually(async () => {
       const b = await botById(bot.id)
       return b.last_error.startsWith("conflict") ? b : undefined
