@@ -101,7 +101,8 @@ export const BotUpdate = Schema.Struct({
   long_poll_enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
   backend_url: Schema.optionalWith(BackendUrl, { exact: true }),
   secret_token: Schema.optionalWith(SecretToken, { exact: true }),
-  description: Schema.optionalWith(Description, { exact: true })
+  description: Schema.optionalWith(Description, { exact: true }),
+  webhook_mode: Schema.optionalWith(Schema.Boolean, { exact: true })
 }).annotations({ identifier: "BotUpdate" })
 export type BotUpdate = typeof BotUpdate.Type
 

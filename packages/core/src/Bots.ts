@@ -5,6 +5,7 @@ import { InvalidInput, type StorageError } from "./Errors.js"
 import { BotActivity } from "./BotActivity.js"
 import { Storage } from "./Storage.js"
 import { nowIso } from "./Time.js"
+import { PublicUrl } from "./Webhook.js"
 
 /** Managing registered bots. */
 export interface BotsService {
@@ -30,10 +31,14 @@ const checkSettings = (settings: Pick<BotSettings, "proxy_enabled" | "backend_ur
     ? Effect.fail(InvalidInput.field("backend_url", "backend_url is required when proxy_enabled is true"))
     : Effect.void
 
-/** Builds the service on the `Storage` the host provides; the runtime hears of every change. */
+/**
+ * Builds the service on the `Storage` the host provides; the runtime hears of every change.
+ * Webhook mode is refused unless the host provides a `PublicUrl`.
+ */
 export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Effect.gen(function*() {
   const storage = yield* Storage
   const activity = yield* BotActivity
+  const publicUrl = yield* PublicUrl
   const toBot = (bot: StoredBot): Bot => ({ ...bot, running: activity.isRunning(bot.id) })
   const announce = (bot: Bot) => activity.changed({ _tag: "Bot", id: bot.id })
 
@@ -87,6 +92,11 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
     update: ({ id, ...patch }) =>
       find(id).pipe(
         Effect.tap((bot) => checkSettings({ ...bot, ...patch })),
+        Effect.tap(() =>
+          patch.webhook_mode === true && Option.isNone(publicUrl)
+            ? Effect.fail(InvalidInput.field("webhook_mode", "webhook mode needs BOTRELAY_PUBLIC_URL"))
+            : Effect.void
+        ),
         Effect.zipRight(change(id, patch)),
         Effect.tap(announce),
         Effect.withSpan("Bots.update", { attributes: { id } })

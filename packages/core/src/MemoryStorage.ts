@@ -123,6 +123,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
   const apiKeys = new Map<number, ApiKeyRow>()
   const inboxes = new Map<number, Map<number, InboxRow>>()
   const offsets = new Map<number, number>()
+  const webhookSecrets = new Map<number, string>()
   /** In id order: ids only grow and an entry is never re-inserted, which `nextDelivery` relies on. */
   const deliveries = new Map<number, Delivery>()
   const next = { bot: 1, route: 1, tag: 1, apiKey: 1, delivery: 1 }
@@ -199,6 +200,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         for (const [key, message] of messages) if (message.bot_id === id) messages.delete(key)
         inboxes.delete(id)
         offsets.delete(id)
+        webhookSecrets.delete(id)
         for (const delivery of deliveries.values()) if (delivery.bot_id === id) deliveries.delete(delivery.id)
         for (const key of apiKeys.values()) {
           if (key.bot_ids.includes(id)) apiKeys.set(key.id, { ...key, bot_ids: key.bot_ids.filter((b) => b !== id) })
@@ -343,6 +345,11 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         offsets.set(botId, Math.max(offsets.get(botId) ?? 0, nextOffset))
         return added
       }),
+
+    webhookSecret: (botId) => Effect.sync(() => Option.fromNullable(webhookSecrets.get(botId))),
+
+    setWebhookSecret: (botId, secret) =>
+      Effect.sync(() => void (secret === undefined ? webhookSecrets.delete(botId) : webhookSecrets.set(botId, secret))),
 
     pendingUpdates: (botId, limit) =>
       Effect.sync(() => {

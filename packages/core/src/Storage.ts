@@ -27,8 +27,8 @@ export interface StorageService {
   /** All bots, ordered by id. */
   readonly listBots: Effect.Effect<ReadonlyArray<StoredBot>, StorageError>
   /**
-   * Removes the bot with its routes, messages, inbox, ingress offset, deliveries and its place in
-   * operator keys; false when absent.
+   * Removes the bot with its routes, messages, inbox, ingress offset, webhook secret, deliveries and
+   * its place in operator keys; false when absent.
    */
   readonly deleteBot: (id: number) => Effect.Effect<boolean, StorageError>
 
@@ -78,6 +78,10 @@ export interface StorageService {
     updates: ReadonlyArray<Pick<InboxUpdate, "update_id" | "payload" | "received_at">>,
     nextOffset: number
   ) => Effect.Effect<number, StorageError>
+  /** The secret Telegram sends with the bot's webhook updates; `None` while no webhook is registered. */
+  readonly webhookSecret: (botId: number) => Effect.Effect<Option.Option<string>, StorageError>
+  /** Stores the bot's webhook secret; `undefined` clears it. */
+  readonly setWebhookSecret: (botId: number, secret: string | undefined) => Effect.Effect<void, StorageError>
   /** The bot's unprocessed updates, by update_id ascending, at most `limit`. */
   readonly pendingUpdates: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<InboxUpdate>, StorageError>
   /**

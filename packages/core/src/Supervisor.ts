@@ -7,8 +7,9 @@ import * as Ingress from "./Ingress.js"
 import * as Outbox from "./Outbox.js"
 import * as Pipeline from "./Pipeline.js"
 import { Storage } from "./Storage.js"
+import * as Webhook from "./Webhook.js"
 
-/** The running runtime: one poller per bot that needs ingress, one worker per bot with work. */
+/** The running runtime: one poller or webhook per bot that needs ingress, one worker per bot with work. */
 export interface SupervisorService {
   /** Wakes the bot's processing, e.g. after a webhook update was committed. */
   readonly inboxChanged: (botId: number) => Effect.Effect<void>
@@ -23,6 +24,8 @@ export class Supervisor extends Context.Tag("@botrelay/core/Supervisor")<Supervi
 export interface Options {
   readonly ingress: Ingress.Options
   readonly outbox: Outbox.Options
+  /** Where Telegram reaches this service; without it, bots in webhook mode get no ingress. */
+  readonly publicUrl?: string | undefined
 }
 
 /** Defaults of DESIGN.md section 5. */
@@ -32,6 +35,12 @@ export const defaults: Options = { ingress: Ingress.defaults, outbox: Outbox.def
 export const needsPolling = (bot: StoredBot, routeBots: ReadonlySet<number>): boolean =>
   !bot.disabled && !bot.webhook_mode &&
   (bot.manage_enabled || bot.proxy_enabled || bot.long_poll_enabled || routeBots.has(bot.id))
+
+/** Which bots take their updates by webhook: not disabled, in webhook mode, and the service has a public URL. */
+export const needsWebhook = (bot: StoredBot, publicUrl: string | undefined): boolean =>
+  !bot.disabled && bot.webhook_mode && publicUrl !== undefined
+
+type Mode = "poll" | "webhook"
 
 interface Wakeups {
   readonly inbox: Queue.Queue<void>
@@ -50,7 +59,8 @@ export const make = (options: Options = defaults) =>
     const outbox = yield* Outbox.make(options.outbox)
     const pollers = yield* FiberMap.make<number>()
     const workers = yield* FiberMap.make<number>()
-    const polledWith = new Map<number, string>()
+    const ingressOf = new Map<number, { readonly mode: Mode; readonly token: Redacted.Redacted<string> }>()
+    const unregistering = new Map<number, Redacted.Redacted<string>>()
     const wakeups = new Map<number, Wakeups>()
 
     const wake = (botId: number, which: keyof Wakeups) =>
@@ -83,26 +93,54 @@ export const make = (options: Options = defaults) =>
         yield* FiberMap.run(workers, botId, worker(botId, queues))
       })
 
+    const unregisterPending = (botId: number) =>
+      Effect.suspend(() => {
+        const token = unregistering.get(botId)
+        return token === undefined ? Effect.void : Webhook.unregister(botId, token, options.ingress).pipe(
+          Effect.zipRight(Effect.sync(() => void unregistering.delete(botId)))
+        )
+      })
+
     const stopBot = (botId: number) =>
       Effect.gen(function*() {
-        polledWith.delete(botId)
+        const current = ingressOf.get(botId)
+        ingressOf.delete(botId)
         yield* FiberMap.remove(pollers, botId)
         wakeups.delete(botId)
         yield* FiberMap.remove(workers, botId)
+        if (current?.mode === "webhook") {
+          unregistering.set(botId, current.token)
+          yield* FiberMap.run(pollers, botId, unregisterPending(botId))
+        }
       })
+
+    const wantedMode = (bot: StoredBot, routeBots: ReadonlySet<number>): Mode | undefined =>
+      needsWebhook(bot, options.publicUrl) ? "webhook" : needsPolling(bot, routeBots) ? "poll" : undefined
 
     const reconcileBot = (bot: StoredBot, routeBots: ReadonlySet<number>) =>
       Effect.gen(function*() {
+        const firstSight = !wakeups.has(bot.id)
         yield* ensureWorker(bot.id)
-        const token = Redacted.value(bot.token)
-        if (!needsPolling(bot, routeBots)) {
-          if (polledWith.delete(bot.id)) yield* FiberMap.remove(pollers, bot.id)
-          return
-        }
-        if (polledWith.get(bot.id) === token) return
+        const want = wantedMode(bot, routeBots)
+        const current = ingressOf.get(bot.id)
+        const stale = firstSight && want !== "webhook" && Option.isSome(yield* storage.webhookSecret(bot.id))
+        if (stale) unregistering.set(bot.id, bot.token)
+        const same = current === undefined
+          ? want === undefined
+          : current.mode === want && Redacted.value(current.token) === Redacted.value(bot.token)
+        if (same && !stale) return
         yield* FiberMap.remove(pollers, bot.id)
-        polledWith.set(bot.id, token)
-        yield* FiberMap.run(pollers, bot.id, Ingress.poll(bot, wake(bot.id, "inbox"), options.ingress))
+        if (current?.mode === "webhook") unregistering.set(bot.id, current.token)
+        if (want === undefined) ingressOf.delete(bot.id)
+        else ingressOf.set(bot.id, { mode: want, token: bot.token })
+        const ingress = want === "webhook"
+          ? Webhook.register(bot, options.publicUrl!, options.ingress)
+          : want === "poll"
+          ? Ingress.poll(bot, wake(bot.id, "inbox"), options.ingress)
+          : Effect.void
+        if (want !== undefined || unregistering.has(bot.id)) {
+          yield* FiberMap.run(pollers, bot.id, Effect.zipRight(unregisterPending(bot.id), ingress))
+        }
       })
 
     const routeSources = storage.listRoutes({}).pipe(

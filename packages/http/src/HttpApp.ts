@@ -9,12 +9,13 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import type { ApiKeys, Bots, Deliveries, Messages, Routes, Storage, Tags } from "@botrelay/core"
+import type { ApiKeys, Bots, Deliveries, Messages, Routes, Storage, Supervisor, Tags } from "@botrelay/core"
 import type { TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import * as Handlers from "./Handlers.js"
+import * as WebhookIngress from "./WebhookIngress.js"
 
 /** The largest request body the API reads. */
 export const maxBodyBytes = 1024 * 1024
@@ -122,7 +123,10 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
     )
   ))
 
-/** The API implementation and its OpenAPI document, on the core services and the Telegram client. */
+/**
+ * The API implementation, its OpenAPI document and the webhook ingress (`POST /telegram/webhook/:bot_id`),
+ * on the core services, the runtime and the Telegram client.
+ */
 export const layer: Layer.Layer<
   HttpApi.Api,
   never,
@@ -133,9 +137,14 @@ export const layer: Layer.Layer<
   | Tags.Tags
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
+  | Supervisor.Supervisor
   | TelegramClient.TelegramClient
 > = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
-  Layer.provideMerge(Layer.mergeAll(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer)), errorResponses))
+  Layer.provideMerge(Layer.mergeAll(
+    HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer)),
+    errorResponses,
+    WebhookIngress.layer
+  ))
 )
 
 /**

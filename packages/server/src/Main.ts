@@ -3,11 +3,23 @@ import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { FetchHttpClient, HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ApiKeys, BotActivity, Bots, Deliveries, type Errors, Messages, Routes, type Storage, Supervisor, Tags } from "@botrelay/core"
+import {
+  ApiKeys,
+  BotActivity,
+  Bots,
+  Deliveries,
+  type Errors,
+  Messages,
+  Routes,
+  type Storage,
+  Supervisor,
+  Tags,
+  Webhook
+} from "@botrelay/core"
 import { HttpApp } from "@botrelay/http"
 import { SqliteStorage } from "@botrelay/sqlite"
 import { TelegramClient } from "@botrelay/telegram"
-import { Console, Effect, Layer, Logger, Redacted } from "effect"
+import { Console, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
@@ -23,9 +35,9 @@ export const storageLayer = (
     })
   )
 
-/** The core services on SQLite and the configured Telegram API. */
+/** The core services on SQLite and the configured Telegram API; webhook mode when a public URL is configured. */
 export const servicesLayer = (
-  config: Pick<Config, "database" | "telegramApi">,
+  config: Pick<Config, "database" | "telegramApi"> & Partial<Pick<Config, "publicUrl">>,
   runtime: Supervisor.Options = Supervisor.defaults
 ): Layer.Layer<
   | Bots.Bots
@@ -40,8 +52,10 @@ export const servicesLayer = (
   | Storage.Storage,
   SqliteStorage.MigrationError | Errors.StorageError
 > =>
-  Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
-    Layer.provideMerge(Supervisor.layer(runtime)),
+  Layer.mergeAll(
+    Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(config.publicUrl)))),
+    Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
+    Layer.provideMerge(Supervisor.layer({ ...runtime, publicUrl: config.publicUrl ?? runtime.publicUrl })),
     Layer.provideMerge(TelegramClient.layer({ apiRoot: config.telegramApi })),
     Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(BotActivity.layer),

@@ -57,18 +57,23 @@ export const startServer = async (
     readonly extra?: Layer.Layer<never>
     /** Runtime timings; by default short, so retries and dead-lettering happen within a test. */
     readonly runtime?: Supervisor.Options
+    /** The port to listen on; 0 (any free port) by default. */
+    readonly port?: number
+    /** BOTRELAY_PUBLIC_URL; unset by default. */
+    readonly publicUrl?: string
   } = {}
 ) => {
   const dir = mkdtempSync(join(tmpdir(), "botrelay-test-"))
   const adminKey = newKey()
   const config = Config.fromValues({
-    port: "0",
+    port: String(options.port ?? 0),
     host: "127.0.0.1",
     database: join(dir, "botrelay.db"),
     "telegram-api": options.telegramApi ?? unreachableTelegram,
     "admin-key": adminKey,
     "log-level": "debug",
-    ...(options.botToken === undefined ? {} : { token: options.botToken })
+    ...(options.botToken === undefined ? {} : { token: options.botToken }),
+    ...(options.publicUrl === undefined ? {} : { "public-url": options.publicUrl })
   }, {})
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))

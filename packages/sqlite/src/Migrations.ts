@@ -187,5 +187,17 @@ export const migrations: Record<string, Migration> = {
         await db.schema.dropTable(table).ifExists().execute()
       }
     }
+  },
+  "0003_webhook_secret": {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable("botrelay_webhooks")
+        .addColumn("bot_id", "integer", (c) => c.primaryKey().references("botrelay_bots.id").onDelete("cascade"))
+        .addColumn("secret", "text", (c) => c.notNull())
+        .execute()
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable("botrelay_webhooks").ifExists().execute()
+    }
   }
 }

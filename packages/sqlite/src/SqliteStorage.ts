@@ -375,6 +375,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     run(db.deleteFrom("botrelay_deliveries").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_inbox").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_ingress").where("bot_id", "=", id))
+    run(db.deleteFrom("botrelay_webhooks").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_messages").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_routes").where("source_bot_id", "=", id))
     run(db.deleteFrom("botrelay_routes").where("target_bot_id", "=", id))
@@ -702,6 +703,23 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
     commitUpdates: (botId, updates, nextOffset) =>
       attempt("commitUpdates", () => commitUpdates(botId, updates, nextOffset)),
+
+    webhookSecret: (botId) =>
+      attempt("webhookSecret", () =>
+        Option.fromNullable(
+          all(db.selectFrom("botrelay_webhooks").select("secret").where("bot_id", "=", botId))[0]?.secret
+        )),
+
+    setWebhookSecret: (botId, secret) =>
+      attempt("setWebhookSecret", () => {
+        run(
+          secret === undefined
+            ? db.deleteFrom("botrelay_webhooks").where("bot_id", "=", botId)
+            : db.insertInto("botrelay_webhooks").values({ bot_id: botId, secret }).onConflict((oc) =>
+              oc.column("bot_id").doUpdateSet({ secret })
+            )
+        )
+      }),
 
     pendingUpdates: (botId, limit) =>
       attempt("pendingUpdates", () =>

@@ -97,6 +97,12 @@ export interface IngressTable {
   readonly offset: number
 }
 
+/** `botrelay_webhooks`: the secret of each bot's registered webhook; no row means none. */
+export interface WebhooksTable {
+  readonly bot_id: number
+  readonly secret: string
+}
+
 /** `botrelay_deliveries`: the outbox, FIFO per bot by id. */
 export interface DeliveriesTable {
   readonly id: Generated<number>
@@ -123,4 +129,5 @@ export interface Database {
   readonly botrelay_inbox: InboxTable
   readonly botrelay_ingress: IngressTable
   readonly botrelay_deliveries: DeliveriesTable
+  readonly botrelay_webhooks: WebhooksTable
 }

@@ -177,7 +177,8 @@ describe("SqliteStorage", () => {
       const storage = yield* SqliteStorage.make({ database: host })
       assert.deepStrictEqual(host.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(), [
         "0001_init",
-        "0002_runtime"
+        "0002_runtime",
+        "0003_webhook_secret"
       ])
       const bot = Option.getOrThrow(yield* storage.findBotByToken("1:old"))
       assert.strictEqual(yield* storage.ingressOffset(bot.id), 0)
@@ -239,6 +240,7 @@ describe("SqliteStorage", () => {
         "botrelay_migrations_lock",
         "botrelay_routes",
         "botrelay_tags",
+        "botrelay_webhooks",
         "sqlite_sequence"
       ])
     }))

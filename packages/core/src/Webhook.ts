@@ -1,0 +1,134 @@
+import { TelegramClient } from "@botrelay/telegram"
+import { Context, Effect, Either, Option, Redacted } from "effect"
+import * as Backoff from "./Backoff.js"
+import type { StoredBot } from "./Bot.js"
+import { BotActivity } from "./BotActivity.js"
+import * as Ingress from "./Ingress.js"
+import { Storage } from "./Storage.js"
+
+/** The URL under which Telegram reaches this service (no trailing slash); webhook mode needs it. */
+export class PublicUrl extends Context.Reference<PublicUrl>()("@botrelay/core/PublicUrl", {
+  defaultValue: (): Option.Option<string> => Option.none()
+}) {}
+
+/** The address Telegram posts a bot's updates to. */
+export const webhookUrl = (publicUrl: string, botId: number): string => `${publicUrl}/telegram/webhook/${botId}`
+
+const base64url = (bytes: Uint8Array): string => {
+  let binary = ""
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+}
+
+/** A new webhook secret: 32 random bytes, base64url (43 characters, within Telegram's rule). */
+export const generateSecret: Effect.Effect<string> = Effect.sync(() =>
+  base64url(crypto.getRandomValues(new Uint8Array(32)))
+)
+
+/** Whether a given secret equals the expected one, comparing every byte (no early exit). */
+export const secretsEqual = (given: string, expected: string): boolean => {
+  const a = new TextEncoder().encode(given)
+  const b = new TextEncoder().encode(expected)
+  if (a.length !== b.length) return false
+  let difference = 0
+  for (let i = 0; i < a.length; i++) difference |= a[i]! ^ b[i]!
+  return difference === 0
+}
+
+/**
+ * Registers the bot's webhook and keeps it registered while it runs: reuses the stored secret or
+ * stores a new one before `setWebhook`, retries with backoff (writing `last_error`) until Telegram
+ * accepts it, then marks the bot running until interrupted. Interruption leaves the webhook in
+ * place (a restart registers it again); `unregister` removes it.
+ */
+export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Options = Ingress.defaults) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const telegram = yield* TelegramClient.TelegramClient
+    const activity = yield* BotActivity
+    let lastError = bot.last_error
+    let failures = 0
+
+    const setError = (message: string) =>
+      message === lastError ? Effect.void : Effect.suspend(() => {
+        lastError = message
+        return Effect.zipRight(
+          storage.updateBot(bot.id, { last_error: message }).pipe(
+            Effect.asVoid,
+            Effect.catchAll((e) => Effect.logWarning(e.message))
+          ),
+          message === "" ? Effect.void : Effect.logWarning("webhook registration failed").pipe(
+            Effect.annotateLogs({ error: message })
+          )
+        )
+      })
+
+    const secret = storage.webhookSecret(bot.id).pipe(
+      Effect.flatMap(Option.match({
+        onSome: Effect.succeed,
+        onNone: () => Effect.tap(generateSecret, (s) => storage.setWebhookSecret(bot.id, s))
+      }))
+    )
+
+    const attempt = Effect.flatMap(secret, (s) =>
+      telegram.setWebhook(bot.token, {
+        url: webhookUrl(publicUrl, bot.id),
+        secret_token: Redacted.make(s),
+        allowed_updates: Ingress.allUpdateTypes
+      }))
+
+    while (true) {
+      const result = yield* Effect.either(attempt)
+      if (Either.isRight(result)) break
+      const e = result.left
+      if (e._tag === "StorageError") {
+        yield* Effect.logError("could not store the webhook secret", e.cause)
+        yield* Effect.sleep(Backoff.delay(failures++, options.retryBase, options.retryCap))
+      } else {
+        const { lastError: message, wait } = Ingress.assess(e, failures++, options)
+        yield* setError(message)
+        yield* Effect.sleep(wait)
+      }
+    }
+    yield* setError("")
+    yield* activity.setRunning(bot.id, true)
+    yield* telegram.getMe(bot.token).pipe(
+      Effect.flatMap((me) =>
+        me.username !== undefined && me.username !== bot.username
+          ? storage.updateBot(bot.id, { username: me.username })
+          : Effect.void
+      ),
+      Effect.ignore
+    )
+    return yield* Effect.never
+  }).pipe(
+    Effect.ensuring(Effect.flatMap(BotActivity, (activity) => activity.setRunning(bot.id, false))),
+    Effect.annotateLogs({ bot_id: bot.id })
+  )
+
+/**
+ * Removes the bot's webhook (pending updates stay with Telegram) and then its stored secret,
+ * retrying with backoff until Telegram answers; a rejected token has no webhook left to remove.
+ */
+export const unregister = (
+  botId: number,
+  token: Redacted.Redacted<string>,
+  options: Ingress.Options = Ingress.defaults
+) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const telegram = yield* TelegramClient.TelegramClient
+    let failures = 0
+    while (true) {
+      const result = yield* Effect.either(telegram.deleteWebhook(token, {}))
+      if (Either.isRight(result)) break
+      const e = result.left
+      if (e._tag === "TelegramApiError" && (e.error_code === 401 || e.error_code === 404)) break
+      const { lastError, wait } = Ingress.assess(e, failures++, options)
+      yield* Effect.logWarning("could not delete the webhook").pipe(Effect.annotateLogs({ error: lastError }))
+      yield* Effect.sleep(wait)
+    }
+    yield* storage.setWebhookSecret(botId, undefined).pipe(
+      Effect.catchAll((e) => Effect.logError("could not clear the webhook secret", e.cause))
+    )
+  }).pipe(Effect.annotateLogs({ bot_id: botId }))
