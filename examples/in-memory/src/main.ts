@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url"
 import { FetchHttpClient } from "@effect/platform"
-import { Bot, BotActivity, Bots, MemoryStorage, Messages } from "@botrelay/core"
+import { Bot, BotActivity, Bots, FloodControl, MemoryStorage, Messages } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { FakeTelegram } from "@botrelay/testing"
 import { Effect, Layer, Schema } from "effect"
@@ -15,6 +15,7 @@ export const program = Effect.gen(function*() {
     Layer.provideMerge(TelegramClient.layer({ apiRoot: telegram.apiRoot })),
     Layer.provideMerge(MemoryStorage.layer),
     Layer.provideMerge(BotActivity.layer),
+    Layer.provideMerge(FloodControl.layer()),
     Layer.provide(FetchHttpClient.layer)
   )
 

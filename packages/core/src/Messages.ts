@@ -5,6 +5,7 @@ import { BotDisabled, BotNotFound } from "./Bot.js"
 import type { StorageError } from "./Errors.js"
 import type { Message, MessageQuery, SendMessage } from "./Message.js"
 import { fromTelegram } from "./Message.js"
+import { FloodControl } from "./FloodControl.js"
 import { Storage } from "./Storage.js"
 
 /** Message history, and sending through a bot. */
@@ -27,11 +28,16 @@ export interface MessagesService {
 /** Message history, and sending through a bot. */
 export class Messages extends Context.Tag("@botrelay/core/Messages")<Messages, MessagesService>() {}
 
-/** Builds the service on the `Storage` and `TelegramClient` the host provides. */
-export const make: Effect.Effect<MessagesService, never, Storage | TelegramClient.TelegramClient> = Effect.gen(
+/** Builds the service on the `Storage`, `TelegramClient` and `FloodControl` the host provides; sends are paced. */
+export const make: Effect.Effect<
+  MessagesService,
+  never,
+  Storage | TelegramClient.TelegramClient | FloodControl
+> = Effect.gen(
   function*() {
     const storage = yield* Storage
     const telegram = yield* TelegramClient.TelegramClient
+    const flood = yield* FloodControl
 
     const findBot = (id: number) =>
       storage.findBot(id).pipe(
@@ -47,7 +53,7 @@ export const make: Effect.Effect<MessagesService, never, Storage | TelegramClien
         findBot(input.bot_id).pipe(
           Effect.filterOrFail((bot) => !bot.disabled, () => new BotDisabled({ id: input.bot_id })),
           Effect.flatMap((bot) =>
-            telegram.sendMessage(bot.token, {
+            flood.send(bot.id, input.chat_id, telegram.sendMessage(bot.token, {
               chat_id: input.chat_id,
               text: input.text,
               ...(input.parse_mode === undefined ? {} : { parse_mode: input.parse_mode }),
@@ -55,7 +61,7 @@ export const make: Effect.Effect<MessagesService, never, Storage | TelegramClien
               ...(input.reply_to_message_id === undefined
                 ? {}
                 : { reply_parameters: { message_id: input.reply_to_message_id } })
-            })
+            }))
           ),
           Effect.map((sent) => fromTelegram(input.bot_id, sent, "out")),
           Effect.tap(storage.saveMessage),
@@ -65,8 +71,8 @@ export const make: Effect.Effect<MessagesService, never, Storage | TelegramClien
   }
 )
 
-/** The service on the `Storage` and `TelegramClient` the host provides. */
-export const layer: Layer.Layer<Messages, never, Storage | TelegramClient.TelegramClient> = Layer.effect(
+/** The service on the `Storage`, `TelegramClient` and `FloodControl` the host provides. */
+export const layer: Layer.Layer<Messages, never, Storage | TelegramClient.TelegramClient | FloodControl> = Layer.effect(
   Messages,
   make
 )

@@ -1,10 +1,11 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { BotApi, TelegramClient } from "@botrelay/telegram"
+import { BotApi, TelegramClient, type TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Either, Option, Redacted, Schema } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import type { Delivery } from "./Delivery.js"
 import { fromTelegram } from "./Message.js"
+import { FloodControl } from "./FloodControl.js"
 import { Storage } from "./Storage.js"
 
 /** How deliveries to backends behave. */
@@ -63,6 +64,7 @@ export const make = (options: Options = defaults) =>
   Effect.gen(function*() {
     const storage = yield* Storage
     const telegram = yield* TelegramClient.TelegramClient
+    const flood = yield* FloodControl
     const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
     const timeout = Duration.decode(options.timeout)
 
@@ -90,10 +92,19 @@ export const make = (options: Options = defaults) =>
       )
     }
 
+    const paced = <A, E extends TelegramError.TelegramError>(
+      bot: StoredBot,
+      params: Record<string, unknown>,
+      call: Effect.Effect<A, E>
+    ) => {
+      const chatId = params.chat_id
+      return typeof chatId === "number" || typeof chatId === "string" ? flood.send(bot.id, chatId, call) : call
+    }
+
     const runReply = (bot: StoredBot, reply: { readonly method: string; readonly params: Record<string, unknown> }) =>
       refusedReplyMethods.has(reply.method.toLowerCase())
         ? Effect.logWarning("refused a webhook reply").pipe(Effect.annotateLogs({ method: reply.method }))
-        : telegram.call(bot.token, reply.method, reply.params).pipe(
+        : paced(bot, reply.params, telegram.call(bot.token, reply.method, reply.params)).pipe(
           Effect.flatMap((result) => {
             const message = decodeMessage(result)
             return bot.manage_enabled && Either.isRight(message)

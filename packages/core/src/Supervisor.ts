@@ -3,6 +3,7 @@ import type { TelegramClient } from "@botrelay/telegram"
 import { Context, Duration, Effect, FiberMap, Layer, Option, Queue, Redacted } from "effect"
 import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
+import type { FloodControl } from "./FloodControl.js"
 import * as Ingress from "./Ingress.js"
 import * as Outbox from "./Outbox.js"
 import * as Pipeline from "./Pipeline.js"
@@ -186,5 +187,9 @@ export const make = (options: Options = defaults) =>
 /** The runtime as a layer: it runs while the layer is alive. */
 export const layer = (
   options: Options = defaults
-): Layer.Layer<Supervisor, never, Storage | BotActivity | TelegramClient.TelegramClient | HttpClient.HttpClient> =>
+): Layer.Layer<
+  Supervisor,
+  never,
+  Storage | BotActivity | FloodControl | TelegramClient.TelegramClient | HttpClient.HttpClient
+> =>
   Layer.scoped(Supervisor, make(options))

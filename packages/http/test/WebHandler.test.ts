@@ -1,5 +1,5 @@
 import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
-import { ApiKeys, BotActivity, Bots, Deliveries, MemoryStorage, Messages, Routes, Supervisor, Tags } from "@botrelay/core"
+import { ApiKeys, BotActivity, Bots, Deliveries, FloodControl, MemoryStorage, Messages, Routes, Supervisor, Tags } from "@botrelay/core"
 import { HttpApp } from "@botrelay/http"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
@@ -10,6 +10,7 @@ const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.l
   Layer.provideMerge(TelegramClient.layer({ apiRoot: "http://127.0.0.1:9" })),
   Layer.provideMerge(MemoryStorage.layer),
   Layer.provideMerge(BotActivity.layer),
+  Layer.provideMerge(FloodControl.layer()),
   Layer.provide(FetchHttpClient.layer)
 )
 

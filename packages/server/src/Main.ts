@@ -9,6 +9,7 @@ import {
   Bots,
   Deliveries,
   type Errors,
+  FloodControl,
   Messages,
   Routes,
   type Storage,
@@ -59,6 +60,7 @@ export const servicesLayer = (
     Layer.provideMerge(TelegramClient.layer({ apiRoot: config.telegramApi })),
     Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(BotActivity.layer),
+    Layer.provideMerge(FloodControl.layer()),
     Layer.provideMerge(FetchHttpClient.layer)
   )
 

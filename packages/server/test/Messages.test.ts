@@ -77,12 +77,25 @@ describe("POST /api/messages/send", () => {
     assert.notInclude(reply.text, tg.token)
   })
 
-  it("429 with Retry-After when Telegram rate-limits", async () => {
-    fake.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 7", retry_after: 7 })
-    const reply = await send({ chat_id: user.id, text: "flood" })
-    assertError(reply, 429, "telegram_rate_limited")
-    assert.strictEqual(reply.headers.get("retry-after"), "7")
+  it("waits retry_after and sends again when Telegram rate-limits once", async () => {
+    fake.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 1", retry_after: 1 })
+    const started = Date.now()
+    const reply = await send({ chat_id: user.id, text: "flood once" })
+    assert.strictEqual(reply.status, 200, reply.text)
+    assert.isAtLeast(Date.now() - started, 950)
+    assert.strictEqual(fake.sent(tg.id).at(-1)!.message.text, "flood once")
   })
+
+  it("429 with Retry-After when Telegram keeps rate-limiting", async () => {
+    fake.failAlways("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 1", retry_after: 1 })
+    try {
+      const reply = await send({ chat_id: user.id, text: "flood" })
+      assertError(reply, 429, "telegram_rate_limited")
+      assert.strictEqual(reply.headers.get("retry-after"), "1")
+    } finally {
+      fake.clearFailures()
+    }
+  }, 15_000)
 })
 
 describe("GET /api/messages", () => {
