@@ -1,5 +1,5 @@
 import type { TelegramError } from "@botrelay/telegram"
-import { TelegramClient } from "@botrelay/telegram"
+import { BotApi, TelegramClient } from "@botrelay/telegram"
 import { Duration, Effect } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
@@ -8,31 +8,7 @@ import { Storage } from "./Storage.js"
 import { nowIso } from "./Time.js"
 
 /** Every update type, so backends get all Telegram sends, chat_member and reactions included. */
-export const allUpdateTypes = [
-  "message",
-  "edited_message",
-  "channel_post",
-  "edited_channel_post",
-  "business_connection",
-  "business_message",
-  "edited_business_message",
-  "deleted_business_messages",
-  "message_reaction",
-  "message_reaction_count",
-  "inline_query",
-  "chosen_inline_result",
-  "callback_query",
-  "shipping_query",
-  "pre_checkout_query",
-  "purchased_paid_media",
-  "poll",
-  "poll_answer",
-  "my_chat_member",
-  "chat_member",
-  "chat_join_request",
-  "chat_boost",
-  "removed_chat_boost"
-]
+export const allUpdateTypes: ReadonlyArray<string> = BotApi.updateTypes
 
 /** How a poller behaves. */
 export interface Options {

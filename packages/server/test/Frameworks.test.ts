@@ -5,7 +5,7 @@ import type { UserFromGetMe } from "grammy/types"
 import { Telegraf } from "telegraf"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { startServer, type TestServer } from "./Harness.js"
+import { eventually, startServer, type TestServer } from "./Harness.js"
 
 // Real bot frameworks as Botrelay backends: Botrelay polls the fake Telegram, POSTs each update to
 // the framework's webhook handler, and runs any webhook reply the framework answers with.
@@ -24,16 +24,6 @@ afterAll(async () => {
   await fake?.close()
 })
 
-/** Polls `check` until it returns a value, or fails after `timeout` ms. */
-const eventually = async <A>(check: () => Promise<A | undefined> | A | undefined, timeout = 5000): Promise<A> => {
-  const deadline = Date.now() + timeout
-  while (true) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 /** What a backend answered to one request Botrelay made. */
 interface Exchange {

@@ -2,7 +2,7 @@ import { createServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { assertError, startServer, type TestServer } from "./Harness.js"
+import { assertError, eventually, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
@@ -30,15 +30,6 @@ afterAll(async () => {
   await fake?.close()
 })
 
-const eventually = async <A>(check: () => Promise<A | undefined> | A | undefined, timeout = 5000): Promise<A> => {
-  const deadline = Date.now() + timeout
-  while (true) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 const botById = async (id: number) => (await server.call("/api/bots")).json.find((b: any) => b.id === id)
 
