@@ -3,6 +3,7 @@ import type { ApiKey, CreatedApiKey, NewApiKey } from "./ApiKey.js"
 import { ApiKeyNotFound, keyPattern, LastAdminKey } from "./ApiKey.js"
 import { BotNotFound } from "./Bot.js"
 import { InvalidInput, type StorageError } from "./Errors.js"
+import * as RandomToken from "./RandomToken.js"
 import { Storage } from "./Storage.js"
 import { nowIso } from "./Time.js"
 
@@ -30,15 +31,10 @@ export interface ApiKeysService {
 /** API keys: minting, listing, and telling who a bearer token belongs to. */
 export class ApiKeys extends Context.Tag("@botrelay/core/ApiKeys")<ApiKeys, ApiKeysService>() {}
 
-const base64url = (bytes: Uint8Array): string => {
-  let binary = ""
-  for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
-}
-
 /** A new random key: `brk_` and 43 base64url characters (256 bits). */
-export const generateKey: Effect.Effect<Redacted.Redacted<string>> = Effect.sync(() =>
-  Redacted.make(`brk_${base64url(crypto.getRandomValues(new Uint8Array(32)))}`)
+export const generateKey: Effect.Effect<Redacted.Redacted<string>> = Effect.map(
+  RandomToken.make,
+  (token) => Redacted.make(`brk_${token}`)
 )
 
 /** The SHA-256 of a key, in hex: what storage keeps. */

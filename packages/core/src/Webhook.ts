@@ -4,6 +4,7 @@ import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
 import * as Ingress from "./Ingress.js"
+import * as RandomToken from "./RandomToken.js"
 import { Storage } from "./Storage.js"
 
 /** The URL under which Telegram reaches this service (no trailing slash); webhook mode needs it. */
@@ -14,16 +15,8 @@ export class PublicUrl extends Context.Reference<PublicUrl>()("@botrelay/core/Pu
 /** The address Telegram posts a bot's updates to. */
 export const webhookUrl = (publicUrl: string, botId: number): string => `${publicUrl}/telegram/webhook/${botId}`
 
-const base64url = (bytes: Uint8Array): string => {
-  let binary = ""
-  for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
-}
-
 /** A new webhook secret: 32 random bytes, base64url (43 characters, within Telegram's rule). */
-export const generateSecret: Effect.Effect<string> = Effect.sync(() =>
-  base64url(crypto.getRandomValues(new Uint8Array(32)))
-)
+export const generateSecret: Effect.Effect<string> = RandomToken.make
 
 /** Whether a given secret equals the expected one, comparing every byte (no early exit). */
 export const secretsEqual = (given: string, expected: string): boolean => {
