@@ -169,7 +169,8 @@ const report = (
     1
   )
   process.stdout.write(
-    `\nAPI: ${settings.connections} connections, ${settings.duration} s per run after a ${settings.warmup} s warm-up; ` +
+    `\nAPI: ${settings.connections} connections, ${settings.duration} s per run ` +
+      `after a ${settings.warmup} s warm-up; ` +
       `${count(messages)} messages, the queried chat holds ${count(chatMessages)}.\n` +
       `others: cores kept busy by other processes on this machine during the run (0 = quiet).\n\n` +
       `${results}\n\n${ratios}\n\n`

@@ -46,5 +46,7 @@ if (names.some((name) => suites[name] === undefined)) {
     }
   }
   await cleanup()
-  if (cpuProf !== undefined) process.stderr.write(`CPU profiles of the Botrelay servers written to ${resolve(cpuProf)}\n`)
+  if (cpuProf !== undefined) {
+    process.stderr.write(`CPU profiles of the Botrelay servers written to ${resolve(cpuProf)}\n`)
+  }
 }

@@ -3,19 +3,20 @@
  * process) → a backend in this process that answers 200 at once.
  *
  * Load run: proxy bots whose FakeTelegram queues are kept topped up, so updates are created as fast as
- * Botrelay confirms them; then a paced run at a fixed rate, for latency below saturation. Every update
+ * Botrelay confirms them; then paced runs at fixed rates, for latency below saturation. Every update
  * Botrelay confirmed must reach the backend exactly once.
  * Idle run: many bots with history on, long-polling an idle FakeTelegram: memory and CPU.
  *
- * Env: BENCH_PIPELINE_DURATION (s, default 20), BENCH_PIPELINE_WARMUP (s, default 3),
- * BENCH_PIPELINE_BOTS (default 20), BENCH_PIPELINE_QUEUE (updates kept pending per bot, default 100),
- * BENCH_PIPELINE_RATE (updates/s of the paced run, default 2000; 0 skips it),
+ * Env: BENCH_PIPELINE_BOTS (default 20; 0 skips the load run), BENCH_PIPELINE_QUEUE (updates kept
+ * pending per bot, default 100), BENCH_PIPELINE_DURATION (s, default 20), BENCH_PIPELINE_WARMUP (s, default 3),
+ * BENCH_PIPELINE_RATE (updates/s of the paced runs, comma-separated, default 2000; 0 skips them),
  * BENCH_PIPELINE_PACED_DURATION (s, default 10), BENCH_PIPELINE_DRAIN (s the backlog may take to reach
  * the backend, default 300), BENCH_IDLE_BOTS (default 1000; 0 skips the idle run),
- * BENCH_IDLE_DURATION (s, default 10).
+ * BENCH_IDLE_DURATION (s, default 10; long polls last 30 s, so 40 covers one re-poll of every bot).
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { availableParallelism } from "node:os"
 import { join } from "node:path"
 import { FakeTelegram } from "@botrelay/testing"
 import {
@@ -28,7 +29,7 @@ import {
   startBotrelay,
   table
 } from "./harness.js"
-import { isRunning, memoryMb, processTicks, stop, ticksPerSecond } from "./processes.js"
+import { isRunning, machineTicks, memoryMb, processTicks, stop, ticksPerSecond } from "./processes.js"
 
 type Fake = FakeTelegram.FakeTelegram
 
@@ -60,6 +61,10 @@ interface Window {
   readonly end: number
   readonly serverTicks: number
   readonly benchTicks: number
+  /** Busy ticks of every other process on the machine. */
+  readonly otherTicks: number
+  /** getUpdates calls FakeTelegram answered during the window. */
+  readonly polls: number
   /** Updates created but not yet at the backend when the window closed. */
   readonly backlog: number
   /** How long the backlog took to reach the backend once creation stopped, ms. */
@@ -90,6 +95,8 @@ interface Idle {
   readonly running: number
   readonly held: number
   readonly errors: number
+  /** VmRSS before any bot was registered. */
+  readonly empty: number
   readonly rss: number
   readonly peak: number
   readonly cores: number
@@ -244,19 +251,25 @@ const drain = async (bots: ReadonlyArray<LoadBot>, botrelay: Botrelay, limit: nu
 }
 
 /** Opens a measured window now; `close` ends it. */
-const measure = (name: string, bots: ReadonlyArray<LoadBot>, botrelay: Botrelay) => {
+const measure = (name: string, fake: Fake, bots: ReadonlyArray<LoadBot>, botrelay: Botrelay) => {
+  const calls = fake.calls.length
   const start = performance.now()
   const serverTicks = processTicks(botrelay.child.process.pid)
   const benchTicks = processTicks(process.pid)
+  const allTicks = machineTicks()
   return (): Window => {
     const end = performance.now()
     const { created, arrived } = totals(bots)
+    const server = processTicks(botrelay.child.process.pid) - serverTicks
+    const bench = processTicks(process.pid) - benchTicks
     return {
       name,
       start,
       end,
-      serverTicks: processTicks(botrelay.child.process.pid) - serverTicks,
-      benchTicks: processTicks(process.pid) - benchTicks,
+      serverTicks: server,
+      benchTicks: bench,
+      otherTicks: Math.max(0, machineTicks() - allTicks - server - bench),
+      polls: fake.calls.slice(calls).filter((call) => call.method === "getUpdates").length,
       backlog: created - arrived,
       drained: 0
     }
@@ -322,18 +335,25 @@ const cores = (ticks: number, seconds: number) => (ticks / ticksPerSecond / seco
 
 const rate = (n: number) => `${count(n)}/s`
 
+/** A measured window with its figures; `rate` for the paced runs. */
+interface Run {
+  readonly window: Window
+  readonly figures: Figures
+  readonly rate?: number
+}
+
 interface LoadSettings {
   readonly bots: number
   readonly queue: number
   readonly warmup: number
   readonly duration: number
-  readonly rate: number
+  readonly rates: ReadonlyArray<number>
   readonly pacedDuration: number
   readonly drainLimit: number
 }
 
 interface LoadResult {
-  readonly windows: ReadonlyArray<{ readonly window: Window; readonly figures: Figures }>
+  readonly windows: ReadonlyArray<Run>
   readonly integrity: Integrity
   readonly rss: number
   readonly peak: number
@@ -374,7 +394,7 @@ const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
     )
 
     const server = botrelay
-    const windows: Array<{ readonly window: Window; readonly figures: Figures }> = []
+    const windows: Array<Run> = []
 
     const topUp = every(() => {
       for (const bot of bots) {
@@ -383,7 +403,7 @@ const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
       }
     })
     await sleep(settings.warmup * 1000)
-    const closeSaturated = measure("saturated", bots, server)
+    const closeSaturated = measure("saturated", fake, bots, server)
     for (let s = 0; s < settings.duration; s++) {
       await sleep(1000)
       topUp.check()
@@ -396,26 +416,26 @@ const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
     saturated.drained = await drain(bots, server, settings.drainLimit)
     windows.push({ window: saturated, figures: figures(bots, saturated) })
 
-    if (settings.rate > 0) {
+    for (const target of settings.rates) {
       const pacedWarmup = Math.min(2, settings.pacedDuration / 5)
       process.stderr.write(
-        `pipeline: paced at ${count(settings.rate)} updates/s for ${settings.pacedDuration} s ` +
+        `pipeline: paced at ${count(target)} updates/s for ${settings.pacedDuration} s ` +
           `(first ${pacedWarmup} s not counted)\n`
       )
       const started = performance.now()
       let produced = 0
       const pacer = every(() => {
-        const due = Math.floor((performance.now() - started) / 1000 * settings.rate) - produced
+        const due = Math.floor((performance.now() - started) / 1000 * target) - produced
         for (let i = 0; i < due; i++) produce(fake, bots[produced++ % bots.length]!)
       })
       await sleep(pacedWarmup * 1000)
-      const closePaced = measure(`paced at ${count(settings.rate)}/s`, bots, server)
+      const closePaced = measure(`paced at ${count(target)}/s`, fake, bots, server)
       await sleep((settings.pacedDuration - pacedWarmup) * 1000)
       const paced = closePaced()
       pacer.stop()
       pacer.check()
       paced.drained = await drain(bots, server, settings.drainLimit)
-      windows.push({ window: paced, figures: figures(bots, paced) })
+      windows.push({ window: paced, figures: figures(bots, paced), rate: target })
     }
 
     await sleep(200)
@@ -436,6 +456,8 @@ const runIdle = async (botCount: number, seconds: number): Promise<Idle> => {
   try {
     botrelay = await startBotrelay(join(dir, "botrelay.db"), fake.apiRoot, "botrelay-idle")
     const server = botrelay
+    await sleep(1_000)
+    const empty = memoryMb(server.child, "VmRSS")
     const fakeIds: Array<number> = []
     const started = performance.now()
     await inParallel(botCount, 8, async (i) => {
@@ -489,6 +511,7 @@ const runIdle = async (botCount: number, seconds: number): Promise<Idle> => {
       running: listed.filter((bot) => bot.running).length,
       held,
       errors: listed.filter((bot) => bot.last_error !== "").length,
+      empty,
       rss,
       peak: memoryMb(server.child, "VmHWM"),
       cores: serverUsed / ticksPerSecond / elapsed,
@@ -508,7 +531,20 @@ const runIdle = async (botCount: number, seconds: number): Promise<Idle> => {
 
 const reportLoad = (settings: LoadSettings, load: LoadResult) => {
   const results = table(
-    ["run", "created", "delivered", "p50", "p99", "max", "backlog", "drained in", "Botrelay cores", "bench cores"],
+    [
+      "run",
+      "created",
+      "delivered",
+      "p50",
+      "p99",
+      "max",
+      "backlog",
+      "drained at",
+      "per poll",
+      "Botrelay cores",
+      "bench cores",
+      "others"
+    ],
     load.windows.map(({ window, figures }) => {
       const seconds = (window.end - window.start) / 1000
       return [
@@ -519,9 +555,11 @@ const reportLoad = (settings: LoadSettings, load: LoadResult) => {
         ms(figures.p99),
         ms(figures.max),
         count(window.backlog),
-        `${(window.drained / 1000).toFixed(1)} s`,
+        window.backlog === 0 ? "-" : rate(window.backlog / (window.drained / 1000)),
+        window.polls === 0 ? "-" : (figures.created * seconds / window.polls).toFixed(1),
         cores(window.serverTicks, seconds),
-        cores(window.benchTicks, seconds)
+        cores(window.benchTicks, seconds),
+        cores(window.otherTicks, seconds)
       ]
     }),
     1
@@ -536,14 +574,16 @@ const reportLoad = (settings: LoadSettings, load: LoadResult) => {
     `\nPipeline: ${settings.bots} proxy bots, FakeTelegram → Botrelay → backend, all on 127.0.0.1.\n` +
       `saturated: each bot's FakeTelegram queue topped up to ${settings.queue} updates, ` +
       `${settings.duration} s after a ${settings.warmup} s warm-up.\n` +
-      (settings.rate > 0
-        ? `paced: ${count(settings.rate)} updates/s spread over the bots for ${settings.pacedDuration} s, ` +
+      (settings.rates.length > 0
+        ? `paced: a fixed rate of updates spread over the bots for ${settings.pacedDuration} s, ` +
           `the first ${Math.min(2, settings.pacedDuration / 5)} s not counted.\n`
         : "") +
       `created, delivered: updates created in FakeTelegram / received by the backend per second of the window.\n` +
       `p50, p99, max: creation in FakeTelegram to arrival at the backend, over the updates created in the window.\n` +
-      `backlog: updates created but not at the backend when the window closed; drained in: until the last arrived.\n` +
-      `cores: CPU of the Botrelay server / of this process (FakeTelegram, backend, load) during the window.\n\n` +
+      `backlog: updates created but not at the backend when the window closed; drained at: the rate it reached\n` +
+      `the backend once creation stopped. per poll: updates created per getUpdates call Botrelay made.\n` +
+      `cores: CPU of the Botrelay server / of this process (FakeTelegram, backend, load) / of other processes\n` +
+      `on this machine (0 = quiet) during the window; the machine has ${availableParallelism()} cores.\n\n` +
       `${results}\n\n${checks}\n\n` +
       `Botrelay server memory at the end of the saturated run: VmRSS ${mb(load.rss)} (peak VmHWM ${mb(load.peak)})\n`
   )
@@ -551,12 +591,25 @@ const reportLoad = (settings: LoadSettings, load: LoadResult) => {
 
 const reportIdle = (idle: Idle) => {
   const results = table(
-    ["bots", "running", "polls held", "last_error", "VmRSS", "VmHWM", "Botrelay CPU", "bench CPU", "getUpdates", "failed calls"],
+    [
+      "bots",
+      "running",
+      "polls held",
+      "last_error",
+      "VmRSS at 0 bots",
+      "VmRSS",
+      "VmHWM",
+      "Botrelay CPU",
+      "bench CPU",
+      "getUpdates",
+      "failed calls"
+    ],
     [[
       count(idle.bots),
       count(idle.running),
       count(idle.held),
       count(idle.errors),
+      mb(idle.empty),
       mb(idle.rss),
       mb(idle.peak),
       `${(idle.cores * 100).toFixed(1)} %`,
@@ -568,29 +621,38 @@ const reportIdle = (idle: Idle) => {
   )
   process.stdout.write(
     `\nIdle: ${count(idle.bots)} bots with manage_enabled long-polling an idle FakeTelegram; registered in ` +
-      `${(idle.registered / 1000).toFixed(1)} s, all running and polling after ${(idle.allRunning / 1000).toFixed(1)} s; ` +
+      `${(idle.registered / 1000).toFixed(1)} s, all running and polling after ` +
+      `${(idle.allRunning / 1000).toFixed(1)} s; ` +
       `measured over ${idle.seconds.toFixed(1)} s.\n` +
       `polls held: bots with a getUpdates held open by FakeTelegram at the end; last_error: bots with one.\n` +
-      `CPU: share of one core; getUpdates, failed calls: answered by FakeTelegram during the window.\n\n` +
+      `CPU: share of one core; getUpdates, failed calls: answered by FakeTelegram during the window` +
+      (idle.polls === 0 ? ` (none: long polls last 30 s; BENCH_IDLE_DURATION=40 covers one re-poll).\n\n` : `.\n\n`) +
       `${results}\n`
   )
 }
 
-const reportTargets = (load: LoadResult | undefined, idle: Idle | undefined, settings: LoadSettings) => {
+const reportTargets = (load: LoadResult | undefined, idle: Idle | undefined) => {
   const rows: Array<Array<string>> = []
   const verdict = (met: boolean) => met ? "met" : "missed"
   const saturated = load?.windows[0]?.figures
-  const paced = load?.windows[1]?.figures
+  const paced = load?.windows.filter((run) => run.rate !== undefined).sort((a, b) =>
+    Number(b.rate === 2000) - Number(a.rate === 2000) || b.rate! - a.rate!
+  )[0]
   if (saturated !== undefined) {
-    rows.push(["throughput end to end (saturated)", ">= 2,000/s", rate(saturated.delivered), verdict(saturated.delivered >= 2000)])
+    rows.push([
+      "throughput end to end (saturated)",
+      ">= 2,000/s",
+      rate(saturated.delivered),
+      verdict(saturated.delivered >= 2000)
+    ])
     rows.push(["p99 latency (saturated)", "< 100 ms", ms(saturated.p99), verdict(saturated.p99 < 100)])
   }
   if (paced !== undefined) {
     rows.push([
-      `p99 latency (paced at ${count(settings.rate)}/s)`,
+      `p99 latency (paced at ${count(paced.rate!)}/s)`,
       "< 100 ms",
-      ms(paced.p99),
-      verdict(paced.p99 < 100 && paced.delivered >= settings.rate * 0.95)
+      ms(paced.figures.p99),
+      verdict(paced.figures.p99 < 100 && paced.figures.delivered >= paced.rate! * 0.95)
     ])
   }
   if (idle !== undefined) {
@@ -602,22 +664,33 @@ const reportTargets = (load: LoadResult | undefined, idle: Idle | undefined, set
   }
 }
 
+/** Comma-separated rates (updates/s) from the environment; 0 or an empty list runs none. */
+const envRates = (name: string, fallback: ReadonlyArray<number>): ReadonlyArray<number> => {
+  const raw = process.env[name]
+  if (raw === undefined || raw.trim() === "") return fallback
+  const rates = raw.split(",").map((part) => Number(part.trim()))
+  if (rates.some((n) => !Number.isInteger(n) || n < 0)) {
+    throw new Error(`${name} must be comma-separated non-negative integers, got "${raw}"`)
+  }
+  return rates.filter((n) => n > 0)
+}
+
 /** Runs the load run and the idle run and prints their tables; throws when updates were lost or duplicated. */
 export const runPipeline = async (): Promise<void> => {
   const settings: LoadSettings = {
-    bots: envInt("BENCH_PIPELINE_BOTS", 20),
+    bots: envInt("BENCH_PIPELINE_BOTS", 20, true),
     queue: envInt("BENCH_PIPELINE_QUEUE", 100),
     warmup: envInt("BENCH_PIPELINE_WARMUP", 3),
     duration: envInt("BENCH_PIPELINE_DURATION", 20),
-    rate: envInt("BENCH_PIPELINE_RATE", 2000, true),
+    rates: envRates("BENCH_PIPELINE_RATE", [2000]),
     pacedDuration: envInt("BENCH_PIPELINE_PACED_DURATION", 10),
     drainLimit: envInt("BENCH_PIPELINE_DRAIN", 300)
   }
   const idleBots = envInt("BENCH_IDLE_BOTS", 1000, true)
   const idleSeconds = envInt("BENCH_IDLE_DURATION", 10)
 
-  const load = await runLoad(settings)
-  reportLoad(settings, load)
+  const load = settings.bots > 0 ? await runLoad(settings) : undefined
+  if (load !== undefined) reportLoad(settings, load)
   let idle: Idle | undefined
   let idleFailure: unknown
   if (idleBots > 0) {
@@ -628,9 +701,10 @@ export const runPipeline = async (): Promise<void> => {
       idleFailure = e
     }
   }
-  reportTargets(load, idle, settings)
+  reportTargets(load, idle)
 
-  const { missing, duplicated, unexpected, pending } = load.integrity
+  const { missing, duplicated, unexpected, pending } = load?.integrity ??
+    { missing: 0, duplicated: 0, unexpected: 0, pending: 0 }
   if (missing > 0 || duplicated > 0 || unexpected > 0) {
     throw new Error(
       `updates lost or duplicated: ${missing} confirmed but never delivered, ${duplicated} delivered again, ` +

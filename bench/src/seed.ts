@@ -116,6 +116,7 @@ const insertBots = (count: number) =>
           created_at: new Date(Date.UTC(2025, 0, i, 9, 30)).toISOString()
         })
       )
+      yield* storage.updateBot(created[created.length - 1]!.id, { disabled: true })
     }
     return created
   })
@@ -123,6 +124,8 @@ const insertBots = (count: number) =>
 /**
  * Creates the schema through `SqliteStorage`, adds the bots through `Storage`, then bulk-inserts the
  * messages with better-sqlite3 in one transaction. One group chat gets `busyChatMessages` of them.
+ * The bots are disabled, so the server's runtime leaves them alone and they read as not running, as in
+ * the bare server.
  */
 export const seed = async (filename: string, options: SeedOptions = defaultSeedOptions): Promise<Seeded> => {
   const bots = await Effect.runPromise(
