@@ -1,11 +1,10 @@
 import type { TelegramError } from "@botrelay/telegram"
 import { BotApi, TelegramClient } from "@botrelay/telegram"
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
 import { Storage } from "./Storage.js"
-import { nowIso } from "./Time.js"
 
 /** Every update type, so backends get all Telegram sends, chat_member and reactions included. */
 export const allUpdateTypes: ReadonlyArray<string> = BotApi.updateTypes
@@ -19,15 +18,24 @@ export interface Options {
   readonly retryCap: Duration.DurationInput
   /** How long to wait after Telegram rejects the token (401) before trying again. */
   readonly unauthorizedWait: Duration.DurationInput
+  /**
+   * No getUpdates while the bot's unprocessed updates and pending deliveries reach this: Telegram
+   * keeps the rest, so a slow backend bounds the bot's backlog here instead of growing it.
+   */
+  readonly maxBacklog: number
 }
 
-/** Defaults: 30 s long polls; back off 1 s to 30 s; retry a rejected token every 5 minutes. */
+/** Defaults: 30 s long polls; back off 1 s to 30 s; retry a rejected token every 5 minutes; backlog 1,000. */
 export const defaults: Options = {
   pollSeconds: 30,
   retryBase: Duration.seconds(1),
   retryCap: Duration.seconds(30),
-  unauthorizedWait: Duration.minutes(5)
+  unauthorizedWait: Duration.minutes(5),
+  maxBacklog: 1000
 }
+
+/** How often `last_update_at` is written at most, per bot. */
+const statusInterval = 1000
 
 const webhookActive = (e: TelegramError.TelegramError) =>
   e._tag === "TelegramApiError" && e.error_code === 409 && /webhook/i.test(e.description)
@@ -101,7 +109,10 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
       Effect.ignore
     )
 
+    let statusWritten = 0
+
     const round = Effect.gen(function*() {
+      if ((yield* storage.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep("100 millis")
       const offset = yield* storage.ingressOffset(bot.id)
       const updates = yield* telegram.getUpdates(bot.token, {
         offset,
@@ -111,15 +122,19 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
       })
       failures = 0
       if (updates.length > 0) {
-        const received_at = yield* nowIso
+        const now = yield* Clock.currentTimeMillis
+        const received_at = new Date(now).toISOString()
         const last = updates[updates.length - 1]!.update_id
         yield* storage.commitUpdates(
           bot.id,
           updates.map((u) => ({ update_id: u.update_id, payload: u.payload, received_at })),
           last + 1
         )
-        yield* status({ last_update_at: received_at })
         yield* committed
+        if (now - statusWritten >= statusInterval) {
+          statusWritten = now
+          yield* status({ last_update_at: received_at })
+        }
       }
       yield* setError("")
     })

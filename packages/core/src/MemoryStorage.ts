@@ -358,31 +358,43 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         return found.sort((a, b) => a.update_id - b.update_id).slice(0, limit).map(copyUpdate)
       }),
 
-    completeUpdate: (completion) =>
+    completeUpdates: (completions) =>
       Effect.sync(() => {
-        const inbox = inboxes.get(completion.bot_id)
-        const row = inbox?.get(completion.update_id)
-        if (inbox === undefined || row === undefined || row.processed) return
-        for (const message of completion.messages) {
-          messages.set(messageKey(message.bot_id, message.chat_id, message.id), copyMessage(message))
+        for (const completion of completions) {
+          const inbox = inboxes.get(completion.bot_id)
+          const row = inbox?.get(completion.update_id)
+          if (inbox === undefined || row === undefined || row.processed) continue
+          for (const message of completion.messages) {
+            messages.set(messageKey(message.bot_id, message.chat_id, message.id), copyMessage(message))
+          }
+          for (const delivery of completion.deliveries) {
+            const id = next.delivery++
+            deliveries.set(id, {
+              id,
+              bot_id: delivery.bot_id,
+              update_id: delivery.update_id,
+              url: delivery.url,
+              payload: delivery.payload,
+              status: "pending",
+              attempts: 0,
+              next_attempt_at: delivery.created_at,
+              last_error: "",
+              created_at: delivery.created_at,
+              updated_at: delivery.created_at
+            })
+          }
+          inbox.set(completion.update_id, { ...row, processed: true })
         }
-        for (const delivery of completion.deliveries) {
-          const id = next.delivery++
-          deliveries.set(id, {
-            id,
-            bot_id: delivery.bot_id,
-            update_id: delivery.update_id,
-            url: delivery.url,
-            payload: delivery.payload,
-            status: "pending",
-            attempts: 0,
-            next_attempt_at: delivery.created_at,
-            last_error: "",
-            created_at: delivery.created_at,
-            updated_at: delivery.created_at
-          })
+      }),
+
+    backlog: (botId) =>
+      Effect.sync(() => {
+        let count = 0
+        for (const row of inboxes.get(botId)?.values() ?? []) if (!row.processed) count++
+        for (const delivery of deliveries.values()) {
+          if (delivery.bot_id === botId && delivery.status === "pending") count++
         }
-        inbox.set(completion.update_id, { ...row, processed: true })
+        return count
       }),
 
     botsWithWork: Effect.sync(() => {

@@ -1,47 +1,46 @@
 import { Clock, Effect, Option } from "effect"
+import type { StoredBot } from "./Bot.js"
 import { messagesOf } from "./Capture.js"
 import type { NewDelivery } from "./Delivery.js"
-import type { InboxUpdate } from "./Inbox.js"
+import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import { Storage } from "./Storage.js"
-import { nowIso } from "./Time.js"
 
-/** How many inbox updates one read takes. */
+/** How many inbox updates one read takes and one transaction completes. */
 const batchSize = 100
 
 /**
- * Processes one update of a bot, once: captures its messages when the bot keeps history, queues
- * it for the backend when the bot forwards, and marks it processed, all in one transaction.
- * Returns whether a delivery was queued.
+ * What processing an update means for a bot: its messages when the bot keeps history, a delivery
+ * of the original JSON when it forwards.
  */
-export const processUpdate = (update: InboxUpdate) =>
-  Effect.gen(function*() {
-    const storage = yield* Storage
-    const found = yield* storage.findBot(update.bot_id)
-    if (Option.isNone(found)) return false
-    const bot = found.value
-    const now = yield* Clock.currentTimeMillis
-    const created_at = yield* nowIso
-    let payload: unknown = undefined
+export const completionOf = (bot: StoredBot, update: InboxUpdate, now: number): UpdateCompletion => {
+  let payload: unknown = undefined
+  if (bot.manage_enabled) {
     try {
       payload = JSON.parse(update.payload)
     } catch {
-      yield* Effect.logWarning("an update in the inbox is not JSON").pipe(
-        Effect.annotateLogs({ bot_id: update.bot_id, update_id: update.update_id })
-      )
+      payload = undefined
     }
-    const messages = bot.manage_enabled && payload !== undefined
-      ? messagesOf(bot.id, payload, Math.floor(now / 1000))
-      : []
-    const deliveries: Array<NewDelivery> = bot.proxy_enabled && bot.backend_url !== ""
-      ? [{ bot_id: bot.id, update_id: update.update_id, url: bot.backend_url, payload: update.payload, created_at }]
-      : []
-    yield* storage.completeUpdate({ bot_id: bot.id, update_id: update.update_id, messages, deliveries })
-    return deliveries.length > 0
-  })
+  }
+  const deliveries: Array<NewDelivery> = bot.proxy_enabled && bot.backend_url !== ""
+    ? [{
+      bot_id: bot.id,
+      update_id: update.update_id,
+      url: bot.backend_url,
+      payload: update.payload,
+      created_at: new Date(now).toISOString()
+    }]
+    : []
+  return {
+    bot_id: bot.id,
+    update_id: update.update_id,
+    messages: payload === undefined ? [] : messagesOf(bot.id, payload, Math.floor(now / 1000)),
+    deliveries
+  }
+}
 
 /**
- * Processes every pending update of the bot, in update_id order, until the inbox is empty;
- * `queued` is called after updates that added deliveries.
+ * Processes every pending update of the bot in update_id order until the inbox is empty, a batch
+ * per transaction; `queued` is called after batches that added deliveries.
  */
 export const drain = (botId: number, queued: Effect.Effect<void>) =>
   Effect.gen(function*() {
@@ -49,8 +48,12 @@ export const drain = (botId: number, queued: Effect.Effect<void>) =>
     while (true) {
       const pending = yield* storage.pendingUpdates(botId, batchSize)
       if (pending.length === 0) return
-      let delivered = false
-      for (const update of pending) delivered = (yield* processUpdate(update)) || delivered
-      if (delivered) yield* queued
+      const bot = yield* storage.findBot(botId)
+      if (Option.isNone(bot)) return
+      const now = yield* Clock.currentTimeMillis
+      const completions = pending.map((update) => completionOf(bot.value, update, now))
+      yield* storage.completeUpdates(completions)
+      if (completions.some((c) => c.deliveries.length > 0)) yield* queued
+      yield* Effect.yieldNow()
     }
   })

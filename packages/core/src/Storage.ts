@@ -85,10 +85,13 @@ export interface StorageService {
   /** The bot's unprocessed updates, by update_id ascending, at most `limit`. */
   readonly pendingUpdates: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<InboxUpdate>, StorageError>
   /**
-   * In one transaction: saves the messages, queues the deliveries and marks the update processed.
-   * Does nothing unless the inbox holds the update unprocessed, so completing twice is harmless.
+   * In one transaction for the whole batch: for each completion, saves the messages, queues the
+   * deliveries and marks the update processed. A completion whose update the inbox does not hold
+   * unprocessed is skipped, so completing twice is harmless.
    */
-  readonly completeUpdate: (completion: UpdateCompletion) => Effect.Effect<void, StorageError>
+  readonly completeUpdates: (completions: ReadonlyArray<UpdateCompletion>) => Effect.Effect<void, StorageError>
+  /** How much of the bot's work is waiting: unprocessed updates plus pending deliveries. */
+  readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
   /** Ids of bots with unprocessed updates or pending deliveries (work left from before a restart). */
   readonly botsWithWork: Effect.Effect<ReadonlyArray<number>, StorageError>
 

@@ -88,7 +88,7 @@ export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Opt
     yield* telegram.getMe(bot.token).pipe(
       Effect.flatMap((me) =>
         me.username !== undefined && me.username !== bot.username
-          ? storage.updateBot(bot.id, { username: me.username })
+          ? Effect.asVoid(storage.updateBot(bot.id, { username: me.username }))
           : Effect.void
       ),
       Effect.ignore

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync, chmodSync } from "node:fs"
 import { createServer } from "node:http"
 import { dirname, join } from "node:path"
-import { FetchHttpClient, HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
+import { HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import {
   ApiKeys,
@@ -61,7 +62,9 @@ export const servicesLayer = (
     Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(BotActivity.layer),
     Layer.provideMerge(FloodControl.layer()),
-    Layer.provideMerge(FetchHttpClient.layer)
+    Layer.provideMerge(
+      NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true })))
+    )
   )
 
 /** Where the generated admin key is written. */

@@ -167,7 +167,7 @@ const toApiKey = (r: ApiKeyRow, botIds: ReadonlyArray<number>): ApiKey.ApiKey =>
   enabled: r.enabled === 1
 })
 
-const toInboxUpdate = (r: InboxRow): Inbox.InboxUpdate => ({
+const toInboxUpdate = (r: Omit<InboxRow, "processed">): Inbox.InboxUpdate => ({
   bot_id: r.bot_id,
   update_id: r.update_id,
   payload: r.payload,
@@ -190,6 +190,9 @@ const toDelivery = (r: DeliveryRow): Delivery.Delivery => ({
 
 /** A literal, not a bound parameter, so that SQLite can use the partial index on unprocessed updates. */
 const unprocessed = sql.lit(0)
+
+/** A delivery's status in the outbox, as a literal so that it is not a parameter of the compiled queries. */
+const pending = sql.lit<"pending">("pending")
 
 const bit = (value: boolean): number => value ? 1 : 0
 
@@ -292,24 +295,220 @@ const migrate = (database: SqliteDatabase): Effect.Effect<void, MigrationError> 
     })
   )
 
-/** One chat's messages, newest first: the hottest query, compiled once and read as raw rows. */
-const messagePageSql = (() => {
-  const compiled = db.selectFrom("botrelay_messages").select(pageColumns)
-    .where("bot_id", "=", 1)
-    .where("chat_id", "=", 2)
+/** The key under which a `Query` carries its types; never set. */
+declare const shape: unique symbol
+
+/** SQL compiled once from a Kysely builder: runs with positional parameters `P` and gives rows `R`. */
+interface Query<P extends ReadonlyArray<unknown>, R> {
+  readonly sql: string
+  readonly [shape]?: (...parameters: P) => R
+}
+
+/**
+ * Compiles a query once. `build` gets one placeholder per parameter and must bind each exactly once, in
+ * the order of its parameters; constants go in as literals (`sql.lit`, `eb.lit`). Throws otherwise.
+ */
+const compile = <P extends ReadonlyArray<unknown>, R>(build: (...parameters: P) => Compilable<R>): Query<P, R> => {
+  const placeholders = Array.from({ length: build.length }, (_, i) => Symbol(`parameter ${i + 1}`))
+  const compiled = build(...(placeholders as ReadonlyArray<unknown> as P)).compile()
+  if (
+    compiled.parameters.length !== placeholders.length ||
+    compiled.parameters.some((parameter, i) => parameter !== placeholders[i])
+  ) throw new Error(`the parameters must be bound once each, in order: ${compiled.sql}`)
+  return { sql: compiled.sql }
+}
+
+
+/** One chat's messages, newest first: the hottest read, run on a raw statement. */
+const messagePageQuery = compile((botId: number, chatId: number, limit: number, offset: number) =>
+  db.selectFrom("botrelay_messages").select(pageColumns)
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
     .orderBy("date", "desc")
     .orderBy("id", "desc")
-    .limit(3)
-    .offset(4)
-    .compile()
-  if (compiled.parameters.join() !== "1,2,3,4") throw new Error("unexpected parameter order in the message page query")
-  return compiled.sql
-})()
+    .limit(limit)
+    .offset(offset)
+)
+
+const findBotQuery = compile((id: number) => db.selectFrom("botrelay_bots").selectAll().where("id", "=", id))
+
+const ingressOffsetQuery = compile((botId: number) =>
+  db.selectFrom("botrelay_ingress").select("offset").where("bot_id", "=", botId)
+)
+
+const insertUpdateQuery = compile((botId: number, updateId: number, payload: string, receivedAt: string) =>
+  db.insertInto("botrelay_inbox")
+    .values({ bot_id: botId, update_id: updateId, payload, received_at: receivedAt, processed: unprocessed })
+    .onConflict((oc) => oc.columns(["bot_id", "update_id"]).doNothing())
+)
+
+const raiseOffsetQuery = compile((botId: number, offset: number) =>
+  db.insertInto("botrelay_ingress").values({ bot_id: botId, offset }).onConflict((oc) =>
+    oc.column("bot_id").doUpdateSet((eb) => ({
+      offset: eb.fn<number>("max", [eb.ref("botrelay_ingress.offset"), eb.ref("excluded.offset")])
+    }))
+  )
+)
+
+const pendingUpdatesQuery = compile((botId: number, limit: number) =>
+  db.selectFrom("botrelay_inbox")
+    .select(["bot_id", "update_id", "payload", "received_at"])
+    .where("bot_id", "=", botId)
+    .where("processed", "=", unprocessed)
+    .orderBy("update_id")
+    .limit(limit)
+)
+
+const markProcessedQuery = compile((botId: number, updateId: number) =>
+  db.updateTable("botrelay_inbox")
+    .set({ processed: sql.lit(1) })
+    .where("bot_id", "=", botId)
+    .where("update_id", "=", updateId)
+    .where("processed", "=", unprocessed)
+)
+
+const saveMessageQuery = compile((
+  botId: number,
+  chatId: number,
+  id: number,
+  userId: number,
+  username: string,
+  firstName: string,
+  lastName: string,
+  text: string,
+  date: number,
+  mediaType: string | null,
+  fileId: string | null,
+  replyToMessageId: number | null,
+  direction: "in" | "out",
+  editDate: number
+) =>
+  db.insertInto("botrelay_messages").values({
+    bot_id: botId,
+    chat_id: chatId,
+    id,
+    user_id: userId,
+    username,
+    first_name: firstName,
+    last_name: lastName,
+    text,
+    date,
+    media_type: mediaType,
+    file_id: fileId,
+    reply_to_message_id: replyToMessageId,
+    direction,
+    edit_date: editDate
+  }).onConflict((oc) =>
+    oc.columns(["bot_id", "chat_id", "id"]).doUpdateSet((eb) =>
+      Object.fromEntries(messageColumns.map((column) => [column, eb.ref(`excluded.${column}`)]))
+    )
+  )
+)
+
+const queueDeliveryQuery = compile((
+  botId: number,
+  updateId: number,
+  url: string,
+  payload: string,
+  nextAttemptAt: string,
+  createdAt: string,
+  updatedAt: string
+) =>
+  db.insertInto("botrelay_deliveries").values({
+    bot_id: botId,
+    update_id: updateId,
+    url,
+    payload,
+    status: pending,
+    attempts: sql.lit(0),
+    next_attempt_at: nextAttemptAt,
+    last_error: sql.lit(""),
+    created_at: createdAt,
+    updated_at: updatedAt
+  })
+)
+
+/** Unprocessed updates plus pending deliveries, both counted on an index. */
+const backlogQuery = compile((inboxBotId: number, deliveriesBotId: number) =>
+  db.selectNoFrom((eb) =>
+    eb(
+      eb.selectFrom("botrelay_inbox")
+        .select((eb) => eb.fn.countAll<number>().as("count"))
+        .where("bot_id", "=", inboxBotId)
+        .where("processed", "=", unprocessed),
+      "+",
+      eb.selectFrom("botrelay_deliveries")
+        .select((eb) => eb.fn.countAll<number>().as("count"))
+        .where("bot_id", "=", deliveriesBotId)
+        .where("status", "=", pending)
+    ).$notNull().as("backlog")
+  )
+)
+
+const nextDeliveryQuery = compile((botId: number) =>
+  db.selectFrom("botrelay_deliveries")
+    .selectAll()
+    .where("bot_id", "=", botId)
+    .where("status", "=", pending)
+    .orderBy("id")
+    .limit(sql.lit(1))
+)
+
+const deliveredQuery = compile((at: string, id: number) =>
+  db.updateTable("botrelay_deliveries")
+    .set({ status: sql.lit<"delivered">("delivered"), updated_at: at })
+    .where("id", "=", id)
+)
+
+const retryLaterQuery = compile((nextAttemptAt: string, lastError: string, at: string, id: number) =>
+  db.updateTable("botrelay_deliveries").set((eb) => ({
+    status: pending,
+    attempts: eb("attempts", "+", eb.lit(1)),
+    next_attempt_at: nextAttemptAt,
+    last_error: lastError,
+    updated_at: at
+  })).where("id", "=", id)
+)
+
+const deadQuery = compile((lastError: string, at: string, id: number) =>
+  db.updateTable("botrelay_deliveries").set((eb) => ({
+    status: sql.lit<"dead">("dead"),
+    attempts: eb("attempts", "+", eb.lit(1)),
+    last_error: lastError,
+    updated_at: at
+  })).where("id", "=", id)
+)
 
 /** A `StorageService` over an open, migrated database; every query runs synchronously on a cached statement. */
 const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
   const statements = new Map<string, SqliteStatement>()
-  const messagePage = sqlite.prepare(messagePageSql).raw(true)
+  const messagePage = sqlite.prepare(messagePageQuery.sql).raw(true)
+
+  /** A prepared statement for `query`: `all` gives its rows, `run` how many rows it changed. */
+  const prepare = <P extends ReadonlyArray<unknown>, R>(query: Query<P, R>) => {
+    const stmt = sqlite.prepare(query.sql)
+    return {
+      all: (...parameters: P): Array<R> => stmt.all(...parameters) as Array<R>,
+      run: (...parameters: P): number => Number(stmt.run(...parameters).changes)
+    }
+  }
+
+  /** The statements the pipeline runs thousands of times a second, prepared up front. */
+  const hot = {
+    findBot: prepare(findBotQuery),
+    ingressOffset: prepare(ingressOffsetQuery),
+    insertUpdate: prepare(insertUpdateQuery),
+    raiseOffset: prepare(raiseOffsetQuery),
+    pendingUpdates: prepare(pendingUpdatesQuery),
+    markProcessed: prepare(markProcessedQuery),
+    saveMessage: prepare(saveMessageQuery),
+    queueDelivery: prepare(queueDeliveryQuery),
+    backlog: prepare(backlogQuery),
+    nextDelivery: prepare(nextDeliveryQuery),
+    delivered: prepare(deliveredQuery),
+    retryLater: prepare(retryLaterQuery),
+    dead: prepare(deadQuery)
+  }
 
   const statement = (sql: string): SqliteStatement => {
     let stmt = statements.get(sql)
@@ -360,7 +559,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       )
     )
 
-  const findBotRow = (id: number) => all(db.selectFrom("botrelay_bots").selectAll().where("id", "=", id))
+  const findBotRow = (id: number) => hot.findBot.all(id)
 
   const botIdsOf = (apiKeyId: number): Array<number> =>
     all(
@@ -427,27 +626,21 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
   })
 
   const saveMessage = (m: Message.Message): void => {
-    run(
-      db.insertInto("botrelay_messages").values({
-        bot_id: m.bot_id,
-        chat_id: m.chat_id,
-        id: m.id,
-        user_id: m.user_id,
-        username: m.username,
-        first_name: m.first_name,
-        last_name: m.last_name,
-        text: m.text,
-        date: m.date,
-        media_type: m.media_type ?? null,
-        file_id: m.file_id ?? null,
-        reply_to_message_id: m.reply_to_message_id ?? null,
-        direction: m.direction,
-        edit_date: m.edit_date
-      }).onConflict((oc) =>
-        oc.columns(["bot_id", "chat_id", "id"]).doUpdateSet((eb) =>
-          Object.fromEntries(messageColumns.map((column) => [column, eb.ref(`excluded.${column}`)]))
-        )
-      )
+    hot.saveMessage.run(
+      m.bot_id,
+      m.chat_id,
+      m.id,
+      m.user_id,
+      m.username,
+      m.first_name,
+      m.last_name,
+      m.text,
+      m.date,
+      m.media_type ?? null,
+      m.file_id ?? null,
+      m.reply_to_message_id ?? null,
+      m.direction,
+      m.edit_date
     )
   }
 
@@ -472,52 +665,20 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     ): number => {
       let added = 0
       for (const update of updates) {
-        added += run(
-          db.insertInto("botrelay_inbox").values({
-            bot_id: botId,
-            update_id: update.update_id,
-            payload: update.payload,
-            received_at: update.received_at,
-            processed: 0
-          }).onConflict((oc) => oc.columns(["bot_id", "update_id"]).doNothing())
-        )
+        added += hot.insertUpdate.run(botId, update.update_id, update.payload, update.received_at)
       }
-      run(
-        db.insertInto("botrelay_ingress").values({ bot_id: botId, offset: nextOffset }).onConflict((oc) =>
-          oc.column("bot_id").doUpdateSet((eb) => ({
-            offset: eb.fn<number>("max", [eb.ref("botrelay_ingress.offset"), eb.ref("excluded.offset")])
-          }))
-        )
-      )
+      hot.raiseOffset.run(botId, nextOffset)
       return added
     }
   )
 
-  const completeUpdate = transaction((completion: Inbox.UpdateCompletion): void => {
-    const marked = run(
-      db.updateTable("botrelay_inbox")
-        .set({ processed: 1 })
-        .where("bot_id", "=", completion.bot_id)
-        .where("update_id", "=", completion.update_id)
-        .where("processed", "=", unprocessed)
-    )
-    if (marked === 0) return
-    for (const message of completion.messages) saveMessage(message)
-    for (const delivery of completion.deliveries) {
-      run(
-        db.insertInto("botrelay_deliveries").values({
-          bot_id: delivery.bot_id,
-          update_id: delivery.update_id,
-          url: delivery.url,
-          payload: delivery.payload,
-          status: "pending",
-          attempts: 0,
-          next_attempt_at: delivery.created_at,
-          last_error: "",
-          created_at: delivery.created_at,
-          updated_at: delivery.created_at
-        })
-      )
+  const completeUpdates = transaction((completions: ReadonlyArray<Inbox.UpdateCompletion>): void => {
+    for (const completion of completions) {
+      if (hot.markProcessed.run(completion.bot_id, completion.update_id) === 0) continue
+      for (const message of completion.messages) saveMessage(message)
+      for (const d of completion.deliveries) {
+        hot.queueDelivery.run(d.bot_id, d.update_id, d.url, d.payload, d.created_at, d.created_at, d.created_at)
+      }
     }
   })
 
@@ -698,8 +859,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     deleteApiKey: (id) => attempt("deleteApiKey", () => deleteApiKey(id)),
 
     ingressOffset: (botId) =>
-      attempt("ingressOffset", () =>
-        all(db.selectFrom("botrelay_ingress").select("offset").where("bot_id", "=", botId))[0]?.offset ?? 0),
+      attempt("ingressOffset", () => hot.ingressOffset.all(botId)[0]?.offset ?? 0),
 
     commitUpdates: (botId, updates, nextOffset) =>
       attempt("commitUpdates", () => commitUpdates(botId, updates, nextOffset)),
@@ -722,17 +882,11 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       }),
 
     pendingUpdates: (botId, limit) =>
-      attempt("pendingUpdates", () =>
-        all(
-          db.selectFrom("botrelay_inbox")
-            .select(["bot_id", "update_id", "payload", "received_at", "processed"])
-            .where("bot_id", "=", botId)
-            .where("processed", "=", unprocessed)
-            .orderBy("update_id")
-            .limit(limit)
-        ).map(toInboxUpdate)),
+      attempt("pendingUpdates", () => hot.pendingUpdates.all(botId, limit).map(toInboxUpdate)),
 
-    completeUpdate: (completion) => attempt("completeUpdate", () => completeUpdate(completion)),
+    completeUpdates: (completions) => attempt("completeUpdates", () => completeUpdates(completions)),
+
+    backlog: (botId) => attempt("backlog", () => hot.backlog.all(botId, botId)[0]!.backlog),
 
     botsWithWork: attempt("botsWithWork", () =>
       all(
@@ -741,43 +895,19 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
           .orderBy("bot_id")
       ).map((r) => r.bot_id)),
 
-    nextDelivery: (botId) =>
-      attempt("nextDelivery", () =>
-        first(
-          all(
-            db.selectFrom("botrelay_deliveries")
-              .selectAll()
-              .where("bot_id", "=", botId)
-              .where("status", "=", "pending")
-              .orderBy("id")
-              .limit(1)
-          ),
-          toDelivery
-        )),
+    nextDelivery: (botId) => attempt("nextDelivery", () => first(hot.nextDelivery.all(botId), toDelivery)),
 
     recordAttempt: (id, outcome) =>
       attempt("recordAttempt", () => {
-        const query = db.updateTable("botrelay_deliveries").where("id", "=", id)
         switch (outcome.status) {
           case "delivered":
-            run(query.set({ status: "delivered", updated_at: outcome.at }))
+            hot.delivered.run(outcome.at, id)
             break
           case "pending":
-            run(query.set((eb) => ({
-              status: "pending",
-              attempts: eb("attempts", "+", 1),
-              next_attempt_at: outcome.next_attempt_at,
-              last_error: outcome.last_error,
-              updated_at: outcome.at
-            })))
+            hot.retryLater.run(outcome.next_attempt_at, outcome.last_error, outcome.at, id)
             break
           case "dead":
-            run(query.set((eb) => ({
-              status: "dead",
-              attempts: eb("attempts", "+", 1),
-              last_error: outcome.last_error,
-              updated_at: outcome.at
-            })))
+            hot.dead.run(outcome.last_error, outcome.at, id)
             break
         }
       }),

@@ -131,12 +131,12 @@ describe("SqliteStorage", () => {
         const storage = yield* SqliteStorage.make({ filename: file })
         const bot = yield* storage.insertBot(botInput(1))
         assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(100), update(101), update(102)], 103), 3)
-        yield* storage.completeUpdate({
+        yield* storage.completeUpdates([{
           bot_id: bot.id,
           update_id: 100,
           messages: [message(bot.id, -100, 1, 10)],
           deliveries: [newDelivery(bot.id, 100)]
-        })
+        }])
       }))
       const storage = yield* SqliteStorage.make({ filename: file })
       assert.strictEqual(yield* storage.ingressOffset(1), 103)
@@ -192,12 +192,12 @@ describe("SqliteStorage", () => {
       const storage = yield* SqliteStorage.make({ filename: file })
       const bot = yield* storage.insertBot(botInput(1))
       yield* storage.commitUpdates(bot.id, [update(1)], 2)
-      const result = yield* Effect.either(storage.completeUpdate({
+      const result = yield* Effect.either(storage.completeUpdates([{
         bot_id: bot.id,
         update_id: 1,
         messages: [message(bot.id, 5, 1, 10)],
         deliveries: [newDelivery(bot.id, 1), newDelivery(99, 1)]
-      }))
+      }]))
       assert.isTrue(Either.isLeft(result))
       assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 10), [{ bot_id: bot.id, ...update(1) }])
       assert.deepStrictEqual(yield* storage.listMessages({ bot_id: bot.id, chat_id: 5, limit: 10, offset: 0 }), [])
@@ -210,6 +210,33 @@ describe("SqliteStorage", () => {
       const commit = yield* Effect.either(storage.commitUpdates(99, [update(1)], 2))
       assert.isTrue(Either.isLeft(commit))
       assert.strictEqual(yield* storage.ingressOffset(99), 0)
+    }))
+
+  it.scoped("a batch that fails is a StorageError and nothing of it is applied", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const storage = yield* SqliteStorage.make({ filename: file })
+      const bot = yield* storage.insertBot(botInput(1))
+      yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3)], 4)
+      const batch = [
+        { bot_id: bot.id, update_id: 1, messages: [message(bot.id, 5, 1, 10)], deliveries: [newDelivery(bot.id, 1)] },
+        { bot_id: bot.id, update_id: 2, messages: [message(bot.id, 5, 2, 11)], deliveries: [] },
+        { bot_id: bot.id, update_id: 3, messages: [], deliveries: [newDelivery(bot.id, 3), newDelivery(99, 3)] }
+      ]
+      const result = yield* Effect.either(storage.completeUpdates(batch))
+      assert.isTrue(Either.isLeft(result) && result.left._tag === "StorageError")
+      assert.deepStrictEqual((yield* storage.pendingUpdates(bot.id, 10)).map((u) => u.update_id), [1, 2, 3])
+      assert.deepStrictEqual(yield* storage.listMessages({ bot_id: bot.id, chat_id: 5, limit: 10, offset: 0 }), [])
+      assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [])
+      assert.strictEqual(yield* storage.backlog(bot.id), 3)
+      assert.strictEqual(
+        withRaw(file, (db) => db.prepare("SELECT count(*) FROM botrelay_deliveries").pluck().get()),
+        0
+      )
+
+      yield* storage.completeUpdates(batch.slice(0, 2))
+      assert.deepStrictEqual((yield* storage.pendingUpdates(bot.id, 10)).map((u) => u.update_id), [3])
+      assert.deepStrictEqual((yield* storage.listDeliveries({ limit: 10 })).map((d) => [d.id, d.update_id]), [[1, 1]])
     }))
 
   it.scoped("migrations are recorded in botrelay_migrations and re-running them is a no-op", () =>
@@ -303,7 +330,7 @@ describe("SqliteStorage", () => {
       }
     }))
 
-  it.scoped("pending updates and the next delivery are read through an index: no scan, no sort", () =>
+  it.scoped("pending updates, the next delivery and the backlog are read through an index: no scan, no sort", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
       const { host, prepared, database } = yield* recorded(file)
@@ -312,31 +339,67 @@ describe("SqliteStorage", () => {
       for (const botId of [1, 2, 3]) {
         const updates = Array.from({ length: 200 }, (_, i) => update(1000 + i))
         yield* storage.commitUpdates(botId, updates, 1200)
-        for (const u of updates.slice(0, 150)) {
-          yield* storage.completeUpdate({
-            bot_id: botId,
-            update_id: u.update_id,
-            messages: [],
-            deliveries: [newDelivery(botId, u.update_id)]
-          })
-        }
+        yield* storage.completeUpdates(updates.slice(0, 150).map((u) => ({
+          bot_id: botId,
+          update_id: u.update_id,
+          messages: [],
+          deliveries: [newDelivery(botId, u.update_id)]
+        })))
       }
       for (let id = 1; id <= 300; id += 2) yield* storage.recordAttempt(id, { status: "delivered", at: "" })
-
-      prepared.length = 0
       assert.strictEqual((yield* storage.pendingUpdates(2, 10))[0]!.update_id, 1150)
       assert.isTrue(Option.isSome(yield* storage.nextDelivery(2)))
-      assert.strictEqual(prepared.length, 2)
-      const expected: Array<readonly [string, string]> = [
-        [prepared[0]!, "botrelay_inbox_pending"],
-        [prepared[1]!, "botrelay_deliveries_bot_status"]
+      assert.strictEqual(yield* storage.backlog(2), 50 + 75)
+
+      const statement = (...parts: Array<string>) => {
+        const found = prepared.filter((s) => parts.every((part) => s.includes(part)))
+        assert.strictEqual(found.length, 1, parts.join(" "))
+        return found[0]!
+      }
+      const expected: Array<readonly [string, ReadonlyArray<string>]> = [
+        [statement("from \"botrelay_inbox\"", "order by \"update_id\""), ["botrelay_inbox_pending"]],
+        [statement("from \"botrelay_deliveries\"", "order by \"id\" limit 1"), ["botrelay_deliveries_bot_status"]],
+        [statement("as \"backlog\""), ["botrelay_inbox_pending", "botrelay_deliveries_bot_status"]]
       ]
-      for (const [sql, index] of expected) {
+      for (const [sql, indexes] of expected) {
         const plan = queryPlan(host, sql)
-        assert.isTrue(plan.some((d) => d.includes(`USING INDEX ${index}`)), plan.join("\n"))
-        assert.isFalse(plan.some((d) => d.includes("SCAN")), plan.join("\n"))
+        for (const index of indexes) assert.isTrue(plan.some((d) => d.includes(`INDEX ${index} `)), plan.join("\n"))
+        assert.isFalse(plan.some((d) => d.startsWith("SCAN botrelay_")), plan.join("\n"))
         assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), plan.join("\n"))
       }
+    }))
+
+  it.scoped("the pipeline's statements are prepared once, when the storage is made", () =>
+    Effect.gen(function*() {
+      const { prepared, database } = yield* recorded(join(yield* tempDir, "botrelay.db"))
+      const storage = yield* SqliteStorage.make({ database })
+      const bot = yield* storage.insertBot(botInput(1))
+      prepared.length = 0
+      for (let round = 0; round < 3; round++) {
+        const first = 10 * round
+        yield* storage.findBot(bot.id)
+        yield* storage.ingressOffset(bot.id)
+        yield* storage.commitUpdates(bot.id, [update(first), update(first + 1)], first + 2)
+        const pending = yield* storage.pendingUpdates(bot.id, 10)
+        yield* storage.completeUpdates(pending.map((u) => ({
+          bot_id: u.bot_id,
+          update_id: u.update_id,
+          messages: [message(bot.id, 5, u.update_id, 10)],
+          deliveries: [newDelivery(bot.id, u.update_id)]
+        })))
+        yield* storage.backlog(bot.id)
+        const next = Option.getOrThrow(yield* storage.nextDelivery(bot.id))
+        yield* storage.recordAttempt(next.id, { status: "pending", at: "", next_attempt_at: "", last_error: "x" })
+        yield* storage.recordAttempt(next.id, { status: "delivered", at: "" })
+        yield* storage.recordAttempt(next.id + 1, { status: "dead", at: "", last_error: "x" })
+      }
+      assert.deepStrictEqual(prepared, [])
+      assert.strictEqual(yield* storage.ingressOffset(bot.id), 22)
+      assert.strictEqual(yield* storage.backlog(bot.id), 0)
+      assert.deepStrictEqual(
+        (yield* storage.listDeliveries({ limit: 10 })).map((d) => [d.status, d.attempts]),
+        [["dead", 1], ["delivered", 1], ["dead", 1], ["delivered", 1], ["dead", 1], ["delivered", 1]]
+      )
     }))
 
   it.scoped("an existing host database keeps its own tables and stays open", () =>

@@ -703,8 +703,8 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           assert.deepStrictEqual(yield* updateIds(100), [1, 2, 3, 900, 1_000_000_000])
           assert.deepStrictEqual(yield* updateIds(2), [1, 2])
           assert.deepStrictEqual(yield* updateIds(1), [1])
-          yield* storage.completeUpdate(completion(bot.id, 1))
-          yield* storage.completeUpdate(completion(bot.id, 3))
+          yield* storage.completeUpdates([completion(bot.id, 1)])
+          yield* storage.completeUpdates([completion(bot.id, 3)])
           assert.deepStrictEqual(yield* updateIds(2), [2, 900])
         }))
 
@@ -712,12 +712,12 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
         Effect.gen(function*() {
           const bot = yield* storage.insertBot(botInput(1))
           yield* storage.commitUpdates(bot.id, [update(1), update(2)], 3)
-          yield* storage.completeUpdate(completion(bot.id, 1))
+          yield* storage.completeUpdates([completion(bot.id, 1)])
           assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 100), held(bot.id, update(2)))
           assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3)], 4), 1)
           assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 100), held(bot.id, update(2), update(3)))
-          yield* storage.completeUpdate(completion(bot.id, 2))
-          yield* storage.completeUpdate(completion(bot.id, 3))
+          yield* storage.completeUpdates([completion(bot.id, 2)])
+          yield* storage.completeUpdates([completion(bot.id, 3)])
           assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3)], 4), 0)
           assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 100), [])
           assert.deepStrictEqual(yield* storage.botsWithWork, [])
@@ -738,19 +738,19 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           assert.deepStrictEqual(found.map((u) => u.payload), payloads)
           for (const [i, u] of found.entries()) assert.strictEqual(u.payload.length, payloads[i]!.length)
 
-          yield* storage.completeUpdate(completion(bot.id, 2, {
+          yield* storage.completeUpdates([completion(bot.id, 2, {
             deliveries: [
               newDelivery(bot.id, 2, { payload: payloads[1]! }),
               newDelivery(bot.id, 1, { payload: payloads[0]! })
             ]
-          }))
+          })])
           assert.deepStrictEqual(
             (yield* storage.listDeliveries({ bot_id: bot.id, limit: 10 })).map((d) => d.payload),
             [payloads[0], payloads[1]]
           )
         }))
 
-      test("completeUpdate saves the messages, queues the deliveries and marks the update processed", (storage) =>
+      test("completeUpdates saves the messages, queues the deliveries and marks the update processed", (storage) =>
         Effect.gen(function*() {
           const a = yield* storage.insertBot(botInput(1))
           const b = yield* storage.insertBot(botInput(2))
@@ -760,10 +760,10 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           const routed = message(b.id, -100, 3, { direction: "out", media_type: "photo", file_id: "f" })
           const toBackend = newDelivery(a.id, 1)
           const toTarget = newDelivery(b.id, 1, { url: "https://backend.example/other", created_at: t2 })
-          yield* storage.completeUpdate(completion(a.id, 1, {
+          yield* storage.completeUpdates([completion(a.id, 1, {
             messages: [message(a.id, 10, 8), edited, routed],
             deliveries: [toBackend, toTarget]
-          }))
+          })])
 
           assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 100), held(a.id, update(2)))
           assert.deepStrictEqual(
@@ -790,12 +790,12 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             messages: [message(bot.id, 10, 1)],
             deliveries: [newDelivery(bot.id, 1)]
           })
-          yield* storage.completeUpdate(first)
-          yield* storage.completeUpdate(first)
-          yield* storage.completeUpdate(completion(bot.id, 1, {
+          yield* storage.completeUpdates([first])
+          yield* storage.completeUpdates([first])
+          yield* storage.completeUpdates([completion(bot.id, 1, {
             messages: [message(bot.id, 10, 1, { text: "replayed" }), message(bot.id, 10, 2)],
             deliveries: [newDelivery(bot.id, 1, { url: "https://backend.example/replayed" })]
-          }))
+          })])
           assert.deepStrictEqual(
             yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 }),
             [message(bot.id, 10, 1)]
@@ -810,20 +810,20 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           const a = yield* storage.insertBot(botInput(1))
           const b = yield* storage.insertBot(botInput(2))
           yield* storage.commitUpdates(a.id, [update(1)], 2)
-          yield* storage.completeUpdate(completion(a.id, 2, {
+          yield* storage.completeUpdates([completion(a.id, 2, {
             messages: [message(a.id, 10, 1)],
             deliveries: [newDelivery(a.id, 2)]
-          }))
-          yield* storage.completeUpdate(completion(b.id, 1, { deliveries: [newDelivery(b.id, 1)] }))
+          })])
+          yield* storage.completeUpdates([completion(b.id, 1, { deliveries: [newDelivery(b.id, 1)] })])
           assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 10), held(a.id, update(1)))
           assert.deepStrictEqual(yield* storage.listMessages({ bot_id: a.id, chat_id: 10, limit: 50, offset: 0 }), [])
           assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [])
 
           assert.isTrue(yield* storage.deleteBot(a.id))
-          yield* storage.completeUpdate(completion(a.id, 1, {
+          yield* storage.completeUpdates([completion(a.id, 1, {
             messages: [message(a.id, 10, 1)],
             deliveries: [newDelivery(a.id, 1)]
-          }))
+          })])
           assert.deepStrictEqual(yield* storage.listMessages({ bot_id: a.id, chat_id: 10, limit: 50, offset: 0 }), [])
           assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [])
           assert.deepStrictEqual(yield* storage.botsWithWork, [])
@@ -833,10 +833,10 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
         Effect.gen(function*() {
           const bot = yield* storage.insertBot(botInput(1))
           yield* storage.commitUpdates(bot.id, [update(1)], 2)
-          const result = yield* Effect.either(storage.completeUpdate(completion(bot.id, 1, {
+          const result = yield* Effect.either(storage.completeUpdates([completion(bot.id, 1, {
             messages: [message(bot.id, 10, 1)],
             deliveries: [newDelivery(bot.id, 1), newDelivery(999, 1)]
-          })))
+          })]))
           const messages = yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 })
           const deliveries = yield* storage.listDeliveries({ limit: 10 })
           const pending = yield* storage.pendingUpdates(bot.id, 10)
@@ -852,22 +852,133 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           }
         }))
 
+      test("completeUpdates applies a batch of several updates in order, in one go", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          yield* storage.saveMessage(message(a.id, 10, 7, { text: "before edit" }))
+          yield* storage.commitUpdates(a.id, [update(1), update(2), update(3), update(4)], 5)
+          yield* storage.commitUpdates(b.id, [update(1)], 2)
+          const firstEdit = message(a.id, 10, 7, { text: "first edit", edit_date: 1_700_000_100 })
+          const secondEdit = message(a.id, 10, 7, { text: "second edit", edit_date: 1_700_000_200 })
+          const fromB = message(b.id, -100, 1, { direction: "out" })
+          const d1 = newDelivery(a.id, 1)
+          const d2 = newDelivery(a.id, 2)
+          const d3 = newDelivery(b.id, 2, { url: "https://backend.example/other", created_at: t2 })
+          const d4 = newDelivery(a.id, 3)
+          yield* storage.completeUpdates([
+            completion(a.id, 1, { messages: [firstEdit], deliveries: [d1] }),
+            completion(a.id, 2, { messages: [secondEdit, message(a.id, 10, 8)], deliveries: [d2, d3] }),
+            completion(b.id, 1, { messages: [fromB] }),
+            completion(a.id, 3, { deliveries: [d4] })
+          ])
+
+          assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 100), held(a.id, update(4)))
+          assert.deepStrictEqual(yield* storage.pendingUpdates(b.id, 100), [])
+          assert.deepStrictEqual(
+            yield* storage.listMessages({ bot_id: a.id, chat_id: 10, limit: 50, offset: 0 }),
+            [message(a.id, 10, 8), secondEdit]
+          )
+          assert.deepStrictEqual(yield* storage.listMessages({ bot_id: b.id, chat_id: -100, limit: 50, offset: 0 }), [
+            fromB
+          ])
+          assert.deepStrictEqual(
+            yield* storage.listDeliveries({ limit: 10 }),
+            [queued(4, d4), queued(3, d3), queued(2, d2), queued(1, d1)]
+          )
+          assert.deepStrictEqual(yield* storage.nextDelivery(a.id), Option.some(queued(1, d1)))
+          assert.deepStrictEqual(yield* storage.nextDelivery(b.id), Option.some(queued(3, d3)))
+        }))
+
+      test("a batch mixing processed and unprocessed updates applies only the unprocessed ones", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3)], 4)
+          const done = newDelivery(bot.id, 2)
+          yield* storage.completeUpdates([
+            completion(bot.id, 2, { messages: [message(bot.id, 10, 2)], deliveries: [done] })
+          ])
+
+          const d1 = newDelivery(bot.id, 1)
+          const d3 = newDelivery(bot.id, 3, { created_at: t2 })
+          const replayed = { url: "https://backend.example/replayed" }
+          yield* storage.completeUpdates([
+            completion(bot.id, 1, { messages: [message(bot.id, 10, 1)], deliveries: [d1] }),
+            completion(bot.id, 2, {
+              messages: [message(bot.id, 10, 2, { text: "replayed" })],
+              deliveries: [newDelivery(bot.id, 2, replayed)]
+            }),
+            completion(bot.id, 5, { messages: [message(bot.id, 10, 5)], deliveries: [newDelivery(bot.id, 5)] }),
+            completion(bot.id, 3, { deliveries: [d3] }),
+            completion(bot.id, 1, {
+              messages: [message(bot.id, 10, 1, { text: "twice in one batch" })],
+              deliveries: [newDelivery(bot.id, 1, replayed)]
+            })
+          ])
+
+          assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 10), [])
+          assert.deepStrictEqual(
+            yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 }),
+            [message(bot.id, 10, 2), message(bot.id, 10, 1)]
+          )
+          assert.deepStrictEqual(
+            yield* storage.listDeliveries({ limit: 10 }),
+            [queued(3, d3), queued(2, d1), queued(1, done)]
+          )
+
+          yield* storage.completeUpdates([])
+          assert.strictEqual((yield* storage.listDeliveries({ limit: 10 })).length, 3)
+        }))
+
+      test("backlog counts the bot's unprocessed updates and pending deliveries", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          const backlogs = Effect.all([storage.backlog(a.id), storage.backlog(b.id)])
+          assert.deepStrictEqual(yield* backlogs, [0, 0])
+          assert.strictEqual(yield* storage.backlog(99), 0)
+
+          yield* storage.commitUpdates(a.id, [update(1), update(2), update(3)], 4)
+          assert.deepStrictEqual(yield* backlogs, [3, 0])
+          yield* storage.completeUpdates([
+            completion(a.id, 1, { deliveries: [newDelivery(a.id, 1), newDelivery(a.id, 1), newDelivery(b.id, 1)] })
+          ])
+          assert.deepStrictEqual(yield* backlogs, [4, 1])
+
+          yield* storage.recordAttempt(1, { status: "delivered", at: t2 })
+          assert.deepStrictEqual(yield* backlogs, [3, 1])
+          yield* storage.recordAttempt(2, { status: "pending", at: t2, next_attempt_at: t2, last_error: "timeout" })
+          assert.deepStrictEqual(yield* backlogs, [3, 1])
+          yield* storage.recordAttempt(2, { status: "dead", at: t2, last_error: "timeout" })
+          assert.deepStrictEqual(yield* backlogs, [2, 1])
+
+          yield* storage.completeUpdates([completion(a.id, 2), completion(a.id, 3)])
+          assert.deepStrictEqual(yield* backlogs, [0, 1])
+          assert.strictEqual(yield* storage.commitUpdates(a.id, [update(1), update(2), update(3)], 4), 0)
+          assert.deepStrictEqual(yield* backlogs, [0, 1])
+          yield* storage.retryDelivery(2, t2)
+          assert.deepStrictEqual(yield* backlogs, [1, 1])
+
+          assert.isTrue(yield* storage.deleteBot(b.id))
+          assert.deepStrictEqual(yield* backlogs, [1, 0])
+        }))
+
       test("botsWithWork lists bots with unprocessed updates or pending deliveries, ascending", (storage) =>
         Effect.gen(function*() {
           for (const n of [1, 2, 3, 4, 5]) yield* storage.insertBot(botInput(n))
           assert.deepStrictEqual(yield* storage.botsWithWork, [])
           yield* storage.commitUpdates(4, [update(1), update(2)], 3)
           yield* storage.commitUpdates(1, [update(1)], 2)
-          yield* storage.completeUpdate(completion(1, 1, { deliveries: [newDelivery(1, 1)] }))
+          yield* storage.completeUpdates([completion(1, 1, { deliveries: [newDelivery(1, 1)] })])
           yield* storage.commitUpdates(2, [update(1)], 2)
-          yield* storage.completeUpdate(completion(2, 1, { deliveries: [newDelivery(2, 1), newDelivery(2, 1)] }))
+          yield* storage.completeUpdates([completion(2, 1, { deliveries: [newDelivery(2, 1), newDelivery(2, 1)] })])
           yield* storage.recordAttempt(2, { status: "delivered", at: t2 })
           yield* storage.recordAttempt(3, { status: "dead", at: t2, last_error: "HTTP 500" })
           yield* storage.commitUpdates(5, [], 10)
-          yield* storage.completeUpdate(completion(4, 1, { deliveries: [newDelivery(4, 1)] }))
+          yield* storage.completeUpdates([completion(4, 1, { deliveries: [newDelivery(4, 1)] })])
           assert.deepStrictEqual(yield* storage.botsWithWork, [1, 4])
 
-          yield* storage.completeUpdate(completion(4, 2))
+          yield* storage.completeUpdates([completion(4, 2)])
           assert.deepStrictEqual(yield* storage.botsWithWork, [1, 4])
           yield* storage.recordAttempt(4, { status: "delivered", at: t2 })
           assert.deepStrictEqual(yield* storage.botsWithWork, [1])
@@ -910,10 +1021,12 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           const b = yield* storage.insertBot(botInput(2))
           yield* storage.commitUpdates(a.id, [update(1), update(2)], 3)
           yield* storage.commitUpdates(b.id, [update(1), update(2)], 3)
-          yield* storage.completeUpdate(completion(a.id, 1, {
+          yield* storage.completeUpdates([completion(a.id, 1, {
             deliveries: [newDelivery(a.id, 1), newDelivery(b.id, 1)]
-          }))
-          yield* storage.completeUpdate(completion(b.id, 1, { deliveries: [newDelivery(b.id, 1, { created_at: t2 })] }))
+          })])
+          yield* storage.completeUpdates([
+            completion(b.id, 1, { deliveries: [newDelivery(b.id, 1, { created_at: t2 })] })
+          ])
           yield* storage.recordAttempt(1, { status: "dead", at: t2, last_error: "gone" })
 
           assert.isTrue(yield* storage.deleteBot(a.id))
@@ -932,7 +1045,7 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           assert.strictEqual(yield* storage.ingressOffset(c.id), 0)
           assert.deepStrictEqual(yield* storage.pendingUpdates(c.id, 10), [])
           yield* storage.commitUpdates(c.id, [update(1)], 2)
-          yield* storage.completeUpdate(completion(c.id, 1, { deliveries: [newDelivery(c.id, 1)] }))
+          yield* storage.completeUpdates([completion(c.id, 1, { deliveries: [newDelivery(c.id, 1)] })])
           assert.deepStrictEqual(ids(yield* storage.listDeliveries({ limit: 10 })), [4, 3, 2])
         }))
     })
@@ -982,9 +1095,9 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           for (const botId of new Set(inputs.map((d) => d.bot_id))) {
             const offset = yield* storage.ingressOffset(botId)
             yield* storage.commitUpdates(botId, [update(offset + 1)], offset + 2)
-            yield* storage.completeUpdate(completion(botId, offset + 1, {
+            yield* storage.completeUpdates([completion(botId, offset + 1, {
               deliveries: inputs.filter((d) => d.bot_id === botId)
-            }))
+            })])
           }
         })
 
@@ -1182,7 +1295,7 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
 
           const delivery = newDelivery(bot.id, 1)
           const done = completion(bot.id, 1, { deliveries: [delivery] })
-          yield* storage.completeUpdate(done)
+          yield* storage.completeUpdates([done])
           Object.assign(delivery, { url: "mutated" })
           const [next] = Option.toArray(yield* storage.nextDelivery(bot.id))
           Object.assign(next!, { status: "dead" })
