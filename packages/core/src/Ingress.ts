@@ -4,6 +4,7 @@ import { Clock, Duration, Effect } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
+import * as BotStatus from "./BotStatus.js"
 import { Storage } from "./Storage.js"
 
 /** Every update type, so backends get all Telegram sends, chat_member and reactions included. */
@@ -79,35 +80,8 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
     const storage = yield* Storage
     const telegram = yield* TelegramClient.TelegramClient
     const activity = yield* BotActivity
-    let lastError = bot.last_error
-    let username = bot.username
     let failures = 0
-
-    const status = (patch: { readonly last_error?: string; readonly username?: string; readonly last_update_at?: string }) =>
-      storage.updateBot(bot.id, patch).pipe(Effect.asVoid, Effect.catchAll((e) => Effect.logWarning(e.message)))
-
-    const setError = (message: string) =>
-      message === lastError ? Effect.void : Effect.suspend(() => {
-        lastError = message
-        return Effect.zipRight(
-          status({ last_error: message }),
-          message === "" ? Effect.void : Effect.logWarning("bot ingress failed").pipe(
-            Effect.annotateLogs({ bot_id: bot.id, error: message })
-          )
-        )
-      })
-
-    const identify = telegram.getMe(bot.token).pipe(
-      Effect.flatMap((me) =>
-        me.username !== undefined && me.username !== username
-          ? Effect.suspend(() => {
-            username = me.username!
-            return status({ username })
-          })
-          : Effect.void
-      ),
-      Effect.ignore
-    )
+    const { identify, setError, updatedAt } = yield* BotStatus.make(bot, "bot ingress failed")
 
     let statusWritten = 0
 
@@ -133,7 +107,7 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
         yield* committed
         if (now - statusWritten >= statusInterval) {
           statusWritten = now
-          yield* status({ last_update_at: received_at })
+          yield* updatedAt(received_at)
         }
       }
       yield* setError("")

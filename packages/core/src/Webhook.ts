@@ -3,6 +3,7 @@ import { Context, Effect, Either, Option, Redacted } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
+import * as BotStatus from "./BotStatus.js"
 import * as Ingress from "./Ingress.js"
 import * as RandomToken from "./RandomToken.js"
 import { Storage } from "./Storage.js"
@@ -39,22 +40,8 @@ export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Opt
     const storage = yield* Storage
     const telegram = yield* TelegramClient.TelegramClient
     const activity = yield* BotActivity
-    let lastError = bot.last_error
     let failures = 0
-
-    const setError = (message: string) =>
-      message === lastError ? Effect.void : Effect.suspend(() => {
-        lastError = message
-        return Effect.zipRight(
-          storage.updateBot(bot.id, { last_error: message }).pipe(
-            Effect.asVoid,
-            Effect.catchAll((e) => Effect.logWarning(e.message))
-          ),
-          message === "" ? Effect.void : Effect.logWarning("webhook registration failed").pipe(
-            Effect.annotateLogs({ error: message })
-          )
-        )
-      })
+    const { identify, setError } = yield* BotStatus.make(bot, "webhook registration failed")
 
     const secret = storage.webhookSecret(bot.id).pipe(
       Effect.flatMap(Option.match({
@@ -85,14 +72,7 @@ export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Opt
     }
     yield* setError("")
     yield* activity.setRunning(bot.id, true)
-    yield* telegram.getMe(bot.token).pipe(
-      Effect.flatMap((me) =>
-        me.username !== undefined && me.username !== bot.username
-          ? Effect.asVoid(storage.updateBot(bot.id, { username: me.username }))
-          : Effect.void
-      ),
-      Effect.ignore
-    )
+    yield* identify
     return yield* Effect.never
   }).pipe(
     Effect.ensuring(Effect.flatMap(BotActivity, (activity) => activity.setRunning(bot.id, false))),

@@ -1,0 +1,49 @@
+import { TelegramClient } from "@botrelay/telegram"
+import { Effect } from "effect"
+import type { StoredBot } from "./Bot.js"
+import { Storage } from "./Storage.js"
+
+/**
+ * What an ingress (poller or webhook) writes back about its bot: `last_error` (only when it
+ * changes, logged when set), `username` from getMe, and `last_update_at`. Failures to write are
+ * logged, never fatal.
+ */
+export const make = (bot: StoredBot, failure: string) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const telegram = yield* TelegramClient.TelegramClient
+    let lastError = bot.last_error
+    let username = bot.username
+
+    const write = (patch: { readonly last_error?: string; readonly username?: string; readonly last_update_at?: string }) =>
+      storage.updateBot(bot.id, patch).pipe(Effect.asVoid, Effect.catchAll((e) => Effect.logWarning(e.message)))
+
+    const setError = (message: string) =>
+      message === lastError ? Effect.void : Effect.suspend(() => {
+        lastError = message
+        return Effect.zipRight(
+          write({ last_error: message }),
+          message === "" ? Effect.void : Effect.logWarning(failure).pipe(
+            Effect.annotateLogs({ bot_id: bot.id, error: message })
+          )
+        )
+      })
+
+    const identify = telegram.getMe(bot.token).pipe(
+      Effect.flatMap((me) =>
+        me.username !== undefined && me.username !== username
+          ? Effect.suspend(() => {
+            username = me.username!
+            return write({ username })
+          })
+          : Effect.void
+      ),
+      Effect.ignore
+    )
+
+    return {
+      setError,
+      identify,
+      updatedAt: (at: string) => write({ last_update_at: at })
+    } as const
+  })
