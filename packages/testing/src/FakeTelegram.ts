@@ -1,7 +1,7 @@
 import { BotApi } from "@botrelay/telegram"
 import type { Cause, Scope } from "effect"
 import { Duration, Effect } from "effect"
-import { randomBytes, randomInt } from "node:crypto"
+import { createHash, randomBytes, randomInt } from "node:crypto"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type { AddressInfo } from "node:net"
@@ -38,6 +38,7 @@ export interface CallRecord {
   readonly botId: number | undefined
   /** The method's canonical name when known (`sendMessage` for `SENDMESSAGE`), else as requested. */
   readonly method: string
+  /** The parameters; a multipart file part shows as `{ file_name, mime_type, file_size, sha256 }`, never its bytes. */
   readonly params: Readonly<Record<string, unknown>>
   /** The HTTP status answered (for a webhook reply: the status it would have had). */
   readonly status: number
@@ -47,11 +48,30 @@ export interface CallRecord {
   readonly receivedAt: number
 }
 
-/** A message a bot sent through the fake (`sendMessage`, `forwardMessage` or `copyMessage`). */
+/** A message a bot sent through the fake: `sendMessage`, `forwardMessage`, `copyMessage`, a media send or an album. */
 export interface SentMessage {
   readonly botId: number
   readonly method: string
   readonly message: BotApi.Message
+  /** The file uploaded for this message's media, when it came as a multipart part. */
+  readonly upload?: UploadedFile
+}
+
+/** A file a bot uploaded in a multipart request; `fileBytes(file_id)` gives its bytes back. */
+export interface UploadedFile {
+  readonly botId: number
+  readonly method: string
+  /** The multipart part that carried it: the media parameter's name, or the name behind `attach://`. */
+  readonly field: string
+  readonly file_id: string
+  readonly file_unique_id: string
+  /** The part's `filename`. */
+  readonly file_name: string
+  /** The part's Content-Type; `application/octet-stream` when it had none. */
+  readonly mime_type: string
+  readonly file_size: number
+  /** The SHA-256 of the bytes, in hex. */
+  readonly sha256: string
 }
 
 /** What a user sends with `userSends`. */
@@ -61,7 +81,7 @@ export interface UserMessage {
   /** A group, supergroup, or a user's private chat (by object or id). Defaults to the user's private chat. */
   readonly chat?: BotApi.Chat | number
   readonly text?: string
-  /** A photo in two sizes, each a file that `getFile` and the download route know. */
+  /** A photo in three sizes, each a file that `getFile` and the download route know. */
   readonly photo?: boolean
   readonly caption?: string
   /** A message of that chat, as the bot sees it. */
@@ -126,8 +146,10 @@ export interface FakeTelegram {
   readonly pendingUpdates: (botId: number) => ReadonlyArray<BotApi.Update>
   /** Updates confirmed by an `offset` or a 2xx webhook answer, oldest first. Dropped ones are in neither list. */
   readonly updatesConfirmed: (botId: number) => ReadonlyArray<BotApi.Update>
-  /** The bytes served for a file, or undefined for an unknown `file_id`. */
+  /** The bytes served for a file (an upload's exactly as received), or undefined for an unknown `file_id`. */
   readonly fileBytes: (fileId: string) => Uint8Array | undefined
+  /** Files uploaded so far, oldest first, optionally of one bot. */
+  readonly uploads: (botId?: number) => ReadonlyArray<UploadedFile>
   /** Every call so far, oldest first, logged when answered. */
   readonly calls: ReadonlyArray<CallRecord>
   /** The first call, past or future, matching `predicate`; rejects after `timeout` (default 5 s). */
@@ -206,18 +228,93 @@ interface History {
   readonly authors: Map<number, number>
 }
 
+type MediaKind = "photo" | "document" | "video" | "audio" | "voice" | "animation" | "sticker" | "video_note"
+
+/** How Telegram names and types the files of one kind of media. */
+interface KindInfo {
+  readonly idPrefix: string
+  readonly folder: string
+  readonly extension: string
+  readonly mime: string
+  readonly caption: boolean
+}
+
+const kinds: Readonly<Record<MediaKind, KindInfo>> = {
+  photo: { idPrefix: "AgACAgIAAxkBAAI", folder: "photos", extension: "jpg", mime: "image/jpeg", caption: true },
+  document: {
+    idPrefix: "BQACAgIAAxkBAAI",
+    folder: "documents",
+    extension: "",
+    mime: "application/octet-stream",
+    caption: true
+  },
+  video: { idPrefix: "BAACAgIAAxkBAAI", folder: "videos", extension: "mp4", mime: "video/mp4", caption: true },
+  audio: { idPrefix: "CQACAgIAAxkBAAI", folder: "music", extension: "mp3", mime: "audio/mpeg", caption: true },
+  voice: { idPrefix: "AwACAgIAAxkBAAI", folder: "voice", extension: "oga", mime: "audio/ogg", caption: true },
+  animation: { idPrefix: "CgACAgIAAxkBAAI", folder: "animations", extension: "mp4", mime: "video/mp4", caption: true },
+  sticker: { idPrefix: "CAACAgIAAxkBAAI", folder: "stickers", extension: "webp", mime: "image/webp", caption: false },
+  video_note: {
+    idPrefix: "DQACAgIAAxkBAAI",
+    folder: "video_notes",
+    extension: "mp4",
+    mime: "video/mp4",
+    caption: false
+  }
+}
+
+const mimeByExtension: Readonly<Record<string, string>> = {
+  jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", gif: "image/gif", webp: "image/webp", pdf: "application/pdf",
+  txt: "text/plain", csv: "text/csv", json: "application/json", zip: "application/zip", mp4: "video/mp4",
+  webm: "video/webm", mp3: "audio/mpeg", m4a: "audio/mp4", ogg: "audio/ogg", oga: "audio/ogg",
+  tgs: "application/x-tgsticker"
+}
+
 interface StoredFile {
   readonly file_id: string
   readonly file_unique_id: string
   readonly file_size: number
   readonly file_path: string
   readonly mime_type: string
+  readonly kind: MediaKind
   readonly seed: number
+  /** The bytes of an upload; generated files have none and are made from `seed`. */
+  readonly bytes: Buffer | undefined
+}
+
+/** A file part of a multipart body, its bytes as they came. */
+interface FilePart {
+  readonly file_name: string
+  readonly mime_type: string
+  readonly bytes: Buffer
+  readonly sha256: string
 }
 
 interface Context {
   readonly signal: AbortSignal | undefined
+  /** The file parts of a multipart request, by part name. */
+  readonly files: ReadonlyMap<string, FilePart>
 }
+
+/** One checked InputMedia of an album. */
+interface AlbumItem {
+  readonly kind: MediaKind
+  readonly source: MediaSource
+  readonly caption: Json
+  readonly options: Json
+}
+
+/** A message a bot may edit, and where it is kept. */
+interface EditTarget {
+  readonly chatHistory: History
+  readonly id: number
+  readonly current: BotApi.Message
+}
+
+/** Where a send's media comes from. */
+type MediaSource =
+  | { readonly _tag: "Upload"; readonly field: string; readonly part: FilePart }
+  | { readonly _tag: "Url"; readonly url: URL }
+  | { readonly _tag: "Stored"; readonly file: StoredFile }
 
 type Handler = (bot: Bot, params: Params, context: Context) => Answer | Promise<Answer>
 
@@ -239,6 +336,10 @@ const webhookActive = failure(
   "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"
 )
 const queryTooOld = badRequest("query is too old and response timeout expired or query ID is invalid")
+const notModified = badRequest(
+  "message is not modified: specified new message content and reply markup are exactly the same as a " +
+    "current content and reply markup of the message"
+)
 
 const tokenPattern = /^(\d+):[A-Za-z0-9_-]+$/
 const secretPattern = /^[A-Za-z0-9_-]{1,256}$/
@@ -307,6 +408,70 @@ const inlineKeyboard = (value: unknown): Json => {
   return Array.isArray(keyboard) ? { reply_markup: { inline_keyboard: keyboard } } : {}
 }
 
+const badParseMode = (value: unknown) =>
+  !isEmpty(value) && !["HTML", "MarkdownV2", "Markdown"].includes(asText(value))
+
+/** The `caption` and `caption_entities` of a send, an album item or an edit. */
+const captionOf = (options: Params): Json | Failure => {
+  if (badParseMode(options["parse_mode"])) return badRequest("unsupported parse_mode")
+  const caption = asText(options["caption"])
+  if (caption.length > 1024) return badRequest("message caption is too long")
+  if (caption.trim() === "") return {}
+  const entities = asArray(options["caption_entities"])
+  return { caption, ...(entities === undefined || entities.length === 0 ? {} : { caption_entities: entities }) }
+}
+
+/** The media sends, by method name, and the parameter that holds their media. */
+const mediaMethods: Readonly<Record<string, MediaKind>> = {
+  sendPhoto: "photo",
+  sendDocument: "document",
+  sendVideo: "video",
+  sendAudio: "audio",
+  sendVoice: "voice",
+  sendAnimation: "animation",
+  sendSticker: "sticker",
+  sendVideoNote: "video_note"
+}
+
+const captionKinds = (Object.keys(kinds) as ReadonlyArray<MediaKind>).filter((kind) => kinds[kind].caption)
+
+const extensionOf = (name: string) => /\.([A-Za-z0-9]{1,8})$/.exec(name)?.[1]?.toLowerCase() ?? ""
+
+/** The MIME type and path extension Telegram gives a new file of `kind` named `name`, sent as `sentType`. */
+const fileTypeFor = (
+  kind: MediaKind,
+  name: string,
+  sentType: string | undefined
+): { readonly mime: string; readonly extension: string } => {
+  const info = kinds[kind]
+  if (kind !== "document" && kind !== "audio" && kind !== "sticker") return info
+  const extension = extensionOf(name)
+  const sent = sentType === "application/octet-stream" || sentType === "" ? undefined : sentType
+  return {
+    mime: sent ?? mimeByExtension[extension] ?? info.mime,
+    extension: extension === "" ? info.extension : extension
+  }
+}
+
+/** The file name Telegram takes from a URL: its last path segment, else one made from the kind. */
+const urlFileName = (url: URL, kind: MediaKind): string => {
+  const last = url.pathname.split("/").at(-1) ?? ""
+  try {
+    if (last !== "") return decodeURIComponent(last)
+  } catch {
+    return last
+  }
+  return `${kind}.${kinds[kind].extension === "" ? "dat" : kinds[kind].extension}`
+}
+
+/** Telegram's refusal of an album that mixes documents or audio with other kinds. */
+const albumMixFailure = (itemKinds: ReadonlyArray<MediaKind>): Failure | undefined => {
+  const alone = (["document", "audio"] as const).find((kind) =>
+    itemKinds.includes(kind) && itemKinds.some((other) => other !== kind)
+  )
+  return alone === undefined ? undefined : badRequest(`${alone} can't be mixed with other media types`)
+}
+
 const commandEntities = (text: string): Json => {
   const command = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text)
   return command === null ? {} : { entities: [{ offset: 0, length: command[0].length, type: "bot_command" }] }
@@ -324,39 +489,121 @@ const readBody = (stream: NodeJS.ReadableStream): Promise<Buffer> =>
     stream.on("error", reject)
   })
 
+const noFiles: ReadonlyMap<string, FilePart> = new Map()
+
 type ParsedParams =
-  | { readonly _tag: "Params"; readonly params: Params }
+  | { readonly _tag: "Params"; readonly params: Params; readonly files: ReadonlyMap<string, FilePart> }
   | { readonly _tag: "Failure"; readonly failure: Failure }
 
-const parseBody = async (
-  body: Buffer,
-  header: string,
-  initial: Record<string, unknown> = {}
-): Promise<ParsedParams> => {
+/** One part of a multipart body; `filename` present makes it a file, as Telegram decides. */
+interface Part {
+  readonly name: string
+  readonly filename: string | undefined
+  readonly contentType: string | undefined
+  readonly body: Buffer
+}
+
+/** The `boundary` parameter of a multipart Content-Type. */
+const boundaryOf = (header: string): string | undefined => {
+  const match = /;\s*boundary\s*=\s*(?:"([^"]+)"|([^;\s]+))/i.exec(header)
+  return match?.[1] ?? match?.[2]
+}
+
+/** The `key=value` parameters of a header value such as `form-data; name="a"; filename=b.jpg`, keys lowercased. */
+const headerParams = (value: string): ReadonlyMap<string, string> => {
+  const params = new Map<string, string>()
+  for (const match of value.matchAll(/;\s*([^\s=;]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))/g)) {
+    params.set(match[1]!.toLowerCase(), match[2] ?? match[3]!.trim())
+  }
+  return params
+}
+
+/** A part's headers (`Name: value` lines, any case, spaces optional), names lowercased. */
+const partHeaders = (text: string): ReadonlyMap<string, string> => {
+  const headers = new Map<string, string>()
+  for (const line of text.split("\r\n")) {
+    const colon = line.indexOf(":")
+    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim())
+  }
+  return headers
+}
+
+/**
+ * The parts of a multipart body, or undefined when it is malformed. Only headers are decoded; a part's
+ * body is a view of the request's bytes.
+ */
+const multipartParts = (body: Buffer, boundary: string): ReadonlyArray<Part> | undefined => {
+  const delimiter = Buffer.from(`\r\n--${boundary}`)
+  const first = body.indexOf(delimiter.subarray(2))
+  if (first < 0) return undefined
+  const parts: Array<Part> = []
+  let position = first + delimiter.length - 2
+  while (!(body[position] === 0x2d && body[position + 1] === 0x2d)) {
+    const lineEnd = body.indexOf("\r\n", position)
+    const headersEnd = lineEnd < 0 ? -1 : body.indexOf("\r\n\r\n", lineEnd)
+    const end = headersEnd < 0 ? -1 : body.indexOf(delimiter, headersEnd + 4)
+    if (end < 0) return undefined
+    const headers = partHeaders(body.toString("utf8", lineEnd + 2, Math.max(lineEnd + 2, headersEnd)))
+    const disposition = headerParams(headers.get("content-disposition") ?? "")
+    const name = disposition.get("name")
+    if (name === undefined || name === "") return undefined
+    parts.push({
+      name,
+      filename: disposition.get("filename"),
+      contentType: headers.get("content-type"),
+      body: body.subarray(headersEnd + 4, end)
+    })
+    position = end + delimiter.length
+  }
+  return parts
+}
+
+/** How a file part shows in `params` and the call log. */
+const partSummary = (part: FilePart): Json => ({
+  file_name: part.file_name,
+  mime_type: part.mime_type,
+  file_size: part.bytes.length,
+  sha256: part.sha256
+})
+
+/** A multipart body's fields as strings and its file parts as bytes. */
+const parseMultipart = (body: Buffer, header: string, params: Record<string, unknown>): ParsedParams => {
+  const boundary = boundaryOf(header)
+  const parts = boundary === undefined ? undefined : multipartParts(body, boundary)
+  if (parts === undefined) return { _tag: "Failure", failure: badRequest("can't parse multipart/form-data") }
+  const files = new Map<string, FilePart>()
+  for (const part of parts) {
+    if (part.filename === undefined) {
+      params[part.name] = part.body.toString("utf8")
+      continue
+    }
+    const file: FilePart = {
+      file_name: part.filename,
+      mime_type: part.contentType ?? "application/octet-stream",
+      bytes: part.body,
+      sha256: createHash("sha256").update(part.body).digest("hex")
+    }
+    files.set(part.name, file)
+    params[part.name] = partSummary(file)
+  }
+  return { _tag: "Params", params, files }
+}
+
+const parseBody = (body: Buffer, header: string, initial: Record<string, unknown> = {}): ParsedParams => {
   const params = initial
-  const done = (params: Params): ParsedParams => ({ _tag: "Params", params })
-  const fail = (failure: Failure): ParsedParams => ({ _tag: "Failure", failure })
+  const done = (params: Params): ParsedParams => ({ _tag: "Params", params, files: noFiles })
   if (body.length === 0) return done(params)
   const contentType = header.toLowerCase()
   if (contentType.startsWith("application/json")) {
     const parsed = asObject(body.toString("utf8"))
-    return parsed === undefined ? fail(badRequest("can't parse JSON object")) : done({ ...params, ...parsed })
+    return parsed === undefined
+      ? { _tag: "Failure", failure: badRequest("can't parse JSON object") }
+      : done({ ...params, ...parsed })
   }
   if (contentType.startsWith("application/x-www-form-urlencoded")) {
     return done({ ...params, ...Object.fromEntries(new URLSearchParams(body.toString("utf8"))) })
   }
-  if (contentType.startsWith("multipart/form-data")) {
-    try {
-      const form = await new Response(new Uint8Array(body), { headers: { "content-type": header } }).formData()
-      form.forEach((value, name) => {
-        params[name] = typeof value === "string"
-          ? value
-          : { file_name: value.name, mime_type: value.type, file_size: value.size }
-      })
-    } catch {
-      return fail(badRequest("can't parse multipart/form-data"))
-    }
-  }
+  if (contentType.startsWith("multipart/form-data")) return parseMultipart(body, header, params)
   return done(params)
 }
 
@@ -375,7 +622,15 @@ const describeConnectionError = (error: unknown): string => {
   }
 }
 
+/** The fields every file object of a message has. */
+const fileFields = (file: StoredFile) => ({
+  file_id: file.file_id,
+  file_unique_id: file.file_unique_id,
+  file_size: file.file_size
+})
+
 const fileContent = (file: StoredFile): Buffer => {
+  if (file.bytes !== undefined) return file.bytes
   const bytes = Buffer.alloc(file.file_size)
   for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + file.seed * 7 + (i >>> 8)) & 0xff
   if (file.mime_type === "image/jpeg") bytes.set([0xff, 0xd8, 0xff].slice(0, bytes.length))
@@ -432,6 +687,9 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
   const histories = new Map<string, History>()
   const files = new Map<string, StoredFile>()
   const filesByPath = new Map<string, StoredFile>()
+  /** The message field each file appeared in (a PhotoSize array for photos), to send it again by `file_id`. */
+  const mediaOf = new Map<string, unknown>()
+  const uploadLog: Array<UploadedFile> = []
   const callbacks = new Map<string, { readonly botId: number; answered: boolean }>()
   type Injected = { readonly method: string; readonly botId: number | undefined; readonly error: InjectedError }
   const oneShot: Array<Injected> = []
@@ -451,6 +709,7 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
   let nextGroup = 1
   let nextFile = 1
   let nextQuery = 1
+  let nextAlbum = 1
   let defaultUser: BotApi.User | undefined
   const queryPrefix = String(randomInt(100_000, 999_999))
 
@@ -501,14 +760,20 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
     return found
   }
 
-  const record = (bot: Bot, method: string, message: BotApi.Message) => {
-    const sent: SentMessage = { botId: bot.id, method, message }
+  const record = (bot: Bot, method: string, message: BotApi.Message, upload: UploadedFile | undefined) => {
+    const sent: SentMessage = { botId: bot.id, method, message, ...(upload === undefined ? {} : { upload }) }
     sentLog.push(sent)
     for (const listener of [...sentListeners]) listener(sent)
   }
 
   /** A new message by `bot` in `chat`, stored and recorded as sent. */
-  const post = (bot: Bot, chat: BotApi.Chat, content: Json, method: string): BotApi.Message => {
+  const post = (
+    bot: Bot,
+    chat: BotApi.Chat,
+    content: Json,
+    method: string,
+    upload?: UploadedFile
+  ): BotApi.Message => {
     const chatHistory = history(bot, chat)
     const message = {
       message_id: chatHistory.nextId++,
@@ -519,7 +784,7 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
     } as BotApi.Message
     chatHistory.messages.set(message.message_id, message)
     chatHistory.authors.set(message.message_id, bot.id)
-    record(bot, method, message)
+    record(bot, method, message, upload)
     return message
   }
 
@@ -578,28 +843,219 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
     }
   }
 
-  const addFile = (size: number): StoredFile => {
+  /** A file `getFile` and the download route know: an upload's bytes, or `content` generated bytes. */
+  const addFile = (
+    kind: MediaKind,
+    content: Buffer | number,
+    options: { readonly mime?: string; readonly extension?: string } = {}
+  ): StoredFile => {
     const seed = nextFile++
+    const info = kinds[kind]
+    const extension = options.extension ?? info.extension
     const file: StoredFile = {
-      file_id: `AgACAgIAAxkBAAI${randomBytes(48).toString("base64url").slice(0, 60)}`,
-      file_unique_id: `AQAD${randomBytes(9).toString("base64url")}`,
-      file_size: size + seed,
-      file_path: `photos/file_${seed}.jpg`,
-      mime_type: "image/jpeg",
-      seed
+      file_id: `${info.idPrefix}${randomBytes(48).toString("base64url").slice(0, 60)}`,
+      file_unique_id: `${kind === "photo" ? "AQAD" : "AgAD"}${randomBytes(9).toString("base64url")}`,
+      file_size: typeof content === "number" ? content : content.length,
+      file_path: `${info.folder}/file_${seed}${extension === "" ? "" : `.${extension}`}`,
+      mime_type: options.mime ?? info.mime,
+      kind,
+      seed,
+      bytes: typeof content === "number" ? undefined : content
     }
     files.set(file.file_id, file)
     filesByPath.set(file.file_path, file)
     return file
   }
 
-  const photoSizes = (): ReadonlyArray<BotApi.PhotoSize> =>
-    [{ width: 90, height: 67, size: 1_200 }, { width: 800, height: 600, size: 24_000 }].map(
-      ({ size, ...dimensions }) => {
-        const file = addFile(size)
-        return { file_id: file.file_id, file_unique_id: file.file_unique_id, file_size: file.file_size, ...dimensions }
-      }
+  /** Sizes of one photo, smallest first, each its own file; `largest` is the last one's file. */
+  const photoSet = (largest: StoredFile): ReadonlyArray<BotApi.PhotoSize> => {
+    const dimensions = [{ width: 90, height: 67 }, { width: 320, height: 240 }, { width: 800, height: 600 }]
+    const smaller = [Math.floor(largest.file_size / 16), Math.floor(largest.file_size / 4)].filter((size, i, all) =>
+      size > 0 && size < largest.file_size && size !== all[i - 1]
     )
+    const sizes = [...smaller.map((size) => addFile("photo", size)), largest].map((file, i, all) => ({
+      ...fileFields(file),
+      ...dimensions[dimensions.length - all.length + i]!
+    }))
+    for (const size of sizes) mediaOf.set(size.file_id, sizes)
+    return sizes
+  }
+
+  const photoSizes = (): ReadonlyArray<BotApi.PhotoSize> => photoSet(addFile("photo", 24_000))
+
+  /**
+   * The media a send names, as Telegram reads it: the part `attach://<name>` names, else a URL or a known
+   * `file_id`; left empty, the part called `field`. Undefined when there is none.
+   */
+  const mediaSource = (
+    kind: MediaKind,
+    value: unknown,
+    field: string | undefined,
+    context: Context
+  ): MediaSource | Failure | undefined => {
+    const text = typeof value === "string" ? value : ""
+    if (text === "" || text.startsWith("attach://")) {
+      const name = text === "" ? field : text.slice("attach://".length)
+      const part = name === undefined ? undefined : context.files.get(name)
+      return name === undefined || part === undefined ? undefined : { _tag: "Upload", field: name, part }
+    }
+    if (/^https?:\/\//i.test(text)) {
+      return URL.canParse(text) ? { _tag: "Url", url: new URL(text) } : badRequest("wrong HTTP URL specified")
+    }
+    const file = files.get(text)
+    if (file === undefined) return badRequest("wrong file identifier/HTTP URL specified")
+    return file.kind === kind ? { _tag: "Stored", file } : badRequest("type of file mismatch")
+  }
+
+  /** The message field describing a new file; `options` holds the send's `duration`, `width`, `title`... */
+  const mediaField = (kind: MediaKind, file: StoredFile, fileName: string, options: Params): unknown => {
+    const int = (key: string, fallback: number) => asInt(options[key]) ?? fallback
+    const text = (key: string) => (isEmpty(options[key]) ? {} : { [key]: asText(options[key]) })
+    const named = { file_name: fileName, mime_type: file.mime_type }
+    switch (kind) {
+      case "photo":
+        return photoSet(file)
+      case "document":
+        return { ...named, ...fileFields(file) }
+      case "video":
+      case "animation":
+        return {
+          duration: int("duration", 0),
+          width: int("width", 640),
+          height: int("height", 360),
+          ...named,
+          ...fileFields(file)
+        }
+      case "audio":
+        return { duration: int("duration", 0), ...text("performer"), ...text("title"), ...named, ...fileFields(file) }
+      case "voice":
+        return { duration: int("duration", 0), mime_type: file.mime_type, ...fileFields(file) }
+      case "sticker":
+        return {
+          type: "regular",
+          width: 512,
+          height: 512,
+          is_animated: file.mime_type === "application/x-tgsticker",
+          is_video: file.mime_type === "video/webm",
+          ...text("emoji"),
+          ...fileFields(file)
+        }
+      case "video_note":
+        return { duration: int("duration", 0), length: int("length", 240), ...fileFields(file) }
+    }
+  }
+
+  /** The message field for `source`, with a new file unless it names a known one; uploads are logged. */
+  const attachMedia = (
+    bot: Bot,
+    method: string,
+    kind: MediaKind,
+    source: MediaSource,
+    options: Params
+  ): { readonly field: unknown; readonly upload?: UploadedFile } => {
+    if (source._tag === "Stored") {
+      return { field: mediaOf.get(source.file.file_id) ?? mediaField(kind, source.file, "", options) }
+    }
+    const name = source._tag === "Upload" ? source.part.file_name : urlFileName(source.url, kind)
+    const type = fileTypeFor(kind, name, source._tag === "Upload" ? source.part.mime_type : undefined)
+    const file = addFile(kind, source._tag === "Upload" ? source.part.bytes : 40_000, type)
+    const field = mediaField(kind, file, name, options)
+    mediaOf.set(file.file_id, field)
+    if (source._tag === "Url") return { field }
+    const upload: UploadedFile = {
+      botId: bot.id,
+      method,
+      field: source.field,
+      file_id: file.file_id,
+      file_unique_id: file.file_unique_id,
+      file_name: source.part.file_name,
+      mime_type: source.part.mime_type,
+      file_size: file.file_size,
+      sha256: source.part.sha256
+    }
+    uploadLog.push(upload)
+    return { field, upload }
+  }
+
+  /** `sendPhoto`, `sendDocument` and the like: one message with the media `params[kind]` names. */
+  const sendMedia = (kind: MediaKind, method: string): Handler => (bot, params, context) => {
+    const source = mediaSource(kind, params[kind], kind, context)
+    if (source === undefined) return badRequest(`there is no ${kind.replace("_", " ")} in the request`)
+    const caption = kinds[kind].caption ? captionOf(params) : {}
+    if (isFailure(caption)) return caption
+    const chat = chatFor(bot, params["chat_id"], "write")
+    if (isFailure(chat)) return chat
+    const reply = replyTo(bot, chat, params)
+    if (isFailure(reply)) return reply
+    if (isFailure(source)) return source
+    const media = attachMedia(bot, method, kind, source, params)
+    return ok(post(bot, chat, {
+      ...reply,
+      [kind]: media.field,
+      ...caption,
+      ...inlineKeyboard(params["reply_markup"])
+    }, method, media.upload))
+  }
+
+  /** One InputMedia of `sendMediaGroup`, or Telegram's reason to refuse it. */
+  const albumItem = (value: unknown, context: Context): AlbumItem | Failure => {
+    const options = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : undefined
+    if (options === undefined) return badRequest("can't parse InputMedia: expected an Object")
+    const caption = captionOf(options)
+    if (isFailure(caption)) return caption
+    const type = asText(options["type"])
+    if (type === "animation") {
+      return badRequest("can't parse InputMedia: type \"animation\" can't be used in sendMediaGroup")
+    }
+    if (!["photo", "video", "document", "audio"].includes(type)) {
+      return badRequest(`can't parse InputMedia: type "${type}" is unsupported`)
+    }
+    const kind = type as MediaKind
+    const source = mediaSource(kind, options["media"], undefined, context)
+    if (source === undefined) return badRequest("can't parse InputMedia: media not found")
+    return isFailure(source) ? source : { kind, source, caption, options }
+  }
+
+  /** The items of `sendMediaGroup`'s `media`, or Telegram's reason to refuse the album. */
+  const albumItems = (value: unknown, context: Context): ReadonlyArray<AlbumItem> | Failure => {
+    if (isEmpty(value)) return badRequest("parameter \"media\" is required")
+    const media = parseJson(value)
+    if (media === undefined) return badRequest("can't parse media JSON object")
+    if (!Array.isArray(media)) return badRequest("expected an Array of InputMedia")
+    if (media.length === 0) return badRequest("there are no messages to send")
+    if (media.length > 10) return badRequest("too many messages to send as an album")
+    const items: Array<AlbumItem> = []
+    for (const entry of media) {
+      const item = albumItem(entry, context)
+      if (isFailure(item)) return item
+      items.push(item)
+    }
+    return albumMixFailure(items.map((item) => item.kind)) ?? items
+  }
+
+  /** The bot's own message an edit names by `chat_id` and `message_id`. */
+  const editTarget = (bot: Bot, params: Params): EditTarget | Failure => {
+    if (isEmpty(params["chat_id"]) && !isEmpty(params["inline_message_id"])) return badRequest("MESSAGE_ID_INVALID")
+    const chat = chatFor(bot, params["chat_id"], "write")
+    if (isFailure(chat)) return chat
+    const id = asInt(params["message_id"])
+    if (id === undefined) return badRequest("message identifier is not specified")
+    const chatHistory = history(bot, chat)
+    const current = chatHistory.messages.get(id)
+    if (current === undefined) return badRequest("message to edit not found")
+    if (chatHistory.authors.get(id) !== bot.id) return badRequest("message can't be edited")
+    return { chatHistory, id, current }
+  }
+
+  /** Gives the message `next`'s values for `keys` (absent ones removed); "not modified" if none changes. */
+  const applyEdit = (target: EditTarget, next: Json, keys: ReadonlyArray<string>): Answer => {
+    const current = target.current as unknown as Json
+    if (keys.every((key) => JSON.stringify(next[key]) === JSON.stringify(current[key]))) return notModified
+    const rest = Object.entries(current).filter(([key]) => !keys.includes(key) && key !== "edit_date")
+    const edited = { ...Object.fromEntries(rest), ...next, edit_date: now() } as unknown as BotApi.Message
+    target.chatHistory.messages.set(target.id, edited)
+    return ok(edited)
+  }
 
   const accepts = (bot: Bot, kind: string | undefined) =>
     kind === undefined ||
@@ -690,11 +1146,11 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
       ? "application/json"
       : ""
     if (header === "") return
-    const parsed = await parseBody(body, header)
+    const parsed = parseBody(body, header)
     if (parsed._tag === "Failure") return
     const { method, ...params } = parsed.params
     if (typeof method !== "string" || method === "") return
-    await invoke(bot, method, params, { signal: undefined }, true)
+    await invoke(bot, method, params, { signal: undefined, files: parsed.files }, true)
   }
 
   const deliveryLoop = async (bot: Bot) => {
@@ -763,7 +1219,7 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
 
   const setWebhook: Handler = (bot, params) => {
     const url = asText(params["url"])
-    if (url === "") return deleteWebhook(bot, params, { signal: undefined })
+    if (url === "") return deleteWebhook(bot, params, { signal: undefined, files: noFiles })
     let parsed: URL | undefined
     try {
       parsed = new URL(url)
@@ -827,10 +1283,7 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
       const text = asText(params["text"])
       if (text.trim() === "") return badRequest("message text is empty")
       if (text.length > 4096) return badRequest("message is too long")
-      const parseMode = params["parse_mode"]
-      if (!isEmpty(parseMode) && !["HTML", "MarkdownV2", "Markdown"].includes(asText(parseMode))) {
-        return badRequest("unsupported parse_mode")
-      }
+      if (badParseMode(params["parse_mode"])) return badRequest("unsupported parse_mode")
       const chat = chatFor(bot, params["chat_id"], "write")
       if (isFailure(chat)) return chat
       const reply = replyTo(bot, chat, params)
@@ -878,39 +1331,58 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
       }, "copyMessage")
       return ok({ message_id: message.message_id })
     },
+    ...Object.fromEntries(
+      Object.entries(mediaMethods).map(([method, kind]) => [method, sendMedia(kind, method)])
+    ),
+    sendMediaGroup: (bot, params, context) => {
+      const items = albumItems(params["media"], context)
+      if (isFailure(items)) return items
+      const chat = chatFor(bot, params["chat_id"], "write")
+      if (isFailure(chat)) return chat
+      const reply = replyTo(bot, chat, params)
+      if (isFailure(reply)) return reply
+      const album = items.length > 1 ? { media_group_id: `${queryPrefix}${String(nextAlbum++).padStart(11, "0")}` } : {}
+      return ok(items.map((item) => {
+        const media = attachMedia(bot, "sendMediaGroup", item.kind, item.source, item.options)
+        return post(bot, chat, {
+          ...reply,
+          ...album,
+          [item.kind]: media.field,
+          ...item.caption
+        }, "sendMediaGroup", media.upload)
+      }))
+    },
     editMessageText: (bot, params) => {
-      if (isEmpty(params["chat_id"]) && !isEmpty(params["inline_message_id"])) {
-        return badRequest("MESSAGE_ID_INVALID")
-      }
       const text = asText(params["text"])
       if (text.trim() === "") return badRequest("message text is empty")
       if (text.length > 4096) return badRequest("message is too long")
-      const chat = chatFor(bot, params["chat_id"], "write")
-      if (isFailure(chat)) return chat
-      const id = asInt(params["message_id"])
-      if (id === undefined) return badRequest("message identifier is not specified")
-      const chatHistory = history(bot, chat)
-      const current = chatHistory.messages.get(id)
-      if (current === undefined) return badRequest("message to edit not found")
-      if (chatHistory.authors.get(id) !== bot.id) return badRequest("message can't be edited")
-      if (current.text === undefined) return badRequest("there is no text in the message to edit")
+      const target = editTarget(bot, params)
+      if (isFailure(target)) return target
+      if (target.current.text === undefined) return badRequest("there is no text in the message to edit")
       const entities = asArray(params["entities"])
-      const next = {
+      return applyEdit(target, {
         text,
         ...(entities === undefined || entities.length === 0 ? {} : { entities }),
         ...inlineKeyboard(params["reply_markup"])
-      } as Json
-      const same = (key: string) => JSON.stringify(next[key]) === JSON.stringify((current as unknown as Json)[key])
-      if (same("text") && same("entities") && same("reply_markup")) {
-        return badRequest(
-          "message is not modified: specified new message content and reply markup are exactly the same as a " +
-            "current content and reply markup of the message"
-        )
+      }, ["text", "entities", "reply_markup"])
+    },
+    editMessageCaption: (bot, params) => {
+      const caption = captionOf(params)
+      if (isFailure(caption)) return caption
+      const target = editTarget(bot, params)
+      if (isFailure(target)) return target
+      if (!captionKinds.some((kind) => target.current[kind] !== undefined)) {
+        return badRequest("there is no caption in the message to edit")
       }
-      const { entities: _, reply_markup: __, edit_date: ___, ...rest } = current
-      const edited = { ...rest, ...next, edit_date: now() } as BotApi.Message
-      chatHistory.messages.set(id, edited)
-      return ok(edited)
+      return applyEdit(
+        target,
+        { ...caption, ...inlineKeyboard(params["reply_markup"]) },
+        ["caption", "caption_entities", "reply_markup"]
+      )
+    },
+    editMessageReplyMarkup: (bot, params) => {
+      const target = editTarget(bot, params)
+      return isFailure(target) ? target : applyEdit(target, inlineKeyboard(params["reply_markup"]), ["reply_markup"])
     },
     deleteMessage: (bot, params) => {
       const chat = chatFor(bot, params["chat_id"], "read")
@@ -938,6 +1410,7 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
     getFile: (_bot, params) => {
       const file = files.get(asText(params["file_id"]))
       if (file === undefined) return badRequest("invalid file_id")
+      if (file.file_size > 20 * 1024 * 1024) return badRequest("file is too big")
       return ok({
         file_id: file.file_id,
         file_unique_id: file.file_unique_id,
@@ -1023,20 +1496,18 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
       return notFound
     }
     if (token === undefined) return notFound
-    const parsed = await parseBody(
-      await readBody(req),
-      req.headers["content-type"] ?? "",
-      Object.fromEntries(url.searchParams)
-    )
-    const params = parsed._tag === "Params" ? parsed.params : Object.fromEntries(url.searchParams)
-    return invoke(
-      botsByToken.get(token),
-      requested,
-      params,
-      { signal },
-      false,
-      parsed._tag === "Failure" ? parsed.failure : undefined
-    )
+    const query = Object.fromEntries(url.searchParams)
+    const parsed = parseBody(await readBody(req), req.headers["content-type"] ?? "", { ...query })
+    return parsed._tag === "Params"
+      ? invoke(botsByToken.get(token), requested, parsed.params, { signal, files: parsed.files }, false)
+      : invoke(
+        botsByToken.get(token),
+        requested,
+        query,
+        { signal, files: noFiles },
+        false,
+        parsed.failure
+      )
   }
 
   const sendJson = (res: Http.ServerResponse, result: Answer) => {
@@ -1297,6 +1768,7 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
       const file = files.get(fileId)
       return file === undefined ? undefined : new Uint8Array(fileContent(file))
     },
+    uploads: (botId) => uploadLog.filter((upload) => botId === undefined || upload.botId === botId),
     get calls() {
       return [...callLog]
     },

@@ -3,6 +3,7 @@ import { TelegramClient, TelegramError } from "@botrelay/telegram"
 import { FetchHttpClient } from "@effect/platform"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Redacted } from "effect"
+import { createHash, randomBytes } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as FakeTelegram from "../src/FakeTelegram.js"
@@ -1166,4 +1167,544 @@ describe("FakeTelegram through TelegramClient, new methods", () => {
       assert.isTrue(yield* client.deleteWebhook(token, { drop_pending_updates: true }))
       assert.strictEqual((yield* client.getWebhookInfo(token)).pending_update_count, 0)
     }))
+})
+
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
+
+/** A file part for `upload`: bytes, a file name and, optionally, a Content-Type. */
+interface FileField {
+  readonly bytes: Uint8Array
+  readonly name: string
+  readonly type?: string
+}
+
+/** A multipart request as undici's FormData writes it. */
+const upload = async (
+  fake: FakeTelegram.FakeTelegram,
+  token: string,
+  method: string,
+  fields: Readonly<Record<string, string | FileField>>
+) => {
+  const form = new FormData()
+  for (const [name, value] of Object.entries(fields)) {
+    if (typeof value === "string") {
+      form.set(name, value)
+    } else {
+      const blob = new Blob([new Uint8Array(value.bytes)], value.type === undefined ? {} : { type: value.type })
+      form.set(name, blob, value.name)
+    }
+  }
+  const response = await fetch(`${fake.apiRoot}/bot${token}/${method}`, { method: "POST", body: form })
+  return { status: response.status, body: (await response.json()) as Body }
+}
+
+/** A multipart body as grammY streams it: lowercase headers without spaces, unquoted file names. */
+const grammyBody = (
+  boundary: string,
+  fields: Readonly<Record<string, string>>,
+  files: ReadonlyArray<{ readonly id: string; readonly filename: string; readonly bytes: Uint8Array }>
+): Buffer => {
+  const parts = [
+    ...Object.entries(fields).map(([key, value]) =>
+      Buffer.from(`content-disposition:form-data;name="${key}"\r\n\r\n${value}`)
+    ),
+    ...files.map((file) =>
+      Buffer.concat([
+        Buffer.from(
+          `content-disposition:form-data;name="${file.id}";filename=${file.filename}\r\n` +
+            "content-type:application/octet-stream\r\n\r\n"
+        ),
+        file.bytes
+      ])
+    )
+  ]
+  const separator = Buffer.from(`\r\n--${boundary}\r\n`)
+  return Buffer.concat([
+    Buffer.from(`--${boundary}\r\n`),
+    ...parts.flatMap((part, i) => (i === 0 ? [part] : [separator, part])),
+    Buffer.from(`\r\n--${boundary}--\r\n`)
+  ])
+}
+
+/** POSTs `body` chunked, 64 KiB at a time, as a streaming client does. */
+const streamPost = (url: string, contentType: string, body: Buffer) =>
+  new Promise<{ status: number; body: Body }>((resolve, reject) => {
+    const request = Http.request(url, { method: "POST", headers: { "content-type": contentType } }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () =>
+        resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) })
+      )
+    })
+    request.on("error", reject)
+    for (let offset = 0; offset < body.length; offset += 65_536) request.write(body.subarray(offset, offset + 65_536))
+    request.end()
+  })
+
+/** The bytes `/file/bot<token>/<path>` serves for a file_id, found with getFile. */
+const download = async (fake: FakeTelegram.FakeTelegram, token: string, fileId: string) => {
+  const file = await callApi(fake, token, "getFile", { file_id: fileId })
+  assert.strictEqual(file.status, 200)
+  const response = await fetch(`${fake.apiRoot}/file/bot${token}/${file.body["result"]["file_path"]}`)
+  assert.strictEqual(response.status, 200)
+  return { path: file.body["result"]["file_path"] as string, bytes: new Uint8Array(await response.arrayBuffer()) }
+}
+
+/** Bytes no text decoding survives: invalid UTF-8, lone CRs and LFs, and near-boundaries. */
+const awkwardBytes = (boundary: string, size: number) =>
+  Buffer.concat([
+    Buffer.from([0xff, 0xfe, 0x00, 0xc3, 0x28, 0x0d, 0x0a, 0x0d, 0x0a, 0x0d, 0x0a, 0x2d, 0x2d]),
+    Buffer.from(`\r\n--${boundary.slice(0, -1)}\r\n--\r\n\r\ncontent-disposition:form-data;name="x"\r\n\r\n`),
+    randomBytes(size),
+    Buffer.from([0x0d, 0x0a, 0x2d, 0x2d, 0x0d])
+  ])
+
+describe("FakeTelegram media", () => {
+  it("sendPhoto keeps an uploaded file byte for byte; getFile and /file/ serve it back", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const first = await callApi(fake, bot.token, "sendMessage", { chat_id: user.id, text: "here it comes" })
+      const bytes = randomBytes(1024 * 1024)
+      const sent = await upload(fake, bot.token, "sendPhoto", {
+        chat_id: String(user.id),
+        caption: "Café ✓ 📷",
+        reply_parameters: JSON.stringify({ message_id: 1 }),
+        photo: { bytes, name: "holiday.jpg", type: "image/jpeg" }
+      })
+      assert.strictEqual(sent.status, 200)
+      const message = sent.body["result"] as BotApi.Message
+      assert.strictEqual(message.message_id, 2)
+      assert.strictEqual(message.caption, "Café ✓ 📷")
+      assert.deepStrictEqual(message.reply_to_message, first.body["result"])
+      const sizes = message.photo!
+      assert.isAtLeast(sizes.length, 2)
+      assert.strictEqual(sizes.at(-1)!.file_size, bytes.length)
+      for (let i = 1; i < sizes.length; i++) {
+        assert.isAbove(sizes[i]!.file_size!, sizes[i - 1]!.file_size!)
+        assert.isAbove(sizes[i]!.width, sizes[i - 1]!.width)
+      }
+      assert.match(sizes.at(-1)!.file_id, /^AgAC/)
+
+      const got = await download(fake, bot.token, sizes.at(-1)!.file_id)
+      assert.match(got.path, /^photos\/file_\d+\.jpg$/)
+      assert.isTrue(Buffer.from(got.bytes).equals(bytes))
+      assert.isTrue(Buffer.from(fake.fileBytes(sizes.at(-1)!.file_id)!).equals(bytes))
+      const part = await fetch(`${fake.apiRoot}/file/bot${bot.token}/${got.path}`, {
+        headers: { range: "bytes=1000-1999" }
+      })
+      assert.isTrue(Buffer.from(await part.arrayBuffer()).equals(bytes.subarray(1000, 2000)))
+      assert.strictEqual((await download(fake, bot.token, sizes[0]!.file_id)).bytes.length, sizes[0]!.file_size)
+
+      const summary = {
+        file_name: "holiday.jpg",
+        mime_type: "image/jpeg",
+        file_size: bytes.length,
+        sha256: sha256(bytes)
+      }
+      assert.deepStrictEqual(fake.uploads(bot.id), [{
+        botId: bot.id,
+        method: "sendPhoto",
+        field: "photo",
+        file_id: sizes.at(-1)!.file_id,
+        file_unique_id: sizes.at(-1)!.file_unique_id,
+        ...summary
+      }])
+      assert.deepStrictEqual(fake.uploads(bot.id + 1), [])
+      const record = await fake.waitForSent((s) => s.method === "sendPhoto")
+      assert.deepStrictEqual(record.message, message)
+      assert.deepStrictEqual(record.upload, fake.uploads()[0])
+      const call = fake.calls.find((call) => call.method === "sendPhoto")!
+      assert.deepStrictEqual(call.params["photo"], summary)
+      assert.strictEqual(call.params["caption"], "Café ✓ 📷")
+    }))
+
+  it("reads grammY's streamed multipart (attach://, unquoted names, no Content-Type) and Telegraf's", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const boundary = "----------" + "k3j2h4g5f6d7s8a9q0w1e2r3t4y5u6i7"
+      const bytes = awkwardBytes(boundary, 300_000)
+      const body = grammyBody(boundary, {
+        chat_id: String(user.id),
+        document: "attach://x7Fq2",
+        caption: "Отчёт 📎",
+        reply_markup: JSON.stringify({ inline_keyboard: [[{ text: "Open", callback_data: "open" }]] })
+      }, [{ id: "x7Fq2", filename: "report 2024.pdf", bytes }])
+      const sent = await streamPost(
+        `${fake.apiRoot}/bot${bot.token}/sendDocument`,
+        `multipart/form-data; boundary=${boundary}`,
+        body
+      )
+      assert.strictEqual(sent.status, 200)
+      const document = sent.body["result"]["document"] as BotApi.Document
+      assert.deepStrictEqual(Object.keys(document).sort(), [
+        "file_id",
+        "file_name",
+        "file_size",
+        "file_unique_id",
+        "mime_type"
+      ])
+      assert.strictEqual(document.file_name, "report 2024.pdf")
+      assert.strictEqual(document.mime_type, "application/pdf")
+      assert.strictEqual(document.file_size, bytes.length)
+      assert.strictEqual(sent.body["result"]["caption"], "Отчёт 📎")
+      assert.deepStrictEqual(sent.body["result"]["reply_markup"], {
+        inline_keyboard: [[{ text: "Open", callback_data: "open" }]]
+      })
+      const got = await download(fake, bot.token, document.file_id)
+      assert.match(got.path, /^documents\/file_\d+\.pdf$/)
+      assert.isTrue(Buffer.from(got.bytes).equals(bytes))
+      assert.deepStrictEqual(
+        { field: fake.uploads()[0]!.field, mime_type: fake.uploads()[0]!.mime_type, sha256: fake.uploads()[0]!.sha256 },
+        { field: "x7Fq2", mime_type: "application/octet-stream", sha256: sha256(bytes) }
+      )
+
+      const telegrafBoundary = "telegraf-boundary-0123456789"
+      const song = awkwardBytes(telegrafBoundary, 5_000)
+      const telegraf = Buffer.concat([
+        Buffer.from(
+          `--${telegrafBoundary}\r\ncontent-disposition:form-data; name="chat_id"\r\n\r\n${user.id}` +
+            `\r\n--${telegrafBoundary}\r\ncontent-disposition:form-data; name="title"\r\n\r\nSong` +
+            `\r\n--${telegrafBoundary}\r\ncontent-disposition:form-data; name="audio"; filename="song.mp3"\r\n\r\n`
+        ),
+        song,
+        Buffer.from(`\r\n--${telegrafBoundary}--`)
+      ])
+      const audio = await streamPost(
+        `${fake.apiRoot}/bot${bot.token}/sendAudio`,
+        `multipart/form-data; boundary=${telegrafBoundary}`,
+        telegraf
+      )
+      assert.strictEqual(audio.status, 200)
+      assert.include(audio.body["result"]["audio"], { file_name: "song.mp3", mime_type: "audio/mpeg", title: "Song" })
+      assert.isTrue(Buffer.from(fake.fileBytes(audio.body["result"]["audio"]["file_id"])!).equals(song))
+
+      const broken = await streamPost(
+        `${fake.apiRoot}/bot${bot.token}/sendAudio`,
+        `multipart/form-data; boundary=${telegrafBoundary}`,
+        telegraf.subarray(0, telegraf.length - 40)
+      )
+      assert.deepStrictEqual(broken, {
+        status: 400,
+        body: { ok: false, error_code: 400, description: "Bad Request: can't parse multipart/form-data" }
+      })
+    }))
+
+  it("every media send puts its kind's field on the Message; URLs and file_ids work too", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const send = async (method: string, params: Body) =>
+        (await callApi(fake, bot.token, method, { chat_id: user.id, ...params })).body["result"] as Body
+      const url = "https://example.com/media/"
+      const photo = await send("sendPhoto", { photo: `${url}cat.jpg`, caption: "cat" })
+      const document = await send("sendDocument", { document: `${url}Manual%20v2.pdf` })
+      const video = await send("sendVideo", { video: `${url}clip.mp4`, duration: 12, width: 1280, height: 720 })
+      const audio = await send("sendAudio", { audio: `${url}song.mp3`, performer: "Band", title: "Hit" })
+      const voice = await send("sendVoice", { voice: `${url}note.ogg`, duration: 3 })
+      const animation = await send("sendAnimation", { animation: `${url}fun.mp4` })
+      const sticker = await send("sendSticker", { sticker: `${url}s.webp`, emoji: "👍" })
+      const videoNote = await send("sendVideoNote", { video_note: `${url}round.mp4`, length: 360 })
+
+      assert.strictEqual(photo["caption"], "cat")
+      assert.isArray(photo["photo"])
+      assert.include(document["document"], { file_name: "Manual v2.pdf", mime_type: "application/pdf" })
+      assert.include(video["video"], { duration: 12, width: 1280, height: 720, mime_type: "video/mp4" })
+      assert.include(audio["audio"], {
+        performer: "Band",
+        title: "Hit",
+        file_name: "song.mp3",
+        mime_type: "audio/mpeg"
+      })
+      assert.include(voice["voice"], { duration: 3, mime_type: "audio/ogg" })
+      assert.notProperty(voice["voice"], "file_name")
+      assert.include(animation["animation"], { file_name: "fun.mp4", mime_type: "video/mp4" })
+      assert.include(sticker["sticker"], { type: "regular", emoji: "👍", is_animated: false, is_video: false })
+      assert.notProperty(sticker["sticker"], "mime_type")
+      assert.include(videoNote["video_note"], { length: 360 })
+      assert.notProperty(videoNote["video_note"], "file_name")
+      for (const [message, field] of [
+        [document, "document"],
+        [video, "video"],
+        [audio, "audio"],
+        [voice, "voice"],
+        [animation, "animation"],
+        [sticker, "sticker"],
+        [videoNote, "video_note"]
+      ] as const) {
+        const file = message[field] as Body
+        assert.includeMembers(Object.keys(file), ["file_id", "file_unique_id", "file_size"])
+        assert.strictEqual((await download(fake, bot.token, file["file_id"])).bytes.length, file["file_size"])
+      }
+      assert.deepStrictEqual(
+        fake.sent(bot.id).map((sent) => sent.method),
+        [
+          "sendPhoto",
+          "sendDocument",
+          "sendVideo",
+          "sendAudio",
+          "sendVoice",
+          "sendAnimation",
+          "sendSticker",
+          "sendVideoNote"
+        ]
+      )
+      assert.deepStrictEqual(fake.uploads(), [])
+      assert.isTrue(fake.sent().every((sent) => sent.upload === undefined))
+
+      const fromUser = fake.userSends(bot.id, { user, photo: true })
+      const again = await send("sendPhoto", { photo: fromUser.photo![0]!.file_id })
+      assert.deepStrictEqual(again["photo"], fromUser.photo)
+      const sameDocument = await send("sendDocument", { document: document["document"]["file_id"], caption: "again" })
+      assert.deepStrictEqual(sameDocument["document"], document["document"])
+      assert.strictEqual(sameDocument["caption"], "again")
+      assert.strictEqual((await fake.waitForSent((sent) => sent.message.caption === "again")).method, "sendDocument")
+    }))
+
+  it("media sends refuse what Telegram refuses, and honour injected failures", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const refusal = async (method: string, params: Body) =>
+        (await callApi(fake, bot.token, method, { chat_id: user.id, ...params })).body["description"]
+      const remote = "https://x.test/a.jpg"
+      const cases: ReadonlyArray<readonly [string, Body, string]> = [
+        ["sendPhoto", {}, "Bad Request: there is no photo in the request"],
+        ["sendDocument", { document: "" }, "Bad Request: there is no document in the request"],
+        ["sendVideo", {}, "Bad Request: there is no video in the request"],
+        ["sendAudio", {}, "Bad Request: there is no audio in the request"],
+        ["sendVoice", {}, "Bad Request: there is no voice in the request"],
+        ["sendAnimation", {}, "Bad Request: there is no animation in the request"],
+        ["sendSticker", {}, "Bad Request: there is no sticker in the request"],
+        ["sendVideoNote", {}, "Bad Request: there is no video note in the request"],
+        ["sendDocument", { document: "attach://missing" }, "Bad Request: there is no document in the request"],
+        ["sendPhoto", { photo: "no-such-file-id" }, "Bad Request: wrong file identifier/HTTP URL specified"],
+        ["sendPhoto", { photo: remote, caption: "x".repeat(1025) }, "Bad Request: message caption is too long"],
+        ["sendPhoto", { photo: remote, parse_mode: "BBCode" }, "Bad Request: unsupported parse_mode"],
+        ["sendPhoto", { photo: remote, chat_id: "" }, "Bad Request: chat_id is empty"],
+        ["sendPhoto", { photo: remote, chat_id: 12345 }, "Bad Request: chat not found"],
+        ["sendPhoto", { photo: remote, reply_to_message_id: 99 }, "Bad Request: message to be replied not found"]
+      ]
+      for (const [method, params, description] of cases) {
+        assert.strictEqual(await refusal(method, params), description, `${method} ${JSON.stringify(params)}`)
+      }
+      const photo = fake.userSends(bot.id, { user, photo: true }).photo![0]!.file_id
+      assert.strictEqual(await refusal("sendDocument", { document: photo }), "Bad Request: type of file mismatch")
+      const missingPart = await upload(fake, bot.token, "sendPhoto", {
+        chat_id: String(user.id),
+        image: { bytes: randomBytes(10), name: "a.jpg" }
+      })
+      assert.strictEqual(missingPart.body["description"], "Bad Request: there is no photo in the request")
+      assert.deepStrictEqual(fake.sent(), [])
+      assert.deepStrictEqual(fake.uploads(), [])
+      const longest = await callApi(fake, bot.token, "sendPhoto", {
+        chat_id: user.id,
+        photo: remote,
+        caption: "x".repeat(1024)
+      })
+      assert.strictEqual(longest.status, 200)
+
+      fake.failNext("SENDPHOTO", { error_code: 429, description: "Too Many Requests: retry after 7", retry_after: 7 })
+      fake.failAlways("sendDocument", { error_code: 403, description: "Forbidden: bot was blocked by the user" }, {
+        botId: bot.id
+      })
+      const limited = await upload(fake, bot.token, "sendPhoto", {
+        chat_id: String(user.id),
+        photo: { bytes: randomBytes(100), name: "a.jpg" }
+      })
+      assert.deepStrictEqual(limited, {
+        status: 429,
+        body: {
+          ok: false,
+          error_code: 429,
+          description: "Too Many Requests: retry after 7",
+          parameters: { retry_after: 7 }
+        }
+      })
+      const blocked = () => callApi(fake, bot.token, "sendDocument", { chat_id: user.id, document: photo })
+      assert.deepStrictEqual([(await blocked()).status, (await blocked()).status], [403, 403])
+      assert.strictEqual(fake.sent().length, 1)
+      assert.deepStrictEqual(fake.uploads(), [])
+      assert.deepStrictEqual(
+        fake.calls.slice(-3).map((call) => [call.method, call.status]),
+        [["sendPhoto", 429], ["sendDocument", 403], ["sendDocument", 403]]
+      )
+    }))
+
+  it("sendMediaGroup sends an album of uploads sharing a media_group_id", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const group = fake.addGroup({ type: "supergroup" })
+      const first = await callApi(fake, bot.token, "sendMessage", { chat_id: group.id, text: "album below" })
+      const one = randomBytes(200_000)
+      const two = randomBytes(300_000)
+      const sent = await upload(fake, bot.token, "sendMediaGroup", {
+        chat_id: String(group.id),
+        reply_parameters: JSON.stringify({ message_id: 1 }),
+        media: JSON.stringify([
+          { type: "photo", media: "attach://one", caption: "first" },
+          { type: "video", media: "attach://two", width: 1920, height: 1080, duration: 5 }
+        ]),
+        one: { bytes: one, name: "one.jpg", type: "image/jpeg" },
+        two: { bytes: two, name: "two.mp4", type: "video/mp4" }
+      })
+      assert.strictEqual(sent.status, 200)
+      const messages = sent.body["result"] as ReadonlyArray<BotApi.Message>
+      assert.deepStrictEqual(messages.map((message) => message.message_id), [2, 3])
+      assert.isString(messages[0]!.media_group_id)
+      assert.strictEqual(messages[0]!.media_group_id, messages[1]!.media_group_id)
+      assert.strictEqual(messages[0]!.caption, "first")
+      assert.notProperty(messages[1], "caption")
+      assert.include(messages[1]!.video, { width: 1920, height: 1080, duration: 5, file_name: "two.mp4" })
+      assert.deepStrictEqual(
+        messages.map((message) => message.reply_to_message?.message_id),
+        [first.body["result"]["message_id"], first.body["result"]["message_id"]]
+      )
+      const photoId = messages[0]!.photo!.at(-1)!.file_id
+      assert.isTrue(Buffer.from((await download(fake, bot.token, photoId)).bytes).equals(one))
+      assert.isTrue(Buffer.from((await download(fake, bot.token, messages[1]!.video!.file_id)).bytes).equals(two))
+
+      const records = fake.sent(bot.id).filter((record) => record.method === "sendMediaGroup")
+      assert.deepStrictEqual(records.map((record) => record.message), messages)
+      assert.deepStrictEqual(records.map((record) => [record.upload?.field, record.upload?.sha256]), [
+        ["one", sha256(one)],
+        ["two", sha256(two)]
+      ])
+      assert.deepStrictEqual(fake.uploads().map((file) => file.file_id), [photoId, messages[1]!.video!.file_id])
+
+      const mixed = await callApi(fake, bot.token, "sendMediaGroup", {
+        chat_id: group.id,
+        media: [
+          { type: "photo", media: photoId },
+          { type: "photo", media: "https://example.com/b.png" }
+        ]
+      })
+      assert.strictEqual(mixed.status, 200)
+      assert.deepStrictEqual(mixed.body["result"][0]["photo"], messages[0]!.photo)
+      assert.notStrictEqual(mixed.body["result"][0]["media_group_id"], messages[0]!.media_group_id)
+    }))
+
+  it("sendMediaGroup refuses the albums Telegram refuses", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const photo = { type: "photo", media: "https://example.com/a.jpg" }
+      const refusal = async (media: unknown) => {
+        const params = { chat_id: user.id, ...(media === undefined ? {} : { media }) }
+        return (await callApi(fake, bot.token, "sendMediaGroup", params)).body
+      }
+      const unparsable = "Bad Request: can't parse InputMedia:"
+      const cases: ReadonlyArray<readonly [unknown, string]> = [
+        [undefined, "Bad Request: parameter \"media\" is required"],
+        ["[not json", "Bad Request: can't parse media JSON object"],
+        [{ type: "photo" }, "Bad Request: expected an Array of InputMedia"],
+        [[], "Bad Request: there are no messages to send"],
+        [Array.from({ length: 11 }, () => photo), "Bad Request: too many messages to send as an album"],
+        [[photo, { ...photo, type: "animation" }], `${unparsable} type "animation" can't be used in sendMediaGroup`],
+        [[photo, { ...photo, type: "sticker" }], `${unparsable} type "sticker" is unsupported`],
+        [[photo, { type: "photo", media: "attach://nothing" }], `${unparsable} media not found`],
+        [[photo, { ...photo, type: "document" }], "Bad Request: document can't be mixed with other media types"],
+        [[{ ...photo, type: "audio" }, photo], "Bad Request: audio can't be mixed with other media types"],
+        [[photo, { ...photo, caption: "x".repeat(1025) }], "Bad Request: message caption is too long"]
+      ]
+      for (const [media, description] of cases) {
+        assert.deepStrictEqual(await refusal(media), { ok: false, error_code: 400, description }, JSON.stringify(media))
+      }
+      assert.deepStrictEqual(fake.sent(), [])
+      fake.failNext("sendMediaGroup", {
+        error_code: 429,
+        description: "Too Many Requests: retry after 2",
+        retry_after: 2
+      })
+      assert.strictEqual((await refusal([photo, photo])).error_code, 429)
+      assert.strictEqual((await refusal([photo, photo])).ok, true)
+      assert.strictEqual(fake.sent().length, 2)
+    }))
+
+  it("editMessageCaption and editMessageReplyMarkup edit the bot's own messages and refuse no-ops", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const keyboard = { inline_keyboard: [[{ text: "Like", callback_data: "like" }]] }
+      const photo = (await upload(fake, bot.token, "sendPhoto", {
+        chat_id: String(user.id),
+        caption: "old",
+        photo: { bytes: randomBytes(2_000), name: "p.jpg" }
+      })).body["result"] as Body
+      const text = (await callApi(fake, bot.token, "sendMessage", { chat_id: user.id, text: "plain" })).body["result"]
+      const edit = (method: string, params: Body) => callApi(fake, bot.token, method, { chat_id: user.id, ...params })
+      const notModified = "Bad Request: message is not modified: specified new message content and reply markup " +
+        "are exactly the same as a current content and reply markup of the message"
+
+      const newCaption = { message_id: photo["message_id"], caption: "new", reply_markup: keyboard }
+      const captioned = await edit("editMessageCaption", newCaption)
+      assert.deepStrictEqual(captioned.body["result"], {
+        ...photo,
+        caption: "new",
+        reply_markup: keyboard,
+        edit_date: 1_700_000_000
+      })
+      const same = await edit("editMessageCaption", newCaption)
+      assert.deepStrictEqual(same.body, { ok: false, error_code: 400, description: notModified })
+      const cleared = await edit("editMessageCaption", { message_id: photo["message_id"], reply_markup: keyboard })
+      assert.notProperty(cleared.body["result"], "caption")
+      assert.deepStrictEqual(cleared.body["result"]["photo"], photo["photo"])
+      assert.strictEqual(
+        (await edit("editMessageCaption", { message_id: text["message_id"], caption: "x" })).body["description"],
+        "Bad Request: there is no caption in the message to edit"
+      )
+      assert.strictEqual(
+        (await edit("editMessageCaption", { ...newCaption, caption: "x".repeat(1025) })).body["description"],
+        "Bad Request: message caption is too long"
+      )
+
+      const marked = await edit("editMessageReplyMarkup", { message_id: text["message_id"], reply_markup: keyboard })
+      assert.deepStrictEqual(marked.body["result"], { ...text, reply_markup: keyboard, edit_date: 1_700_000_000 })
+      assert.deepStrictEqual(
+        (await edit("editMessageReplyMarkup", { message_id: text["message_id"], reply_markup: keyboard })).body,
+        { ok: false, error_code: 400, description: notModified }
+      )
+      const unmarked = await edit("editMessageReplyMarkup", { message_id: text["message_id"] })
+      assert.notProperty(unmarked.body["result"], "reply_markup")
+      assert.strictEqual(unmarked.body["result"]["text"], "plain")
+      const theirs = fake.userSends(bot.id, { user, text: "mine" })
+      for (const method of ["editMessageCaption", "editMessageReplyMarkup"]) {
+        assert.strictEqual(
+          (await edit(method, { message_id: 404, reply_markup: keyboard })).body["description"],
+          "Bad Request: message to edit not found"
+        )
+        assert.strictEqual(
+          (await edit(method, { message_id: theirs.message_id, reply_markup: keyboard })).body["description"],
+          "Bad Request: message can't be edited"
+        )
+      }
+      assert.deepStrictEqual(fake.sent().map((sent) => sent.method), ["sendPhoto", "sendMessage"])
+      assert.includeMembers(fake.calls.map((call) => call.method), ["editMessageCaption", "editMessageReplyMarkup"])
+    }, { now: () => 1_700_000_000 }))
+
+  it("takes a 45 MB upload intact; getFile refuses files over 20 MB like Telegram", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const bytes = randomBytes(45 * 1024 * 1024)
+      const boundary = "----------bigbigbigbigbigbigbigbigbigbigbi"
+      const sent = await streamPost(
+        `${fake.apiRoot}/bot${bot.token}/sendVideo`,
+        `multipart/form-data; boundary=${boundary}`,
+        grammyBody(boundary, { chat_id: String(user.id), video: "attach://big" }, [
+          { id: "big", filename: "video.mp4", bytes }
+        ])
+      )
+      assert.strictEqual(sent.status, 200)
+      const video = sent.body["result"]["video"] as BotApi.Video
+      assert.strictEqual(video.file_size, bytes.length)
+      assert.isTrue(Buffer.from(fake.fileBytes(video.file_id)!).equals(bytes))
+      assert.strictEqual(fake.uploads()[0]!.sha256, sha256(bytes))
+      assert.deepStrictEqual((await callApi(fake, bot.token, "getFile", { file_id: video.file_id })).body, {
+        ok: false,
+        error_code: 400,
+        description: "Bad Request: file is too big"
+      })
+    }), 30_000)
 })
