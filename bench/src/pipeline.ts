@@ -645,7 +645,6 @@ const reportTargets = (load: LoadResult | undefined, idle: Idle | undefined) => 
       rate(saturated.delivered),
       verdict(saturated.delivered >= 2000)
     ])
-    rows.push(["p99 latency (saturated)", "< 100 ms", ms(saturated.p99), verdict(saturated.p99 < 100)])
   }
   if (paced !== undefined) {
     rows.push([

@@ -24,19 +24,31 @@ export interface Options {
    * keeps the rest, so a slow backend bounds the bot's backlog here instead of growing it.
    */
   readonly maxBacklog: number
+  /**
+   * After a batch, how long polling waits at most for the bot's processing and deliveries to settle:
+   * an idle bot polls again at once, a busy one gathers updates into larger, cheaper batches.
+   */
+  readonly settleTimeout: Duration.DurationInput
 }
 
-/** Defaults: 30 s long polls; back off 1 s to 30 s; retry a rejected token every 5 minutes; backlog 1,000. */
+/**
+ * Defaults: 30 s long polls; back off 1 s to 30 s; retry a rejected token every 5 minutes; backlog 1,000;
+ * wait up to 50 ms for a batch to settle.
+ */
 export const defaults: Options = {
   pollSeconds: 30,
   retryBase: Duration.seconds(1),
   retryCap: Duration.seconds(30),
   unauthorizedWait: Duration.minutes(5),
-  maxBacklog: 1000
+  maxBacklog: 1000,
+  settleTimeout: Duration.millis(50)
 }
 
 /** How often `last_update_at` is written at most, per bot. */
 const statusInterval = 1000
+
+/** How often the backlog is counted at most, per bot, and how long polling pauses when it is full. */
+const backlogInterval = 100
 
 const webhookActive = (e: TelegramError.TelegramError) =>
   e._tag === "TelegramApiError" && e.error_code === 409 && /webhook/i.test(e.description)
@@ -84,10 +96,17 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
     const { identify, setError, updatedAt } = yield* BotStatus.make(bot, "bot ingress failed")
 
     let statusWritten = 0
+    let backlogChecked = 0
+    /** The next offset, once read: this poller is the only writer of it while it runs. */
+    let offset: number | undefined
 
     const round = Effect.gen(function*() {
-      if ((yield* storage.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep("100 millis")
-      const offset = yield* storage.ingressOffset(bot.id)
+      const started = yield* Clock.currentTimeMillis
+      if (started - backlogChecked >= backlogInterval) {
+        if ((yield* storage.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep(backlogInterval)
+        backlogChecked = started
+      }
+      offset ??= yield* storage.ingressOffset(bot.id)
       const updates = yield* telegram.getUpdates(bot.token, {
         offset,
         limit: 100,
@@ -99,11 +118,13 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
         const now = yield* Clock.currentTimeMillis
         const received_at = new Date(now).toISOString()
         const last = updates[updates.length - 1]!.update_id
+        offset = undefined
         yield* storage.commitUpdates(
           bot.id,
           updates.map((u) => ({ update_id: u.update_id, payload: u.payload, received_at })),
           last + 1
         )
+        offset = last + 1
         yield* committed
         if (now - statusWritten >= statusInterval) {
           statusWritten = now

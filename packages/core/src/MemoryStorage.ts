@@ -2,7 +2,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import type { ApiKey, ApiKeyRecordInput } from "./ApiKey.js"
 import type { BotPatch, StoredBot } from "./Bot.js"
 import { DuplicateToken } from "./Bot.js"
-import type { Delivery } from "./Delivery.js"
+import type { Delivery, DeliveryOutcome } from "./Delivery.js"
 import type { InboxUpdate } from "./Inbox.js"
 import type { Message } from "./Message.js"
 import type { Route } from "./Route.js"
@@ -124,9 +124,36 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
   const inboxes = new Map<number, Map<number, InboxRow>>()
   const offsets = new Map<number, number>()
   const webhookSecrets = new Map<number, string>()
-  /** In id order: ids only grow and an entry is never re-inserted, which `nextDelivery` relies on. */
+  /** In id order: ids only grow and an entry is never re-inserted, which `nextDeliveries` relies on. */
   const deliveries = new Map<number, Delivery>()
   const next = { bot: 1, route: 1, tag: 1, apiKey: 1, delivery: 1 }
+
+  const recordAttempt = (id: number, outcome: DeliveryOutcome) => {
+    const current = deliveries.get(id)
+    if (current === undefined) return
+    const attempts = current.attempts + 1
+    switch (outcome.status) {
+      case "delivered":
+        return void deliveries.set(id, { ...current, status: "delivered", updated_at: outcome.at })
+      case "pending":
+        return void deliveries.set(id, {
+          ...current,
+          status: "pending",
+          attempts,
+          next_attempt_at: outcome.next_attempt_at,
+          last_error: outcome.last_error,
+          updated_at: outcome.at
+        })
+      case "dead":
+        return void deliveries.set(id, {
+          ...current,
+          status: "dead",
+          attempts,
+          last_error: outcome.last_error,
+          updated_at: outcome.at
+        })
+    }
+  }
 
   const botWithToken = (token: string): BotRow | undefined => {
     for (const bot of bots.values()) if (bot.token === token) return bot
@@ -411,42 +438,19 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
       return Array.from(found).sort((a, b) => a - b)
     }),
 
-    nextDelivery: (botId) =>
+    nextDeliveries: (botId, limit) =>
       Effect.sync(() => {
+        const found: Array<Delivery> = []
         for (const delivery of deliveries.values()) {
-          if (delivery.bot_id === botId && delivery.status === "pending") return Option.some(copyDelivery(delivery))
+          if (found.length >= limit) break
+          if (delivery.bot_id === botId && delivery.status === "pending") found.push(copyDelivery(delivery))
         }
-        return Option.none()
+        return found
       }),
 
-    recordAttempt: (id, outcome) =>
+    recordAttempts: (attempts) =>
       Effect.sync(() => {
-        const current = deliveries.get(id)
-        if (current === undefined) return
-        switch (outcome.status) {
-          case "delivered":
-            deliveries.set(id, { ...current, status: "delivered", updated_at: outcome.at })
-            break
-          case "pending":
-            deliveries.set(id, {
-              ...current,
-              status: "pending",
-              attempts: current.attempts + 1,
-              next_attempt_at: outcome.next_attempt_at,
-              last_error: outcome.last_error,
-              updated_at: outcome.at
-            })
-            break
-          case "dead":
-            deliveries.set(id, {
-              ...current,
-              status: "dead",
-              attempts: current.attempts + 1,
-              last_error: outcome.last_error,
-              updated_at: outcome.at
-            })
-            break
-        }
+        for (const [id, outcome] of attempts) recordAttempt(id, outcome)
       }),
 
     listDeliveries: (filter) =>

@@ -1,9 +1,8 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { BotApi, TelegramClient, type TelegramError } from "@botrelay/telegram"
+import { BotApi, HttpPost, TelegramClient, type TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Either, Option, Redacted, Schema } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
-import type { Delivery } from "./Delivery.js"
+import type { Delivery, DeliveryOutcome } from "./Delivery.js"
 import { fromTelegram } from "./Message.js"
 import { FloodControl } from "./FloodControl.js"
 import { Storage } from "./Storage.js"
@@ -55,9 +54,13 @@ export const webhookReply = (
   return { method: method as string, params }
 }
 
-type Attempt =
-  | { readonly _tag: "Answered"; readonly status: number; readonly body: string; readonly contentType?: string }
-  | { readonly _tag: "Failed"; readonly reason: string }
+const jsonHeaders = { "content-type": "application/json" }
+
+/** The header Telegram sends a webhook's secret in. */
+export const secretHeader = "x-telegram-bot-api-secret-token"
+
+/** How many due deliveries one read takes. */
+const batchSize = 50
 
 /** Delivery of one bot's outbox, oldest first, to its backend. */
 export const make = (options: Options = defaults) =>
@@ -65,32 +68,9 @@ export const make = (options: Options = defaults) =>
     const storage = yield* Storage
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
+    const http = yield* HttpPost.HttpPost
     const timeout = Duration.decode(options.timeout)
-
-    const post = (delivery: Delivery, bot: StoredBot): Effect.Effect<Attempt> => {
-      const secret = Redacted.value(bot.secret_token)
-      return HttpClientRequest.post(delivery.url).pipe(
-        HttpClientRequest.bodyText(delivery.payload, "application/json"),
-        secret === "" ? (r) => r : HttpClientRequest.setHeader("x-telegram-bot-api-secret-token", secret),
-        client.execute,
-        Effect.flatMap((response) =>
-          Effect.map(response.text, (body): Attempt => ({
-            _tag: "Answered",
-            status: response.status,
-            body,
-            ...(response.headers["content-type"] === undefined ? {} : { contentType: response.headers["content-type"] })
-          }))
-        ),
-        Effect.timeoutFail({ duration: timeout, onTimeout: () => `no answer within ${Duration.format(timeout)}` }),
-        Effect.catchAll((e) =>
-          Effect.succeed<Attempt>({
-            _tag: "Failed",
-            reason: typeof e === "string" ? e : e._tag === "RequestError" ? `connection failed (${e.reason})` : "the answer could not be read"
-          })
-        )
-      )
-    }
+    const maxAge = Duration.toMillis(options.maxAge)
 
     const paced = <A, E extends TelegramError.TelegramError>(
       bot: StoredBot,
@@ -118,46 +98,84 @@ export const make = (options: Options = defaults) =>
           )
         )
 
-    /** Attempts the delivery once and records the outcome. */
+    /** Attempts the delivery once: its outcome, and the webhook reply a delivered update was answered with. */
     const attempt = (delivery: Delivery, bot: StoredBot) =>
       Effect.gen(function*() {
-        const result = yield* post(delivery, bot)
+        const secret = Redacted.value(bot.secret_token)
+        const result = yield* Effect.either(http.post({
+          url: delivery.url,
+          body: delivery.payload,
+          headers: secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret },
+          timeout
+        }))
         const now = yield* Clock.currentTimeMillis
         const at = new Date(now).toISOString()
-        if (result._tag === "Answered" && result.status >= 200 && result.status < 300) {
-          yield* storage.recordAttempt(delivery.id, { status: "delivered", at })
-          const reply = webhookReply(result.body, result.contentType)
-          if (reply !== undefined) yield* runReply(bot, reply)
-          return
+        if (Either.isRight(result) && result.right.status >= 200 && result.right.status < 300) {
+          const outcome: DeliveryOutcome = { status: "delivered", at }
+          return { outcome, reply: webhookReply(result.right.body, result.right.contentType) }
         }
-        const last_error = result._tag === "Failed" ? result.reason : `HTTP ${result.status}`
-        if (now - Date.parse(delivery.created_at) >= Duration.toMillis(options.maxAge)) {
-          yield* storage.recordAttempt(delivery.id, { status: "dead", at, last_error })
+        const last_error = Either.isLeft(result) ? result.left.description : `HTTP ${result.right.status}`
+        if (now - Date.parse(delivery.created_at) >= maxAge) {
           yield* Effect.logWarning("delivery dead-lettered").pipe(
             Effect.annotateLogs({ delivery_id: delivery.id, error: last_error })
           )
-          return
+          const outcome: DeliveryOutcome = { status: "dead", at, last_error }
+          return { outcome, reply: undefined }
         }
         const wait = Backoff.delay(delivery.attempts, options.retryBase, options.retryCap)
         const next_attempt_at = new Date(now + Duration.toMillis(wait)).toISOString()
-        yield* storage.recordAttempt(delivery.id, { status: "pending", at, next_attempt_at, last_error })
+        const outcome: DeliveryOutcome = { status: "pending", at, next_attempt_at, last_error }
+        return { outcome, reply: undefined }
       })
 
     /**
-     * Delivers the bot's due deliveries in order. Returns how long to wait for the next one, or
-     * `None` when the outbox is empty.
+     * Delivers due deliveries of one batch in order, recording outcomes together: at the end, before a
+     * webhook reply runs, and when interrupted. Returns how long the head of the line waits, "failed"
+     * when a delivery was rescheduled, or "drained" when the whole batch left the line.
      */
-    const deliverDue = (botId: number): Effect.Effect<Option.Option<Duration.Duration>, never> =>
+    const deliverBatch = (bot: StoredBot, batch: ReadonlyArray<Delivery>) => {
+      const outcomes: Array<readonly [number, DeliveryOutcome]> = []
+      const record = Effect.suspend(() => outcomes.length === 0 ? Effect.void : storage.recordAttempts(outcomes.splice(0)))
+      return Effect.gen(function*() {
+        let result: Duration.Duration | "drained" | "failed" = "drained"
+        for (const delivery of batch) {
+          const due = Date.parse(delivery.next_attempt_at) - (yield* Clock.currentTimeMillis)
+          if (due > 0) {
+            result = Duration.millis(due)
+            break
+          }
+          const { outcome, reply } = yield* attempt(delivery, bot)
+          outcomes.push([delivery.id, outcome])
+          if (reply !== undefined) {
+            yield* record
+            yield* runReply(bot, reply)
+          }
+          if (outcome.status === "pending") {
+            result = "failed"
+            break
+          }
+        }
+        yield* record
+        return result
+      }).pipe(Effect.onInterrupt(() => Effect.ignoreLogged(record)))
+    }
+
+    /**
+     * Delivers the bot's due deliveries in order. Returns how long to wait for the next one, or
+     * `None` when the outbox is empty. `current` is the bot as it is now, `undefined` once it is gone.
+     */
+    const deliverDue = (
+      botId: number,
+      current: () => StoredBot | undefined
+    ): Effect.Effect<Option.Option<Duration.Duration>, never> =>
       Effect.gen(function*() {
         while (true) {
-          const next = yield* storage.nextDelivery(botId)
-          if (Option.isNone(next)) return Option.none()
-          const delivery = next.value
-          const wait = Date.parse(delivery.next_attempt_at) - (yield* Clock.currentTimeMillis)
-          if (wait > 0) return Option.some(Duration.millis(wait))
-          const bot = yield* storage.findBot(botId)
-          if (Option.isNone(bot)) return Option.none()
-          yield* attempt(delivery, bot.value)
+          const batch = yield* storage.nextDeliveries(botId, batchSize)
+          const bot = current()
+          if (batch.length === 0 || bot === undefined) return Option.none()
+          const wait = yield* deliverBatch(bot, batch)
+          if (Duration.isDuration(wait)) return Option.some(wait)
+          if (wait === "drained" && batch.length < batchSize) return Option.none()
         }
       }).pipe(
         Effect.catchAll((e) =>

@@ -1,4 +1,4 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect } from "effect"
 import type { StoredBot } from "./Bot.js"
 import { messagesOf } from "./Capture.js"
 import type { NewDelivery } from "./Delivery.js"
@@ -40,20 +40,21 @@ export const completionOf = (bot: StoredBot, update: InboxUpdate, now: number): 
 
 /**
  * Processes every pending update of the bot in update_id order until the inbox is empty, a batch
- * per transaction; `queued` is called after batches that added deliveries.
+ * per transaction; `queued` is called after batches that added deliveries. `current` is the bot as it
+ * is now, `undefined` once it is gone.
  */
-export const drain = (botId: number, queued: Effect.Effect<void>) =>
+export const drain = (botId: number, current: () => StoredBot | undefined, queued: Effect.Effect<void>) =>
   Effect.gen(function*() {
     const storage = yield* Storage
     while (true) {
       const pending = yield* storage.pendingUpdates(botId, batchSize)
-      if (pending.length === 0) return
-      const bot = yield* storage.findBot(botId)
-      if (Option.isNone(bot)) return
+      const bot = current()
+      if (pending.length === 0 || bot === undefined) return
       const now = yield* Clock.currentTimeMillis
-      const completions = pending.map((update) => completionOf(bot.value, update, now))
+      const completions = pending.map((update) => completionOf(bot, update, now))
       yield* storage.completeUpdates(completions)
       if (completions.some((c) => c.deliveries.length > 0)) yield* queued
+      if (pending.length < batchSize) return
       yield* Effect.yieldNow()
     }
   })

@@ -95,10 +95,15 @@ export interface StorageService {
   /** Ids of bots with unprocessed updates or pending deliveries (work left from before a restart). */
   readonly botsWithWork: Effect.Effect<ReadonlyArray<number>, StorageError>
 
-  /** The bot's oldest pending delivery (FIFO by id), whether or not it is due. */
-  readonly nextDelivery: (botId: number) => Effect.Effect<Option.Option<Delivery>, StorageError>
-  /** Records an attempt: delivered, pending again (attempts + 1, next time, error), or dead. */
-  readonly recordAttempt: (id: number, outcome: DeliveryOutcome) => Effect.Effect<void, StorageError>
+  /** The bot's oldest pending deliveries (FIFO by id), whether or not they are due, at most `limit`. */
+  readonly nextDeliveries: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
+  /**
+   * Records attempts, all or none: delivered, pending again (attempts + 1, next time, error), or dead.
+   * Unknown ids are skipped.
+   */
+  readonly recordAttempts: (
+    attempts: ReadonlyArray<readonly [id: number, outcome: DeliveryOutcome]>
+  ) => Effect.Effect<void, StorageError>
   /** Deliveries newest first, optionally of one bot and one status, at most `limit`. */
   readonly listDeliveries: (filter: {
     readonly bot_id?: number

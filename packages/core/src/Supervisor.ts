@@ -1,6 +1,5 @@
-import type { HttpClient } from "@effect/platform"
-import type { TelegramClient } from "@botrelay/telegram"
-import { Context, Duration, Effect, FiberMap, Layer, Option, Queue, Redacted } from "effect"
+import type { HttpPost, TelegramClient } from "@botrelay/telegram"
+import { Context, Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
 import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
 import type { FloodControl } from "./FloodControl.js"
@@ -46,6 +45,8 @@ type Mode = "poll" | "webhook"
 interface Wakeups {
   readonly inbox: Queue.Queue<void>
   readonly outbox: Queue.Queue<void>
+  /** Completed when the bot's work settles: its inbox processed and, if that queued deliveries, its outbox empty. */
+  settled: Deferred.Deferred<void> | undefined
 }
 
 /**
@@ -63,33 +64,66 @@ export const make = (options: Options = defaults) =>
     const ingressOf = new Map<number, { readonly mode: Mode; readonly token: Redacted.Redacted<string> }>()
     const unregistering = new Map<number, Redacted.Redacted<string>>()
     const wakeups = new Map<number, Wakeups>()
+    /** Every bot as last read, for the workers. */
+    const known = new Map<number, StoredBot>()
 
-    const wake = (botId: number, which: keyof Wakeups) =>
+    const wake = (botId: number, which: "inbox" | "outbox") =>
       Effect.suspend(() => {
         const queues = wakeups.get(botId)
         return queues === undefined ? Effect.void : Effect.asVoid(Queue.offer(queues[which], undefined))
       })
 
-    const worker = (botId: number, queues: Wakeups) =>
-      Effect.all([
-        Pipeline.drain(botId, wake(botId, "outbox")).pipe(
+    const settle = (queues: Wakeups) =>
+      Effect.suspend(() => {
+        const settled = queues.settled
+        queues.settled = undefined
+        return settled === undefined ? Effect.void : Deferred.done(settled, Exit.void)
+      })
+
+    /**
+     * Wakes processing after a polled batch was committed, then waits until the bot's work settles, at
+     * most `settleTimeout`: an idle bot polls again at once, a busy one gathers updates into larger batches.
+     */
+    const committed = (botId: number) =>
+      Effect.gen(function*() {
+        const queues = wakeups.get(botId)
+        if (queues === undefined) return
+        const settled = yield* Deferred.make<void>()
+        queues.settled = settled
+        yield* Queue.offer(queues.inbox, undefined)
+        yield* Deferred.await(settled).pipe(Effect.timeout(options.ingress.settleTimeout), Effect.ignore)
+      })
+
+    const latest = (botId: number) => () => known.get(botId)
+
+    const worker = (botId: number, queues: Wakeups) => {
+      let queued = false
+      return Effect.all([
+        Pipeline.drain(botId, latest(botId), Effect.zipRight(Effect.sync(() => queued = true), wake(botId, "outbox"))).pipe(
           Effect.catchAll((e) => Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")))),
+          Effect.zipRight(Effect.suspend(() => queued ? Effect.void : settle(queues))),
           Effect.zipRight(Queue.take(queues.inbox)),
+          Effect.zipRight(Effect.sync(() => queued = false)),
           Effect.forever
         ),
-        outbox.deliverDue(botId).pipe(
+        outbox.deliverDue(botId, latest(botId)).pipe(
           Effect.flatMap(Option.match({
-            onNone: () => Queue.take(queues.outbox),
+            onNone: () => Effect.zipRight(settle(queues), Queue.take(queues.outbox)),
             onSome: (wait) => Effect.race(Effect.sleep(wait), Queue.take(queues.outbox))
           })),
           Effect.forever
         )
       ], { concurrency: 2, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
+    }
 
     const ensureWorker = (botId: number) =>
       Effect.gen(function*() {
         if (wakeups.has(botId)) return
-        const queues = { inbox: yield* Queue.sliding<void>(1), outbox: yield* Queue.sliding<void>(1) }
+        const queues: Wakeups = {
+          inbox: yield* Queue.sliding<void>(1),
+          outbox: yield* Queue.sliding<void>(1),
+          settled: undefined
+        }
         wakeups.set(botId, queues)
         yield* FiberMap.run(workers, botId, worker(botId, queues))
       })
@@ -106,6 +140,7 @@ export const make = (options: Options = defaults) =>
       Effect.gen(function*() {
         const current = ingressOf.get(botId)
         ingressOf.delete(botId)
+        known.delete(botId)
         yield* FiberMap.remove(pollers, botId)
         wakeups.delete(botId)
         yield* FiberMap.remove(workers, botId)
@@ -121,6 +156,7 @@ export const make = (options: Options = defaults) =>
     const reconcileBot = (bot: StoredBot, routeBots: ReadonlySet<number>) =>
       Effect.gen(function*() {
         const firstSight = !wakeups.has(bot.id)
+        known.set(bot.id, bot)
         yield* ensureWorker(bot.id)
         const want = wantedMode(bot, routeBots)
         const current = ingressOf.get(bot.id)
@@ -137,7 +173,7 @@ export const make = (options: Options = defaults) =>
         const ingress = want === "webhook"
           ? Webhook.register(bot, options.publicUrl!, options.ingress)
           : want === "poll"
-          ? Ingress.poll(bot, wake(bot.id, "inbox"), options.ingress)
+          ? Ingress.poll(bot, committed(bot.id), options.ingress)
           : Effect.void
         if (want !== undefined || unregistering.has(bot.id)) {
           yield* FiberMap.run(pollers, bot.id, Effect.zipRight(unregisterPending(bot.id), ingress))
@@ -190,6 +226,6 @@ export const layer = (
 ): Layer.Layer<
   Supervisor,
   never,
-  Storage | BotActivity | FloodControl | TelegramClient.TelegramClient | HttpClient.HttpClient
+  Storage | BotActivity | FloodControl | TelegramClient.TelegramClient | HttpPost.HttpPost
 > =>
   Layer.scoped(Supervisor, make(options))

@@ -1,7 +1,7 @@
 import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
 import { ApiKeys, BotActivity, Bots, Deliveries, FloodControl, MemoryStorage, Messages, Routes, Supervisor, Tags } from "@botrelay/core"
 import { HttpApp } from "@botrelay/http"
-import { TelegramClient } from "@botrelay/telegram"
+import { HttpPost, TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
@@ -11,6 +11,7 @@ const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.l
   Layer.provideMerge(MemoryStorage.layer),
   Layer.provideMerge(BotActivity.layer),
   Layer.provideMerge(FloodControl.layer()),
+  Layer.provideMerge(HttpPost.layer),
   Layer.provide(FetchHttpClient.layer)
 )
 

@@ -2,7 +2,6 @@ import { mkdirSync, writeFileSync, chmodSync } from "node:fs"
 import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import {
   ApiKeys,
@@ -23,6 +22,7 @@ import { SqliteStorage } from "@botrelay/sqlite"
 import { TelegramClient } from "@botrelay/telegram"
 import { Console, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
+import * as NodeHttpPost from "./NodeHttpPost.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
@@ -58,13 +58,11 @@ export const servicesLayer = (
     Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(config.publicUrl)))),
     Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
     Layer.provideMerge(Supervisor.layer({ ...runtime, publicUrl: config.publicUrl ?? runtime.publicUrl })),
-    Layer.provideMerge(TelegramClient.layer({ apiRoot: config.telegramApi })),
+    Layer.provideMerge(TelegramClient.layerHttpPost({ apiRoot: config.telegramApi })),
     Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(BotActivity.layer),
     Layer.provideMerge(FloodControl.layer()),
-    Layer.provideMerge(
-      NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true })))
-    )
+    Layer.provideMerge(NodeHttpPost.layer)
   )
 
 /** Where the generated admin key is written. */

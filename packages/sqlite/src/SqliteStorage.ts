@@ -445,13 +445,13 @@ const backlogQuery = compile((inboxBotId: number, deliveriesBotId: number) =>
   )
 )
 
-const nextDeliveryQuery = compile((botId: number) =>
+const nextDeliveriesQuery = compile((botId: number, limit: number) =>
   db.selectFrom("botrelay_deliveries")
     .selectAll()
     .where("bot_id", "=", botId)
     .where("status", "=", pending)
     .orderBy("id")
-    .limit(sql.lit(1))
+    .limit(limit)
 )
 
 const deliveredQuery = compile((at: string, id: number) =>
@@ -504,7 +504,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     saveMessage: prepare(saveMessageQuery),
     queueDelivery: prepare(queueDeliveryQuery),
     backlog: prepare(backlogQuery),
-    nextDelivery: prepare(nextDeliveryQuery),
+    nextDeliveries: prepare(nextDeliveriesQuery),
     delivered: prepare(deliveredQuery),
     retryLater: prepare(retryLaterQuery),
     dead: prepare(deadQuery)
@@ -569,6 +569,48 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
   const withBotIds = (row: ApiKeyRow): ApiKey.ApiKey => toApiKey(row, botIdsOf(row.id))
 
   const transaction = <A extends Array<any>, R>(f: (...args: A) => R): (...args: A) => R => sqlite.transaction(f)
+
+  /**
+   * The pipeline's writes of one event-loop turn, committed in one transaction (group commit): each
+   * runs in its own savepoint, so one failing write fails alone, and each caller resumes after the
+   * commit. Under load many bots write per turn, which saves most of the per-commit cost.
+   */
+  const groupCommit = (() => {
+    type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }
+    let queued: Array<{ readonly write: () => unknown; readonly done: (outcome: Outcome) => void }> = []
+    const flush = () => {
+      const batch = queued
+      queued = []
+      let outcomes: Array<Outcome>
+      try {
+        outcomes = sqlite.transaction(() =>
+          batch.map(({ write }): Outcome => {
+            try {
+              return { ok: true, value: write() }
+            } catch (error) {
+              return { ok: false, error }
+            }
+          })
+        )()
+      } catch (error) {
+        outcomes = batch.map(() => ({ ok: false, error }))
+      }
+      batch.forEach(({ done }, i) => done(outcomes[i]!))
+    }
+    return <A>(operation: string, write: () => A): Effect.Effect<A, Errors.StorageError> =>
+      Effect.async((resume) => {
+        if (queued.length === 0) setImmediate(flush)
+        queued.push({
+          write,
+          done: (outcome) =>
+            resume(
+              outcome.ok
+                ? Effect.succeed(outcome.value as A)
+                : Effect.fail(new Errors.StorageError({ operation, cause: outcome.error }))
+            )
+        })
+      })
+  })()
 
   const deleteBot = transaction((id: number): boolean => {
     run(db.deleteFrom("botrelay_deliveries").where("bot_id", "=", id))
@@ -671,6 +713,22 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       return added
     }
   )
+
+  const recordAttempts = transaction((attempts: ReadonlyArray<readonly [number, Delivery.DeliveryOutcome]>) => {
+    for (const [id, outcome] of attempts) {
+      switch (outcome.status) {
+        case "delivered":
+          hot.delivered.run(outcome.at, id)
+          break
+        case "pending":
+          hot.retryLater.run(outcome.next_attempt_at, outcome.last_error, outcome.at, id)
+          break
+        case "dead":
+          hot.dead.run(outcome.last_error, outcome.at, id)
+          break
+      }
+    }
+  })
 
   const completeUpdates = transaction((completions: ReadonlyArray<Inbox.UpdateCompletion>): void => {
     for (const completion of completions) {
@@ -862,7 +920,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       attempt("ingressOffset", () => hot.ingressOffset.all(botId)[0]?.offset ?? 0),
 
     commitUpdates: (botId, updates, nextOffset) =>
-      attempt("commitUpdates", () => commitUpdates(botId, updates, nextOffset)),
+      groupCommit("commitUpdates", () => commitUpdates(botId, updates, nextOffset)),
 
     webhookSecret: (botId) =>
       attempt("webhookSecret", () =>
@@ -884,7 +942,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     pendingUpdates: (botId, limit) =>
       attempt("pendingUpdates", () => hot.pendingUpdates.all(botId, limit).map(toInboxUpdate)),
 
-    completeUpdates: (completions) => attempt("completeUpdates", () => completeUpdates(completions)),
+    completeUpdates: (completions) => groupCommit("completeUpdates", () => completeUpdates(completions)),
 
     backlog: (botId) => attempt("backlog", () => hot.backlog.all(botId, botId)[0]!.backlog),
 
@@ -895,22 +953,10 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
           .orderBy("bot_id")
       ).map((r) => r.bot_id)),
 
-    nextDelivery: (botId) => attempt("nextDelivery", () => first(hot.nextDelivery.all(botId), toDelivery)),
+    nextDeliveries: (botId, limit) =>
+      attempt("nextDeliveries", () => hot.nextDeliveries.all(botId, limit).map(toDelivery)),
 
-    recordAttempt: (id, outcome) =>
-      attempt("recordAttempt", () => {
-        switch (outcome.status) {
-          case "delivered":
-            hot.delivered.run(outcome.at, id)
-            break
-          case "pending":
-            hot.retryLater.run(outcome.next_attempt_at, outcome.last_error, outcome.at, id)
-            break
-          case "dead":
-            hot.dead.run(outcome.last_error, outcome.at, id)
-            break
-        }
-      }),
+    recordAttempts: (attempts) => groupCommit("recordAttempts", () => recordAttempts(attempts)),
 
     listDeliveries: (filter) =>
       attempt("listDeliveries", () => {

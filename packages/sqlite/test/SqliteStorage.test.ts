@@ -146,8 +146,8 @@ describe("SqliteStorage", () => {
       ])
       assert.deepStrictEqual(yield* storage.botsWithWork, [1])
       assert.deepStrictEqual(
-        Option.map(yield* storage.nextDelivery(1), (d) => [d.id, d.update_id, d.status, d.payload]),
-        Option.some([1, 100, "pending", update(100).payload])
+        (yield* storage.nextDeliveries(1, 10)).map((d) => [d.id, d.update_id, d.status, d.payload]),
+        [[1, 100, "pending", update(100).payload]]
       )
       assert.deepStrictEqual(yield* storage.listMessages({ bot_id: 1, chat_id: -100, limit: 10, offset: 0 }), [
         message(1, -100, 1, 10)
@@ -210,6 +210,30 @@ describe("SqliteStorage", () => {
       const commit = yield* Effect.either(storage.commitUpdates(99, [update(1)], 2))
       assert.isTrue(Either.isLeft(commit))
       assert.strictEqual(yield* storage.ingressOffset(99), 0)
+    }))
+
+  it.scoped("writes made together share a commit, and one that fails fails alone", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const storage = yield* SqliteStorage.make({ filename: file })
+      const a = yield* storage.insertBot(botInput(1))
+      const b = yield* storage.insertBot(botInput(2))
+      const [first, failing, second] = yield* Effect.all([
+        Effect.either(storage.commitUpdates(a.id, [update(1)], 2)),
+        Effect.either(storage.commitUpdates(99, [update(1)], 2)),
+        Effect.either(storage.commitUpdates(b.id, [update(7), update(8)], 9))
+      ], { concurrency: "unbounded" })
+      assert.isTrue(Either.isRight(first) && Either.isRight(second))
+      assert.isTrue(Either.isLeft(failing))
+      if (Either.isLeft(failing)) assert.strictEqual(failing.left.operation, "commitUpdates")
+      assert.deepStrictEqual(
+        withRaw(file, (db) => db.prepare("SELECT bot_id, update_id FROM botrelay_inbox ORDER BY bot_id, update_id").raw().all()),
+        [[a.id, 1], [b.id, 7], [b.id, 8]]
+      )
+      assert.deepStrictEqual(
+        [yield* storage.ingressOffset(a.id), yield* storage.ingressOffset(b.id), yield* storage.ingressOffset(99)],
+        [2, 9, 0]
+      )
     }))
 
   it.scoped("a batch that fails is a StorageError and nothing of it is applied", () =>
@@ -346,9 +370,9 @@ describe("SqliteStorage", () => {
           deliveries: [newDelivery(botId, u.update_id)]
         })))
       }
-      for (let id = 1; id <= 300; id += 2) yield* storage.recordAttempt(id, { status: "delivered", at: "" })
+      for (let id = 1; id <= 300; id += 2) yield* storage.recordAttempts([[id, { status: "delivered", at: "" }]])
       assert.strictEqual((yield* storage.pendingUpdates(2, 10))[0]!.update_id, 1150)
-      assert.isTrue(Option.isSome(yield* storage.nextDelivery(2)))
+      assert.strictEqual((yield* storage.nextDeliveries(2, 1)).length, 1)
       assert.strictEqual(yield* storage.backlog(2), 50 + 75)
 
       const statement = (...parts: Array<string>) => {
@@ -358,7 +382,7 @@ describe("SqliteStorage", () => {
       }
       const expected: Array<readonly [string, ReadonlyArray<string>]> = [
         [statement("from \"botrelay_inbox\"", "order by \"update_id\""), ["botrelay_inbox_pending"]],
-        [statement("from \"botrelay_deliveries\"", "order by \"id\" limit 1"), ["botrelay_deliveries_bot_status"]],
+        [statement("from \"botrelay_deliveries\"", "order by \"id\" limit ?"), ["botrelay_deliveries_bot_status"]],
         [statement("as \"backlog\""), ["botrelay_inbox_pending", "botrelay_deliveries_bot_status"]]
       ]
       for (const [sql, indexes] of expected) {
@@ -388,10 +412,10 @@ describe("SqliteStorage", () => {
           deliveries: [newDelivery(bot.id, u.update_id)]
         })))
         yield* storage.backlog(bot.id)
-        const next = Option.getOrThrow(yield* storage.nextDelivery(bot.id))
-        yield* storage.recordAttempt(next.id, { status: "pending", at: "", next_attempt_at: "", last_error: "x" })
-        yield* storage.recordAttempt(next.id, { status: "delivered", at: "" })
-        yield* storage.recordAttempt(next.id + 1, { status: "dead", at: "", last_error: "x" })
+        const next = (yield* storage.nextDeliveries(bot.id, 1))[0]!
+        yield* storage.recordAttempts([[next.id, { status: "pending", at: "", next_attempt_at: "", last_error: "x" }]])
+        yield* storage.recordAttempts([[next.id, { status: "delivered", at: "" }]])
+        yield* storage.recordAttempts([[next.id + 1, { status: "dead", at: "", last_error: "x" }]])
       }
       assert.deepStrictEqual(prepared, [])
       assert.strictEqual(yield* storage.ingressOffset(bot.id), 22)

@@ -1,7 +1,7 @@
-import type { HttpClientError } from "@effect/platform"
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import type { HttpClient } from "@effect/platform"
 import { Context, Duration, Effect, Layer, ParseResult, Redacted, Schema } from "effect"
 import * as BotApi from "./BotApi.js"
+import * as HttpPost from "./HttpPost.js"
 import type { TelegramError } from "./TelegramError.js"
 import { TelegramApiError, TelegramTransportError } from "./TelegramError.js"
 
@@ -85,32 +85,6 @@ const Envelope = Schema.Struct({
   )
 })
 const decodeEnvelope = Schema.decodeUnknownEither(Envelope)
-
-const errorCode = (cause: unknown): string | undefined => {
-  for (let current = cause, depth = 0; typeof current === "object" && current !== null && depth < 4; depth++) {
-    const code = (current as { readonly code?: unknown }).code
-    if (typeof code === "string" && /^[A-Z][A-Z0-9_]{1,63}$/.test(code)) return code
-    current = (current as { readonly cause?: unknown }).cause
-  }
-  return undefined
-}
-
-const describeHttpError = (error: HttpClientError.HttpClientError): string => {
-  switch (error._tag) {
-    case "RequestError": {
-      if (error.reason === "InvalidUrl") return "the apiRoot does not form a valid URL"
-      if (error.reason === "Encode") return "the request body could not be sent"
-      const code = errorCode(error.cause)
-      return code === undefined ? "the request failed" : `the request failed (${code})`
-    }
-    case "ResponseError": {
-      const code = errorCode(error.cause)
-      return code === undefined
-        ? `the answer (HTTP ${error.response.status}) could not be read`
-        : `the answer (HTTP ${error.response.status}) could not be read (${code})`
-    }
-  }
-}
 
 const summarizeIssues = (error: ParseResult.ParseError): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)
@@ -200,147 +174,156 @@ interface Answered {
   readonly result: unknown
 }
 
-/** Builds a client on the ambient `HttpClient`, with its spans (which carry the URL, hence the token) turned off. */
-export const make = (options: Options): Effect.Effect<Service, never, HttpClient.HttpClient> =>
-  Effect.gen(function*() {
-    const apiRoot = options.apiRoot.replace(/\/+$/, "")
-    const timeout = Duration.decode(options.timeout ?? defaultTimeout)
-    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
+const jsonHeaders = { "content-type": "application/json", accept: "application/json" }
 
-    const transport = (method: string, reason: TelegramTransportError["reason"], description: string) =>
-      new TelegramTransportError({ reason, method, description })
+/** A client that POSTs with `http`. */
+export const makeWith = (options: Options, http: HttpPost.Service): Service => {
+  const apiRoot = options.apiRoot.replace(/\/+$/, "")
+  const timeout = Duration.decode(options.timeout ?? defaultTimeout)
 
-    const request = (
-      token: Token,
-      method: string,
-      params: Readonly<Record<string, unknown>>,
-      callTimeout: Duration.Duration
-    ): Effect.Effect<Answered, TelegramError> => {
-      const fail = (reason: TelegramTransportError["reason"], description: string) =>
-        transport(method, reason, description)
-      return HttpClientRequest.post(`${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`)
-        .pipe(
-          HttpClientRequest.acceptJson,
-          HttpClientRequest.bodyJson(params),
-          Effect.orDie,
-          Effect.flatMap(client.execute),
-          Effect.flatMap((response) => Effect.map(response.text, (text) => ({ status: response.status, text }))),
-          Effect.mapError((error) => fail("Transport", describeHttpError(error))),
-          Effect.timeoutFail({
-            duration: callTimeout,
-            onTimeout: () => fail("Timeout", `no answer within ${Duration.format(callTimeout)}`)
-          }),
-          Effect.flatMap(({ status, text }): Effect.Effect<Answered, TelegramError> => {
-            let json: unknown
-            try {
-              json = JSON.parse(text)
-            } catch {
-              return Effect.fail(fail("Decode", `the answer (HTTP ${status}) is not JSON`))
-            }
-            const envelope = decodeEnvelope(json)
-            if (envelope._tag === "Left") {
-              return Effect.fail(fail("Decode", `the answer (HTTP ${status}) is not a Bot API response`))
-            }
-            const body = envelope.right
-            if (!body.ok) {
-              return Effect.fail(
-                new TelegramApiError({
-                  method,
-                  error_code: body.error_code ?? status,
-                  description: body.description ?? `HTTP ${status}`,
-                  retry_after: body.parameters?.retry_after,
-                  migrate_to_chat_id: body.parameters?.migrate_to_chat_id
-                })
-              )
-            }
-            if (!("result" in body)) {
-              return Effect.fail(fail("Decode", `the answer (HTTP ${status}) has no result`))
-            }
-            return Effect.succeed({ status, text, result: body.result })
-          })
-        )
+  const transport = (method: string, reason: TelegramTransportError["reason"], description: string) =>
+    new TelegramTransportError({ reason, method, description })
+
+  const request = (
+    token: Token,
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    callTimeout: Duration.Duration
+  ): Effect.Effect<Answered, TelegramError> => {
+    const fail = (reason: TelegramTransportError["reason"], description: string) =>
+      transport(method, reason, description)
+    let body: string
+    try {
+      body = JSON.stringify(params)
+    } catch {
+      return Effect.fail(fail("Transport", "the request body could not be sent"))
     }
-
-    const execute = <A, I>(
-      token: Token,
-      method: string,
-      params: Readonly<Record<string, unknown>>,
-      result: Schema.Schema<A, I>,
-      callTimeout: Duration.Duration = timeout
-    ): Effect.Effect<A, TelegramError> =>
-      request(token, method, params, callTimeout).pipe(
-        Effect.flatMap((answered) =>
-          Schema.decodeUnknown(result)(answered.result).pipe(
-            Effect.mapError((error) => transport(method, "Decode", `unexpected result: ${summarizeIssues(error)}`))
-          )
-        )
-      )
-
-    const traced = (name: string, method: string = name) =>
-      Effect.withSpan(`TelegramClient.${name}`, {
-        kind: "client",
-        captureStackTrace: false,
-        attributes: { "telegram.method": method }
-      })
-
-    const True = Schema.Literal(true)
-
-    /**
-     * Each update's text is cut out of the answer as it came (not re-serialised), so nothing in it
-     * (unknown fields, number formatting, escapes, big integers) can change on the way through.
-     */
-    const getUpdates = (token: Token, params: BotApi.GetUpdatesParams = {}) =>
-      request(token, "getUpdates", params, pollTimeout(params.timeout, timeout)).pipe(
-        Effect.flatMap(({ result, text }) =>
-          Schema.decodeUnknown(UpdateIds)(result).pipe(
-            Effect.mapError((error) =>
-              transport("getUpdates", "Decode", `unexpected result: ${summarizeIssues(error)}`)
-            ),
-            Effect.flatMap((ids) => {
-              const payloads = resultElements(text)
-              return payloads === undefined || payloads.length !== ids.length
-                ? Effect.fail(transport("getUpdates", "Decode", "the updates could not be separated"))
-                : Effect.succeed(ids.map(({ update_id }, i) => ({ update_id, payload: payloads[i]! })))
+    return http.post({
+      url: `${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`,
+      body,
+      headers: jsonHeaders,
+      timeout: callTimeout
+    }).pipe(
+      Effect.mapError((error) => fail(error.reason, error.description)),
+      Effect.flatMap(({ body: text, status }): Effect.Effect<Answered, TelegramError> => {
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch {
+          return Effect.fail(fail("Decode", `the answer (HTTP ${status}) is not JSON`))
+        }
+        const envelope = decodeEnvelope(json)
+        if (envelope._tag === "Left") {
+          return Effect.fail(fail("Decode", `the answer (HTTP ${status}) is not a Bot API response`))
+        }
+        const body = envelope.right
+        if (!body.ok) {
+          return Effect.fail(
+            new TelegramApiError({
+              method,
+              error_code: body.error_code ?? status,
+              description: body.description ?? `HTTP ${status}`,
+              retry_after: body.parameters?.retry_after,
+              migrate_to_chat_id: body.parameters?.migrate_to_chat_id
             })
           )
-        ),
-        traced("getUpdates")
+        }
+        if (!("result" in body)) {
+          return Effect.fail(fail("Decode", `the answer (HTTP ${status}) has no result`))
+        }
+        return Effect.succeed({ status, text, result: body.result })
+      })
+    )
+}
+
+  const execute = <A, I>(
+    token: Token,
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    result: Schema.Schema<A, I>,
+    callTimeout: Duration.Duration = timeout
+  ): Effect.Effect<A, TelegramError> =>
+    request(token, method, params, callTimeout).pipe(
+      Effect.flatMap((answered) =>
+        Schema.decodeUnknown(result)(answered.result).pipe(
+          Effect.mapError((error) => transport(method, "Decode", `unexpected result: ${summarizeIssues(error)}`))
+        )
       )
+    )
 
-    return TelegramClient.of({
-      getMe: (token) => execute(token, "getMe", {}, BotApi.User).pipe(traced("getMe")),
-      getUpdates,
-      setWebhook: (token, { secret_token, ...params }) =>
-        execute(token, "setWebhook", {
-          ...params,
-          ...(secret_token === undefined ? {} : { secret_token: Redacted.value(secret_token) })
-        }, True).pipe(traced("setWebhook")),
-      deleteWebhook: (token, params = {}) =>
-        execute(token, "deleteWebhook", params, True).pipe(traced("deleteWebhook")),
-      getWebhookInfo: (token) =>
-        execute(token, "getWebhookInfo", {}, BotApi.WebhookInfo).pipe(traced("getWebhookInfo")),
-      sendMessage: (token, params) => execute(token, "sendMessage", params, BotApi.Message).pipe(traced("sendMessage")),
-      forwardMessage: (token, params) =>
-        execute(token, "forwardMessage", params, BotApi.Message).pipe(traced("forwardMessage")),
-      copyMessage: (token, params) =>
-        execute(token, "copyMessage", params, BotApi.MessageId).pipe(traced("copyMessage")),
-      editMessageText: (token, params) =>
-        execute(token, "editMessageText", params, Schema.Union(BotApi.Message, True)).pipe(traced("editMessageText")),
-      deleteMessage: (token, params) => execute(token, "deleteMessage", params, True).pipe(traced("deleteMessage")),
-      answerCallbackQuery: (token, params) =>
-        execute(token, "answerCallbackQuery", params, True).pipe(traced("answerCallbackQuery")),
-      getFile: (token, params) => execute(token, "getFile", params, BotApi.File).pipe(traced("getFile")),
-      call: (token, method, params = {}, callOptions) =>
-        execute(
-          token,
-          method,
-          params,
-          Schema.Unknown,
-          callOptions?.timeout === undefined ? timeout : Duration.decode(callOptions.timeout)
-        ).pipe(traced("call", method))
+  const traced = (name: string, method: string = name) =>
+    Effect.withSpan(`TelegramClient.${name}`, {
+      kind: "client",
+      captureStackTrace: false,
+      attributes: { "telegram.method": method }
     })
-  })
 
-/** The client as a layer. */
+  const True = Schema.Literal(true)
+
+  /**
+   * Each update's text is cut out of the answer as it came (not re-serialised), so nothing in it
+   * (unknown fields, number formatting, escapes, big integers) can change on the way through.
+   */
+  const getUpdates = (token: Token, params: BotApi.GetUpdatesParams = {}) =>
+    request(token, "getUpdates", params, pollTimeout(params.timeout, timeout)).pipe(
+      Effect.flatMap(({ result, text }) =>
+        Schema.decodeUnknown(UpdateIds)(result).pipe(
+          Effect.mapError((error) =>
+            transport("getUpdates", "Decode", `unexpected result: ${summarizeIssues(error)}`)
+          ),
+          Effect.flatMap((ids) => {
+            const payloads = resultElements(text)
+            return payloads === undefined || payloads.length !== ids.length
+              ? Effect.fail(transport("getUpdates", "Decode", "the updates could not be separated"))
+              : Effect.succeed(ids.map(({ update_id }, i) => ({ update_id, payload: payloads[i]! })))
+          })
+        )
+      ),
+      traced("getUpdates")
+    )
+
+  return {
+    getMe: (token) => execute(token, "getMe", {}, BotApi.User).pipe(traced("getMe")),
+    getUpdates,
+    setWebhook: (token, { secret_token, ...params }) =>
+      execute(token, "setWebhook", {
+        ...params,
+        ...(secret_token === undefined ? {} : { secret_token: Redacted.value(secret_token) })
+      }, True).pipe(traced("setWebhook")),
+    deleteWebhook: (token, params = {}) =>
+      execute(token, "deleteWebhook", params, True).pipe(traced("deleteWebhook")),
+    getWebhookInfo: (token) =>
+      execute(token, "getWebhookInfo", {}, BotApi.WebhookInfo).pipe(traced("getWebhookInfo")),
+    sendMessage: (token, params) => execute(token, "sendMessage", params, BotApi.Message).pipe(traced("sendMessage")),
+    forwardMessage: (token, params) =>
+      execute(token, "forwardMessage", params, BotApi.Message).pipe(traced("forwardMessage")),
+    copyMessage: (token, params) =>
+      execute(token, "copyMessage", params, BotApi.MessageId).pipe(traced("copyMessage")),
+    editMessageText: (token, params) =>
+      execute(token, "editMessageText", params, Schema.Union(BotApi.Message, True)).pipe(traced("editMessageText")),
+    deleteMessage: (token, params) => execute(token, "deleteMessage", params, True).pipe(traced("deleteMessage")),
+    answerCallbackQuery: (token, params) =>
+      execute(token, "answerCallbackQuery", params, True).pipe(traced("answerCallbackQuery")),
+    getFile: (token, params) => execute(token, "getFile", params, BotApi.File).pipe(traced("getFile")),
+    call: (token, method, params = {}, callOptions) =>
+      execute(
+        token,
+        method,
+        params,
+        Schema.Unknown,
+        callOptions?.timeout === undefined ? timeout : Duration.decode(callOptions.timeout)
+      ).pipe(traced("call", method))
+  }
+}
+
+/** A client on the ambient `HttpClient`. */
+export const make = (options: Options): Effect.Effect<Service, never, HttpClient.HttpClient> =>
+  Effect.map(HttpPost.fromHttpClient, (http) => makeWith(options, http))
+
+/** The client as a layer, on the ambient `HttpClient`. */
 export const layer = (options: Options): Layer.Layer<TelegramClient, never, HttpClient.HttpClient> =>
   Layer.effect(TelegramClient, make(options))
+
+/** The client as a layer, on the ambient `HttpPost` (a host's leaner HTTP client). */
+export const layerHttpPost = (options: Options): Layer.Layer<TelegramClient, never, HttpPost.HttpPost> =>
+  Layer.effect(TelegramClient, Effect.map(HttpPost.HttpPost, (http) => makeWith(options, http)))

@@ -297,7 +297,7 @@ describe("TelegramClient", () => {
         { apiRoot: "not a url" }
       )
       assert.strictEqual(error._tag === "TelegramTransportError" && error.reason, "Transport")
-      assert.strictEqual(error.message, "Transport error calling getMe: the apiRoot does not form a valid URL")
+      assert.strictEqual(error.message, "Transport error calling getMe: the URL is not valid")
     }))
 
   it.effect("no answer in time is a Timeout error; call can override the timeout", () =>

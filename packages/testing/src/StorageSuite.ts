@@ -137,6 +137,10 @@ const some = <A>(option: Option.Option<A>): A => {
 
 const ids = (items: ReadonlyArray<{ readonly id: number }>) => items.map((item) => item.id)
 
+/** The bot's oldest pending delivery. */
+const nextDelivery = (storage: Storage.StorageService, botId: number) =>
+  Effect.map(storage.nextDeliveries(botId, 1), (deliveries) => Option.fromNullable(deliveries[0]))
+
 /**
  * The storage conformance suite: every `StorageService` driver must pass it. `layer` must give a
  * fresh, empty storage each time it is built; every test builds it once.
@@ -778,8 +782,8 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             yield* storage.listDeliveries({ limit: 10 }),
             [queued(2, toTarget), queued(1, toBackend)]
           )
-          assert.deepStrictEqual(yield* storage.nextDelivery(a.id), Option.some(queued(1, toBackend)))
-          assert.deepStrictEqual(yield* storage.nextDelivery(b.id), Option.some(queued(2, toTarget)))
+          assert.deepStrictEqual(yield* nextDelivery(storage, a.id), Option.some(queued(1, toBackend)))
+          assert.deepStrictEqual(yield* nextDelivery(storage, b.id), Option.some(queued(2, toTarget)))
         }))
 
       test("completing an update twice changes nothing the second time", (storage) =>
@@ -886,8 +890,8 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             yield* storage.listDeliveries({ limit: 10 }),
             [queued(4, d4), queued(3, d3), queued(2, d2), queued(1, d1)]
           )
-          assert.deepStrictEqual(yield* storage.nextDelivery(a.id), Option.some(queued(1, d1)))
-          assert.deepStrictEqual(yield* storage.nextDelivery(b.id), Option.some(queued(3, d3)))
+          assert.deepStrictEqual(yield* nextDelivery(storage, a.id), Option.some(queued(1, d1)))
+          assert.deepStrictEqual(yield* nextDelivery(storage, b.id), Option.some(queued(3, d3)))
         }))
 
       test("a batch mixing processed and unprocessed updates applies only the unprocessed ones", (storage) =>
@@ -945,11 +949,11 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           ])
           assert.deepStrictEqual(yield* backlogs, [4, 1])
 
-          yield* storage.recordAttempt(1, { status: "delivered", at: t2 })
+          yield* storage.recordAttempts([[1, { status: "delivered", at: t2 }]])
           assert.deepStrictEqual(yield* backlogs, [3, 1])
-          yield* storage.recordAttempt(2, { status: "pending", at: t2, next_attempt_at: t2, last_error: "timeout" })
+          yield* storage.recordAttempts([[2, { status: "pending", at: t2, next_attempt_at: t2, last_error: "timeout" }]])
           assert.deepStrictEqual(yield* backlogs, [3, 1])
-          yield* storage.recordAttempt(2, { status: "dead", at: t2, last_error: "timeout" })
+          yield* storage.recordAttempts([[2, { status: "dead", at: t2, last_error: "timeout" }]])
           assert.deepStrictEqual(yield* backlogs, [2, 1])
 
           yield* storage.completeUpdates([completion(a.id, 2), completion(a.id, 3)])
@@ -972,19 +976,19 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           yield* storage.completeUpdates([completion(1, 1, { deliveries: [newDelivery(1, 1)] })])
           yield* storage.commitUpdates(2, [update(1)], 2)
           yield* storage.completeUpdates([completion(2, 1, { deliveries: [newDelivery(2, 1), newDelivery(2, 1)] })])
-          yield* storage.recordAttempt(2, { status: "delivered", at: t2 })
-          yield* storage.recordAttempt(3, { status: "dead", at: t2, last_error: "HTTP 500" })
+          yield* storage.recordAttempts([[2, { status: "delivered", at: t2 }]])
+          yield* storage.recordAttempts([[3, { status: "dead", at: t2, last_error: "HTTP 500" }]])
           yield* storage.commitUpdates(5, [], 10)
           yield* storage.completeUpdates([completion(4, 1, { deliveries: [newDelivery(4, 1)] })])
           assert.deepStrictEqual(yield* storage.botsWithWork, [1, 4])
 
           yield* storage.completeUpdates([completion(4, 2)])
           assert.deepStrictEqual(yield* storage.botsWithWork, [1, 4])
-          yield* storage.recordAttempt(4, { status: "delivered", at: t2 })
+          yield* storage.recordAttempts([[4, { status: "delivered", at: t2 }]])
           assert.deepStrictEqual(yield* storage.botsWithWork, [1])
-          yield* storage.recordAttempt(1, { status: "pending", at: t2, next_attempt_at: t2, last_error: "timeout" })
+          yield* storage.recordAttempts([[1, { status: "pending", at: t2, next_attempt_at: t2, last_error: "timeout" }]])
           assert.deepStrictEqual(yield* storage.botsWithWork, [1])
-          yield* storage.recordAttempt(1, { status: "dead", at: t2, last_error: "timeout" })
+          yield* storage.recordAttempts([[1, { status: "dead", at: t2, last_error: "timeout" }]])
           assert.deepStrictEqual(yield* storage.botsWithWork, [])
           yield* storage.retryDelivery(3, t2)
           assert.deepStrictEqual(yield* storage.botsWithWork, [2])
@@ -1027,12 +1031,12 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           yield* storage.completeUpdates([
             completion(b.id, 1, { deliveries: [newDelivery(b.id, 1, { created_at: t2 })] })
           ])
-          yield* storage.recordAttempt(1, { status: "dead", at: t2, last_error: "gone" })
+          yield* storage.recordAttempts([[1, { status: "dead", at: t2, last_error: "gone" }]])
 
           assert.isTrue(yield* storage.deleteBot(a.id))
           assert.strictEqual(yield* storage.ingressOffset(a.id), 0)
           assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 10), [])
-          assert.isTrue(Option.isNone(yield* storage.nextDelivery(a.id)))
+          assert.isTrue(Option.isNone(yield* nextDelivery(storage, a.id)))
           assert.deepStrictEqual(yield* storage.listDeliveries({ bot_id: a.id, limit: 10 }), [])
           assert.isTrue(Option.isNone(yield* storage.retryDelivery(1, t2)))
           assert.deepStrictEqual(yield* storage.botsWithWork, [b.id])
@@ -1101,34 +1105,62 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           }
         })
 
+      test("nextDeliveries are the bot's pending deliveries in id order, due or not, at most limit", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          assert.deepStrictEqual(yield* storage.nextDeliveries(a.id, 10), [])
+          yield* queue(storage, [newDelivery(a.id, 1), newDelivery(b.id, 1), newDelivery(a.id, 2), newDelivery(a.id, 3)])
+          const later = "2099-01-01T00:00:00.000Z"
+          yield* storage.recordAttempts([[1, { status: "delivered", at: t2 }]])
+          yield* storage.recordAttempts([[2, { status: "pending", at: t2, next_attempt_at: later, last_error: "HTTP 502" }]])
+          assert.deepStrictEqual(ids(yield* storage.nextDeliveries(a.id, 10)), [2, 3])
+          assert.deepStrictEqual(ids(yield* storage.nextDeliveries(a.id, 1)), [2])
+          assert.deepStrictEqual(ids(yield* storage.nextDeliveries(b.id, 10)), [4])
+        }))
+
       test("nextDelivery is the bot's pending delivery with the smallest id, due or not", (storage) =>
         Effect.gen(function*() {
           const a = yield* storage.insertBot(botInput(1))
           const b = yield* storage.insertBot(botInput(2))
-          assert.isTrue(Option.isNone(yield* storage.nextDelivery(a.id)))
+          assert.isTrue(Option.isNone(yield* nextDelivery(storage, a.id)))
           const inputs = [newDelivery(a.id, 1), newDelivery(a.id, 2), newDelivery(a.id, 3), newDelivery(b.id, 1)]
           yield* queue(storage, inputs)
           assert.deepStrictEqual(ids(yield* storage.listDeliveries({ limit: 10 })), [4, 3, 2, 1])
 
           const later = "2099-01-01T00:00:00.000Z"
-          yield* storage.recordAttempt(1, { status: "pending", at: t2, next_attempt_at: later, last_error: "HTTP 502" })
-          assert.deepStrictEqual(yield* storage.nextDelivery(a.id), Option.some({
+          yield* storage.recordAttempts([[1, { status: "pending", at: t2, next_attempt_at: later, last_error: "HTTP 502" }]])
+          assert.deepStrictEqual(yield* nextDelivery(storage, a.id), Option.some({
             ...queued(1, inputs[0]!),
             attempts: 1,
             next_attempt_at: later,
             last_error: "HTTP 502",
             updated_at: t2
           }))
-          yield* storage.recordAttempt(1, { status: "delivered", at: t2 })
-          assert.strictEqual(some(yield* storage.nextDelivery(a.id)).id, 2)
-          yield* storage.recordAttempt(2, { status: "dead", at: t2, last_error: "HTTP 410" })
-          assert.deepStrictEqual(yield* storage.nextDelivery(a.id), Option.some(queued(3, inputs[2]!)))
-          assert.deepStrictEqual(yield* storage.nextDelivery(b.id), Option.some(queued(4, inputs[3]!)))
-          yield* storage.recordAttempt(3, { status: "delivered", at: t2 })
-          assert.isTrue(Option.isNone(yield* storage.nextDelivery(a.id)))
-          assert.isTrue(Option.isNone(yield* storage.nextDelivery(99)))
+          yield* storage.recordAttempts([[1, { status: "delivered", at: t2 }]])
+          assert.strictEqual(some(yield* nextDelivery(storage, a.id)).id, 2)
+          yield* storage.recordAttempts([[2, { status: "dead", at: t2, last_error: "HTTP 410" }]])
+          assert.deepStrictEqual(yield* nextDelivery(storage, a.id), Option.some(queued(3, inputs[2]!)))
+          assert.deepStrictEqual(yield* nextDelivery(storage, b.id), Option.some(queued(4, inputs[3]!)))
+          yield* storage.recordAttempts([[3, { status: "delivered", at: t2 }]])
+          assert.isTrue(Option.isNone(yield* nextDelivery(storage, a.id)))
+          assert.isTrue(Option.isNone(yield* nextDelivery(storage, 99)))
           assert.strictEqual(some(yield* storage.retryDelivery(2, t2)).id, 2)
-          assert.strictEqual(some(yield* storage.nextDelivery(a.id)).id, 2)
+          assert.strictEqual(some(yield* nextDelivery(storage, a.id)).id, 2)
+        }))
+
+      test("recordAttempts records several outcomes at once and skips unknown ids", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* queue(storage, [newDelivery(bot.id, 1), newDelivery(bot.id, 2), newDelivery(bot.id, 3)])
+          yield* storage.recordAttempts([
+            [1, { status: "delivered", at: t2 }],
+            [99, { status: "delivered", at: t2 }],
+            [2, { status: "dead", at: t2, last_error: "HTTP 410" }],
+            [3, { status: "pending", at: t2, next_attempt_at: t2, last_error: "HTTP 502" }]
+          ])
+          const statuses = (yield* storage.listDeliveries({ limit: 10 })).map((d) => [d.id, d.status, d.attempts])
+          assert.deepStrictEqual(statuses, [[3, "pending", 1], [2, "dead", 1], [1, "delivered", 0]])
         }))
 
       test("recordAttempt counts failed attempts and records the outcome", (storage) =>
@@ -1141,13 +1173,13 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
               Effect.map((all) => all.find((d) => d.id === id))
             )
 
-          yield* storage.recordAttempt(1, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 500" })
-          yield* storage.recordAttempt(1, {
+          yield* storage.recordAttempts([[1, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 500" }]])
+          yield* storage.recordAttempts([[1, {
             status: "pending",
             at: t2,
             next_attempt_at: "2025-03-04T05:07:07.000Z",
             last_error: "timeout after 10 s"
-          })
+          }]])
           const retried = {
             ...queued(1, inputs[0]!),
             attempts: 2,
@@ -1157,12 +1189,12 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           }
           assert.deepStrictEqual(yield* find(1), retried)
           const deliveredAt = "2025-03-04T05:08:00.000Z"
-          yield* storage.recordAttempt(1, { status: "delivered", at: deliveredAt })
+          yield* storage.recordAttempts([[1, { status: "delivered", at: deliveredAt }]])
           assert.deepStrictEqual(yield* find(1), { ...retried, status: "delivered", updated_at: deliveredAt })
 
-          yield* storage.recordAttempt(2, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 503" })
+          yield* storage.recordAttempts([[2, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 503" }]])
           const deadError = "gave up after 24 h: HTTP 503"
-          yield* storage.recordAttempt(2, { status: "dead", at: deliveredAt, last_error: deadError })
+          yield* storage.recordAttempts([[2, { status: "dead", at: deliveredAt, last_error: deadError }]])
           assert.deepStrictEqual(yield* find(2), {
             ...queued(2, inputs[1]!),
             status: "dead",
@@ -1172,7 +1204,7 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             updated_at: deliveredAt
           })
 
-          yield* storage.recordAttempt(99, { status: "delivered", at: t2 })
+          yield* storage.recordAttempts([[99, { status: "delivered", at: t2 }]])
           assert.strictEqual((yield* storage.listDeliveries({ limit: 10 })).length, 2)
         }))
 
@@ -1181,9 +1213,9 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           const bot = yield* storage.insertBot(botInput(1))
           const inputs = [newDelivery(bot.id, 1), newDelivery(bot.id, 2), newDelivery(bot.id, 3)]
           yield* queue(storage, inputs)
-          yield* storage.recordAttempt(1, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 500" })
-          yield* storage.recordAttempt(1, { status: "dead", at: t2, last_error: "HTTP 500 for 24 h" })
-          yield* storage.recordAttempt(2, { status: "delivered", at: t2 })
+          yield* storage.recordAttempts([[1, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 500" }]])
+          yield* storage.recordAttempts([[1, { status: "dead", at: t2, last_error: "HTTP 500 for 24 h" }]])
+          yield* storage.recordAttempts([[2, { status: "delivered", at: t2 }]])
 
           const at = "2025-04-01T00:00:00.000Z"
           const retried = some(yield* storage.retryDelivery(1, at))
@@ -1195,7 +1227,7 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             updated_at: at
           }
           assert.deepStrictEqual(retried, expected)
-          assert.deepStrictEqual(yield* storage.nextDelivery(bot.id), Option.some(expected))
+          assert.deepStrictEqual(yield* nextDelivery(storage, bot.id), Option.some(expected))
           assert.deepStrictEqual(yield* storage.listDeliveries({ status: "dead", limit: 10 }), [])
           assert.isTrue(Option.isNone(yield* storage.retryDelivery(1, at)))
           assert.isTrue(Option.isNone(yield* storage.retryDelivery(2, at)))
@@ -1217,9 +1249,9 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           yield* queue(storage, [newDelivery(a.id, 1), newDelivery(a.id, 1), newDelivery(a.id, 1)])
           yield* queue(storage, [newDelivery(b.id, 1), newDelivery(b.id, 1)])
           yield* queue(storage, [newDelivery(a.id, 2)])
-          yield* storage.recordAttempt(2, { status: "dead", at: t2, last_error: "x" })
-          yield* storage.recordAttempt(4, { status: "dead", at: t2, last_error: "x" })
-          yield* storage.recordAttempt(1, { status: "delivered", at: t2 })
+          yield* storage.recordAttempts([[2, { status: "dead", at: t2, last_error: "x" }]])
+          yield* storage.recordAttempts([[4, { status: "dead", at: t2, last_error: "x" }]])
+          yield* storage.recordAttempts([[1, { status: "delivered", at: t2 }]])
           const list = (filter: Parameters<Storage.StorageService["listDeliveries"]>[0]) =>
             storage.listDeliveries(filter).pipe(Effect.map(ids))
 
@@ -1297,11 +1329,11 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           const done = completion(bot.id, 1, { deliveries: [delivery] })
           yield* storage.completeUpdates([done])
           Object.assign(delivery, { url: "mutated" })
-          const [next] = Option.toArray(yield* storage.nextDelivery(bot.id))
+          const [next] = Option.toArray(yield* nextDelivery(storage, bot.id))
           Object.assign(next!, { status: "dead" })
           const [listed] = yield* storage.listDeliveries({ limit: 1 })
           Object.assign(listed!, { attempts: 9 })
-          yield* storage.recordAttempt(1, { status: "dead", at: t2, last_error: "x" })
+          yield* storage.recordAttempts([[1, { status: "dead", at: t2, last_error: "x" }]])
           Object.assign(some(yield* storage.retryDelivery(1, t2)), { last_error: "mutated" })
           assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [
             { ...queued(1, newDelivery(bot.id, 1)), next_attempt_at: t2, last_error: "x", updated_at: t2 }
