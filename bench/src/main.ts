@@ -1,17 +1,19 @@
 /**
- * `pnpm bench`: the API suite (Botrelay's HTTP API against a bare ceiling, see api.ts), then the
- * pipeline suite (FakeTelegram → Botrelay → a local backend, and 1,000 idle polling bots, see pipeline.ts).
+ * `pnpm bench`: the API suite (Botrelay's HTTP API against a bare ceiling, see api.ts), the pipeline
+ * suite (FakeTelegram → Botrelay → a local backend, and 1,000 idle polling bots, see pipeline.ts), then the
+ * proxy suite (/tgapi overhead and long-poll latency, see proxy.ts).
  *
- * Env: BENCH_SUITE (api, pipeline or all; default all), BENCH_CPU_PROF (a folder: run each Botrelay
+ * Env: BENCH_SUITE (api, pipeline, proxy or all; default all), BENCH_CPU_PROF (a folder: run each Botrelay
  * server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
 import { resolve } from "node:path"
 import { interruptApi, runApi } from "./api.js"
 import { cpuProf, removeTempDirs } from "./harness.js"
 import { runPipeline } from "./pipeline.js"
+import { runProxy } from "./proxy.js"
 import { children, isRunning, stop } from "./processes.js"
 
-const suites: Record<string, () => Promise<void>> = { api: runApi, pipeline: runPipeline }
+const suites: Record<string, () => Promise<void>> = { api: runApi, pipeline: runPipeline, proxy: runProxy }
 
 const chosen = process.env["BENCH_SUITE"] ?? "all"
 const names = chosen === "all" || chosen === "" ? Object.keys(suites) : [chosen]
@@ -34,7 +36,7 @@ process.once("exit", () => {
 })
 
 if (names.some((name) => suites[name] === undefined)) {
-  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, all; got "${chosen}"\n`)
+  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, all; got "${chosen}"\n`)
   process.exitCode = 2
 } else {
   for (const name of names) {

@@ -16,4 +16,15 @@ export interface UpdateCompletion {
   /** Captured messages, inserted or replacing the stored one with the same (bot_id, chat_id, id). */
   readonly messages: ReadonlyArray<Message>
   readonly deliveries: ReadonlyArray<NewDelivery>
+  /** The update for the bot's long-poll buffer, when the bot has `long_poll_enabled`. */
+  readonly buffer?: BufferEntry | undefined
+}
+
+/** An update as a bot's long-poll buffer keeps it. */
+export interface BufferEntry {
+  /** The update's type (its only key besides `update_id`), "" when it has none. */
+  readonly type: string
+  /** The update's JSON text exactly as Telegram sent it. */
+  readonly payload: string
+  readonly created_at: string
 }

@@ -1,5 +1,7 @@
-import { Context, Data, type Effect } from "effect"
+import { BotApi } from "@botrelay/telegram"
+import { Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option } from "effect"
 import type { StorageError } from "./Errors.js"
+import { Storage } from "./Storage.js"
 
 /** Telegram's getUpdates parameters, as a client sent them (already parsed to numbers and arrays). */
 export interface GetUpdates {
@@ -59,7 +61,218 @@ export interface LongPollService {
   readonly drop: (botId: number) => Effect.Effect<void, StorageError>
   /** Wakes pending getUpdates of the bot after updates were buffered. */
   readonly buffered: (botId: number) => Effect.Effect<void>
+  /**
+   * Answers every pending getUpdates at once and holds no new ones, so that a stopping server does not
+   * wait for long polls to time out.
+   */
+  readonly shutdown: Effect.Effect<void>
 }
 
 /** The long-poll buffer. */
 export class LongPoll extends Context.Tag("@botrelay/core/LongPoll")<LongPoll, LongPollService>() {}
+
+/** Which update types a read lets through: only the listed ones, or every one but the listed ones. */
+export type TypeFilter = { readonly only: ReadonlyArray<string> } | { readonly except: ReadonlyArray<string> }
+
+/** A read of a bot's buffer: from update_id `offset` up, at most `limit`, of the types `types` lets through. */
+export interface BufferQuery {
+  readonly offset: number
+  readonly limit: number
+  readonly types: TypeFilter
+}
+
+/** A trim of a bot's buffer: keep at most `max_updates`, none buffered before `before`; `at` is now. */
+export interface BufferRetention {
+  readonly max_updates: number
+  /** ISO 8601. */
+  readonly before: string
+  /** ISO 8601. */
+  readonly at: string
+}
+
+/** What storage keeps about a bot's buffer besides its updates. */
+export interface BufferState {
+  readonly allowed_updates: ReadonlyArray<string>
+  readonly trimmed: number
+  /** ISO 8601 time of the last trim, "" if none. */
+  readonly last_trimmed_at: string
+}
+
+/** Telegram's largest `limit`. */
+export const maxLimit = 100
+
+/** Telegram's longest `timeout`, in seconds. */
+export const maxTimeout = 50
+
+/** How long unconfirmed updates are kept. */
+export interface Options {
+  /** The most updates kept per bot; the oldest beyond are dropped. */
+  readonly maxUpdates: number
+  /** How long an unconfirmed update is kept. */
+  readonly maxAge: Duration.DurationInput
+}
+
+/** Like Telegram: 24 hours, and at most 10,000 updates per bot. */
+export const defaults: Options = { maxUpdates: 10_000, maxAge: Duration.hours(24) }
+
+/** The types `allowed_updates` lets through: `[]` means every type but chat_member and the reactions. */
+export const typeFilter = (allowed: ReadonlyArray<string>): TypeFilter =>
+  allowed.length === 0 ? { except: BotApi.optInUpdateTypes } : { only: allowed }
+
+/** The type of a parsed update: its only key besides `update_id`, "" when it has none. */
+export const typeOf = (update: unknown): string =>
+  typeof update === "object" && update !== null && !Array.isArray(update)
+    ? BotApi.updateType(update as Record<string, unknown>) ?? ""
+    : ""
+
+/** Whether a type passes the filter. */
+export const passes = (filter: TypeFilter, type: string): boolean =>
+  "only" in filter ? filter.only.includes(type) : !filter.except.includes(type)
+
+/** An integer parameter as Telegram reads it: the default when absent, truncated and clamped to its range. */
+const clamp = (value: number | undefined, fallback: number, min: number, max: number): number =>
+  value === undefined || Number.isNaN(value) ? fallback : Math.min(max, Math.max(min, Math.trunc(value)))
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+const sameTypes = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
+  a.length === b.length && a.every((type, i) => type === b[i])
+
+/** The buffer as `make` builds it, with what tests look at. */
+export interface LongPollInternals extends LongPollService {
+  /** How many getUpdates of the bot wait for an update now. */
+  readonly waiting: (botId: number) => number
+}
+
+/**
+ * Builds the buffer on the `Storage`. Waiting requests are held in memory: `buffered` wakes those of
+ * a bot, a newer getUpdates of the bot ends the pending one, and an interrupted request leaves nothing
+ * behind. Retention is applied after every write (`buffered`) and before every read.
+ */
+export const make = (options: Options = defaults): Effect.Effect<LongPollInternals, never, Storage> =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const maxAge = Duration.toMillis(Duration.decode(options.maxAge))
+    /** The pending getUpdates of each bot, as the signal that ends it. */
+    const current = new Map<number, Deferred.Deferred<void>>()
+    const waiters = new Map<number, Set<Deferred.Deferred<void>>>()
+    const stopping = yield* Deferred.make<void>()
+
+    const trim = (botId: number) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const dropped = yield* storage.trimBuffered(botId, {
+          max_updates: options.maxUpdates,
+          before: iso(now - maxAge),
+          at: iso(now)
+        })
+        if (dropped > 0) {
+          const retention = `${options.maxUpdates} updates, ${Duration.format(Duration.millis(maxAge))}`
+          yield* Effect.logWarning(
+            `dropped ${dropped} unconfirmed updates from the long-poll buffer (retention: ${retention})`
+          ).pipe(Effect.annotateLogs({ bot_id: botId, dropped }))
+        }
+      })
+
+    /** A signal completed by the next `buffered` of the bot; registered until the scope closes. */
+    const listen = (botId: number) =>
+      Effect.acquireRelease(
+        Effect.map(Deferred.make<void>(), (wake) => {
+          const set = waiters.get(botId) ?? new Set()
+          set.add(wake)
+          waiters.set(botId, set)
+          return wake
+        }),
+        (wake) =>
+          Effect.sync(() => {
+            const set = waiters.get(botId)
+            set?.delete(wake)
+            if (set?.size === 0) waiters.delete(botId)
+          })
+      )
+
+    const serve = (botId: number, params: GetUpdates, ended: Deferred.Deferred<void>) =>
+      Effect.gen(function*() {
+        const offset = clamp(params.offset, 0, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
+        const limit = clamp(params.limit, maxLimit, 1, maxLimit)
+        const timeout = clamp(params.timeout, 0, 0, maxTimeout)
+        const remembered = (yield* storage.bufferState(botId)).allowed_updates
+        const allowed = params.allowed_updates ?? remembered
+        if (!sameTypes(allowed, remembered)) yield* storage.setAllowedUpdates(botId, allowed)
+        if (offset > 0) yield* storage.confirmBuffered(botId, offset)
+        else if (offset < 0) yield* storage.keepNewestBuffered(botId, -offset)
+        yield* trim(botId)
+        const query: BufferQuery = { offset: Math.max(offset, 0), limit, types: typeFilter(allowed) }
+        const deadline = (yield* Clock.currentTimeMillis) + timeout * 1000
+        while (true) {
+          const found = yield* Effect.scoped(Effect.gen(function*() {
+            const wake = yield* listen(botId)
+            const updates = yield* storage.readBuffered(botId, query)
+            const left = deadline - (yield* Clock.currentTimeMillis)
+            if (updates.length > 0 || left <= 0 || (yield* Deferred.isDone(stopping))) return Option.some(updates)
+            yield* Effect.raceFirst(
+              Effect.raceFirst(Deferred.await(wake), Deferred.await(stopping)),
+              Effect.zipRight(Deferred.await(ended), Effect.fail(new PollConflict()))
+            ).pipe(Effect.timeoutOption(Duration.millis(left)))
+            return Option.none()
+          }))
+          if (Option.isSome(found)) return found.value
+        }
+      })
+
+    const service: LongPollInternals = {
+      getUpdates: (botId, params) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.findBot(botId)
+          if (Option.isNone(bot) || !bot.value.long_poll_enabled) {
+            return yield* Effect.fail(new LongPollDisabled({ bot_id: botId }))
+          }
+          return yield* Effect.acquireUseRelease(
+            Effect.flatMap(Deferred.make<void>(), (ended) =>
+              Effect.sync(() => {
+                const previous = current.get(botId)
+                current.set(botId, ended)
+                if (previous !== undefined) Deferred.unsafeDone(previous, Exit.void)
+                return ended
+              })),
+            (ended) => serve(botId, params, ended),
+            (ended) => Effect.sync(() => void (current.get(botId) === ended && current.delete(botId)))
+          )
+        }).pipe(Effect.withSpan("LongPoll.getUpdates", { attributes: { bot_id: botId } })),
+
+      status: (botId) =>
+        Effect.gen(function*() {
+          yield* trim(botId)
+          const state = yield* storage.bufferState(botId)
+          const pending = yield* storage.countBuffered(botId)
+          return {
+            pending,
+            trimmed: state.trimmed,
+            last_trimmed_date: state.last_trimmed_at === "" ? 0 : Math.floor(Date.parse(state.last_trimmed_at) / 1000),
+            allowed_updates: state.allowed_updates
+          }
+        }),
+
+      drop: (botId) => Effect.asVoid(storage.dropBuffered(botId)),
+
+      buffered: (botId) =>
+        Effect.suspend(() => {
+          const set = waiters.get(botId)
+          waiters.delete(botId)
+          for (const wake of set ?? []) Deferred.unsafeDone(wake, Exit.void)
+          return trim(botId)
+        }).pipe(
+          Effect.catchAll((e) => Effect.logError("could not trim the long-poll buffer", e.cause)),
+          Effect.annotateLogs({ bot_id: botId })
+        ),
+
+      shutdown: Effect.asVoid(Deferred.succeed(stopping, undefined)),
+
+      waiting: (botId) => waiters.get(botId)?.size ?? 0
+    }
+    return service
+  })
+
+/** The buffer as a layer on the `Storage`. */
+export const layer = (options: Options = defaults): Layer.Layer<LongPoll, never, Storage> =>
+  Layer.effect(LongPoll, make(options))

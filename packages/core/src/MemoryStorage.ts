@@ -3,7 +3,9 @@ import type { ApiKey, ApiKeyRecordInput } from "./ApiKey.js"
 import type { BotPatch, StoredBot } from "./Bot.js"
 import { DuplicateToken } from "./Bot.js"
 import type { Delivery, DeliveryOutcome } from "./Delivery.js"
-import type { InboxUpdate } from "./Inbox.js"
+import type { BufferEntry, InboxUpdate } from "./Inbox.js"
+import type { BufferState } from "./LongPoll.js"
+import { passes } from "./LongPoll.js"
 import type { Message } from "./Message.js"
 import type { Route } from "./Route.js"
 import type { StorageService } from "./Storage.js"
@@ -52,7 +54,8 @@ const copyMessage = (m: Message): Message => {
     text: m.text,
     date: m.date,
     direction: m.direction,
-    edit_date: m.edit_date
+    edit_date: m.edit_date,
+    deleted: m.deleted
   }
   if (m.media_type !== undefined) message.media_type = m.media_type
   if (m.file_id !== undefined) message.file_id = m.file_id
@@ -124,6 +127,8 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
   const inboxes = new Map<number, Map<number, InboxRow>>()
   const offsets = new Map<number, number>()
   const webhookSecrets = new Map<number, string>()
+  const buffers = new Map<number, Map<number, BufferEntry>>()
+  const bufferStates = new Map<number, BufferState>()
   /** In id order: ids only grow and an entry is never re-inserted, which `nextDeliveries` relies on. */
   const deliveries = new Map<number, Delivery>()
   const next = { bot: 1, route: 1, tag: 1, apiKey: 1, delivery: 1 }
@@ -154,6 +159,22 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         })
     }
   }
+
+  /** The bot's buffered update ids, ascending. */
+  const bufferedIds = (botId: number): Array<number> =>
+    Array.from(buffers.get(botId)?.keys() ?? []).sort((a, b) => a - b)
+
+  /** Forgets the buffered updates `pick` chooses from the ascending ids; returns how many. */
+  const forgetBuffered = (botId: number, pick: (ids: ReadonlyArray<number>) => ReadonlyArray<number>): number => {
+    const buffer = buffers.get(botId)
+    if (buffer === undefined) return 0
+    const forgotten = pick(bufferedIds(botId))
+    for (const id of forgotten) buffer.delete(id)
+    return forgotten.length
+  }
+
+  const stateOf = (botId: number): BufferState =>
+    bufferStates.get(botId) ?? { allowed_updates: [], trimmed: 0, last_trimmed_at: "" }
 
   const botWithToken = (token: string): BotRow | undefined => {
     for (const bot of bots.values()) if (bot.token === token) return bot
@@ -228,6 +249,8 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         inboxes.delete(id)
         offsets.delete(id)
         webhookSecrets.delete(id)
+        buffers.delete(id)
+        bufferStates.delete(id)
         for (const delivery of deliveries.values()) if (delivery.bot_id === id) deliveries.delete(delivery.id)
         for (const key of apiKeys.values()) {
           if (key.bot_ids.includes(id)) apiKeys.set(key.id, { ...key, bot_ids: key.bot_ids.filter((b) => b !== id) })
@@ -278,6 +301,22 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
           .sort(compareMessages)
           .slice(query.offset, query.offset + query.limit)
           .map(copyMessage)
+      }),
+
+    findMessage: (botId, chatId, id) =>
+      Effect.sync(() => Option.map(Option.fromNullable(messages.get(messageKey(botId, chatId, id))), copyMessage)),
+
+    markMessagesDeleted: (botId, chatId, ids) =>
+      Effect.sync(() => {
+        let marked = 0
+        for (const id of new Set(ids)) {
+          const key = messageKey(botId, chatId, id)
+          const message = messages.get(key)
+          if (message === undefined) continue
+          messages.set(key, { ...message, deleted: true })
+          marked++
+        }
+        return marked
       }),
 
     upsertTag: (input) =>
@@ -410,6 +449,11 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
               updated_at: delivery.created_at
             })
           }
+          if (completion.buffer !== undefined) {
+            const buffer = buffers.get(completion.bot_id) ?? new Map<number, BufferEntry>()
+            buffers.set(completion.bot_id, buffer)
+            if (!buffer.has(completion.update_id)) buffer.set(completion.update_id, { ...completion.buffer })
+          }
           inbox.set(completion.update_id, { ...row, processed: true })
         }
       }),
@@ -473,6 +517,49 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         deliveries.set(id, delivery)
         return Option.some(copyDelivery(delivery))
       }),
+
+    confirmBuffered: (botId, offset) =>
+      Effect.sync(() => forgetBuffered(botId, (ids) => ids.filter((id) => id < offset))),
+
+    keepNewestBuffered: (botId, count) =>
+      Effect.sync(() => forgetBuffered(botId, (ids) => ids.slice(0, Math.max(0, ids.length - count)))),
+
+    readBuffered: (botId, query) =>
+      Effect.sync(() => {
+        const buffer = buffers.get(botId)
+        if (buffer === undefined) return []
+        return bufferedIds(botId)
+          .filter((id) => id >= query.offset && passes(query.types, buffer.get(id)!.type))
+          .slice(0, query.limit)
+          .map((id) => ({ update_id: id, payload: buffer.get(id)!.payload }))
+      }),
+
+    countBuffered: (botId) => Effect.sync(() => buffers.get(botId)?.size ?? 0),
+
+    dropBuffered: (botId) => Effect.sync(() => forgetBuffered(botId, (ids) => ids)),
+
+    trimBuffered: (botId, retention) =>
+      Effect.sync(() => {
+        const buffer = buffers.get(botId)
+        const dropped = forgetBuffered(botId, (ids) => {
+          const excess = Math.max(0, ids.length - retention.max_updates)
+          return ids.filter((id, i) => i < excess || buffer!.get(id)!.created_at < retention.before)
+        })
+        if (dropped > 0) {
+          const state = stateOf(botId)
+          bufferStates.set(botId, { ...state, trimmed: state.trimmed + dropped, last_trimmed_at: retention.at })
+        }
+        return dropped
+      }),
+
+    bufferState: (botId) =>
+      Effect.sync(() => {
+        const state = stateOf(botId)
+        return { ...state, allowed_updates: [...state.allowed_updates] }
+      }),
+
+    setAllowedUpdates: (botId, types) =>
+      Effect.sync(() => void bufferStates.set(botId, { ...stateOf(botId), allowed_updates: [...types] })),
 
     ping: Effect.void
   }

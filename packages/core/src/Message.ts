@@ -34,7 +34,9 @@ export const Message = Schema.Struct({
   file_id: Schema.optionalWith(Schema.String, { exact: true }),
   reply_to_message_id: Schema.optionalWith(Schema.Int, { exact: true }),
   direction: Direction,
-  edit_date: Schema.Int
+  edit_date: Schema.Int,
+  /** Deleted through Botrelay (`deleteMessage` via /tgapi); the record stays in the history. */
+  deleted: Schema.Boolean
 }).annotations({ identifier: "Message" })
 export type Message = typeof Message.Type
 
@@ -110,6 +112,7 @@ export const fromTelegram = (botId: number, message: BotApi.Message, direction: 
     ...media,
     ...(message.reply_to_message === undefined ? {} : { reply_to_message_id: message.reply_to_message.message_id }),
     direction,
-    edit_date: message.edit_date ?? 0
+    edit_date: message.edit_date ?? 0,
+    deleted: false
   }
 }

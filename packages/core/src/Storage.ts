@@ -5,6 +5,7 @@ import type { BotPatch, BotRecordInput, DuplicateToken, StoredBot } from "./Bot.
 import type { Delivery, DeliveryOutcome, DeliveryStatus } from "./Delivery.js"
 import type { StorageError } from "./Errors.js"
 import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
+import type { BufferedUpdate, BufferQuery, BufferRetention, BufferState } from "./LongPoll.js"
 import type { Message, MessageQuery } from "./Message.js"
 import type { Route, RouteRecordInput } from "./Route.js"
 import type { Tag, TagRecordInput } from "./Tag.js"
@@ -27,8 +28,8 @@ export interface StorageService {
   /** All bots, ordered by id. */
   readonly listBots: Effect.Effect<ReadonlyArray<StoredBot>, StorageError>
   /**
-   * Removes the bot with its routes, messages, inbox, ingress offset, webhook secret, deliveries and
-   * its place in operator keys; false when absent.
+   * Removes the bot with its routes, messages, inbox, ingress offset, webhook secret, deliveries,
+   * long-poll buffer and its place in operator keys; false when absent.
    */
   readonly deleteBot: (id: number) => Effect.Effect<boolean, StorageError>
 
@@ -47,6 +48,14 @@ export interface StorageService {
   readonly saveMessage: (message: Message) => Effect.Effect<void, StorageError>
   /** One chat's messages, newest first (date desc, then id desc). */
   readonly listMessages: (query: MessageQuery) => Effect.Effect<ReadonlyArray<Message>, StorageError>
+  /** The stored message with this (bot_id, chat_id, id); `None` when the history does not hold it. */
+  readonly findMessage: (botId: number, chatId: number, id: number) => Effect.Effect<Option.Option<Message>, StorageError>
+  /** Marks the bot's stored messages of the chat with these ids deleted; returns how many it holds. */
+  readonly markMessagesDeleted: (
+    botId: number,
+    chatId: number,
+    ids: ReadonlyArray<number>
+  ) => Effect.Effect<number, StorageError>
 
   /** Assigns a tag; assigning the same (chat, user, tag) again updates username and colour and keeps the id. */
   readonly upsertTag: (tag: TagRecordInput) => Effect.Effect<Tag, StorageError>
@@ -86,8 +95,9 @@ export interface StorageService {
   readonly pendingUpdates: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<InboxUpdate>, StorageError>
   /**
    * In one transaction for the whole batch: for each completion, saves the messages, queues the
-   * deliveries and marks the update processed. A completion whose update the inbox does not hold
-   * unprocessed is skipped, so completing twice is harmless.
+   * deliveries, adds the update to the bot's long-poll buffer (unless held there already) and marks
+   * the update processed. A completion whose update the inbox does not hold unprocessed is skipped,
+   * so completing twice is harmless.
    */
   readonly completeUpdates: (completions: ReadonlyArray<UpdateCompletion>) => Effect.Effect<void, StorageError>
   /** How much of the bot's work is waiting: unprocessed updates plus pending deliveries. */
@@ -112,6 +122,30 @@ export interface StorageService {
   }) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
   /** Puts a dead delivery back in line (pending, due now, attempts 0); `None` when absent or not dead. */
   readonly retryDelivery: (id: number, at: string) => Effect.Effect<Option.Option<Delivery>, StorageError>
+
+  /** Forgets the bot's buffered updates whose update_id is below `offset`; returns how many. */
+  readonly confirmBuffered: (botId: number, offset: number) => Effect.Effect<number, StorageError>
+  /** Forgets all but the bot's `count` newest buffered updates; returns how many were forgotten. */
+  readonly keepNewestBuffered: (botId: number, count: number) => Effect.Effect<number, StorageError>
+  /** The bot's buffered updates from update_id `offset` up whose type `types` lets through, by update_id. */
+  readonly readBuffered: (
+    botId: number,
+    query: BufferQuery
+  ) => Effect.Effect<ReadonlyArray<BufferedUpdate>, StorageError>
+  /** How many updates the bot's buffer holds. */
+  readonly countBuffered: (botId: number) => Effect.Effect<number, StorageError>
+  /** Forgets every buffered update of the bot; returns how many. Not counted as trimmed. */
+  readonly dropBuffered: (botId: number) => Effect.Effect<number, StorageError>
+  /**
+   * In one transaction: forgets the bot's oldest buffered updates beyond `max_updates` and those buffered
+   * before `before`; when any were, adds their number to the bot's trimmed count and records `at` as the
+   * last trim. Returns how many.
+   */
+  readonly trimBuffered: (botId: number, retention: BufferRetention) => Effect.Effect<number, StorageError>
+  /** The bot's remembered allowed_updates and trims; `[]`, 0 and "" for a bot never polled or trimmed. */
+  readonly bufferState: (botId: number) => Effect.Effect<BufferState, StorageError>
+  /** Remembers the allowed_updates of the bot's getUpdates. */
+  readonly setAllowedUpdates: (botId: number, types: ReadonlyArray<string>) => Effect.Effect<void, StorageError>
 
   /** Succeeds when storage can serve queries. */
   readonly ping: Effect.Effect<void, StorageError>

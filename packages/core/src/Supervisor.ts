@@ -4,6 +4,7 @@ import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
 import type { FloodControl } from "./FloodControl.js"
 import * as Ingress from "./Ingress.js"
+import { LongPoll } from "./LongPoll.js"
 import * as Outbox from "./Outbox.js"
 import * as Pipeline from "./Pipeline.js"
 import { Storage } from "./Storage.js"
@@ -58,6 +59,7 @@ export const make = (options: Options = defaults) =>
   Effect.gen(function*() {
     const storage = yield* Storage
     const activity = yield* BotActivity
+    const longPoll = yield* LongPoll
     const outbox = yield* Outbox.make(options.outbox)
     const pollers = yield* FiberMap.make<number>()
     const workers = yield* FiberMap.make<number>()
@@ -99,7 +101,12 @@ export const make = (options: Options = defaults) =>
     const worker = (botId: number, queues: Wakeups) => {
       let queued = false
       return Effect.all([
-        Pipeline.drain(botId, latest(botId), Effect.zipRight(Effect.sync(() => queued = true), wake(botId, "outbox"))).pipe(
+        Pipeline.drain(
+          botId,
+          latest(botId),
+          Effect.zipRight(Effect.sync(() => queued = true), wake(botId, "outbox")),
+          longPoll.buffered(botId)
+        ).pipe(
           Effect.catchAll((e) => Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")))),
           Effect.zipRight(Effect.suspend(() => queued ? Effect.void : settle(queues))),
           Effect.zipRight(Queue.take(queues.inbox)),
@@ -226,6 +233,6 @@ export const layer = (
 ): Layer.Layer<
   Supervisor,
   never,
-  Storage | BotActivity | FloodControl | TelegramClient.TelegramClient | HttpPost.HttpPost
+  Storage | BotActivity | LongPoll | FloodControl | TelegramClient.TelegramClient | HttpPost.HttpPost
 > =>
   Layer.scoped(Supervisor, make(options))

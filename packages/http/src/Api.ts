@@ -6,7 +6,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
-import { ApiKey, Bot, Delivery, Message, Route, Tag } from "@botrelay/core"
+import { ApiKey, Bot, Delivery, LongPoll, Message, Route, Tag } from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
 import { Context, Schema } from "effect"
 import * as ApiError from "./ApiError.js"
@@ -133,6 +133,64 @@ export class TagsGroup extends HttpApiGroup.make("tags")
   .prefix("/tags")
 {}
 
+const maxSafe = Number.MAX_SAFE_INTEGER
+
+/** An update type as `allowed_updates` names it. */
+const UpdateTypeName = Schema.String.pipe(
+  Schema.pattern(/^[a-z][a-z_]*$/, {
+    message: () => "update types are lowercase names such as message or callback_query"
+  })
+)
+
+/** Comma-separated update types; "" means every type but chat_member, message_reaction and message_reaction_count. */
+const AllowedUpdates = Schema.transform(Schema.String, Schema.Array(UpdateTypeName), {
+  strict: true,
+  decode: (s) => s.trim() === "" ? [] : s.split(",").map((t) => t.trim()),
+  encode: (types) => types.join(",")
+}).annotations({ description: "comma-separated update types, remembered per bot; empty for Telegram's default" })
+
+/** Query of `GET /api/updates/poll`: Telegram's getUpdates parameters, out-of-range values refused. */
+export const PollQuery = Schema.Struct({
+  bot_id: Id,
+  offset: Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(-maxSafe, maxSafe, { message: () => "offset must be an integer" })
+    ),
+    { default: () => 0 }
+  ),
+  limit: Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(1, LongPoll.maxLimit, { message: () => `limit must be an integer from 1 to ${LongPoll.maxLimit}` })
+    ),
+    { default: () => LongPoll.maxLimit }
+  ),
+  timeout: Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(0, LongPoll.maxTimeout, {
+        message: () => `timeout must be a whole number of seconds from 0 to ${LongPoll.maxTimeout}`
+      })
+    ),
+    { default: () => 0 }
+  ),
+  allowed_updates: Schema.optionalWith(AllowedUpdates, { exact: true })
+})
+
+/** A Telegram Update object, as Telegram sent it. */
+export const Update = Schema.Struct(
+  { update_id: Schema.Int },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+).annotations({ identifier: "Update" })
+
+/** A bot's long-poll buffer, served with Telegram's getUpdates semantics. */
+export class UpdatesGroup extends HttpApiGroup.make("updates")
+  .add(HttpApiEndpoint.get("poll", "/poll").setUrlParams(PollQuery).addSuccess(Schema.Array(Update)))
+  .middleware(Authorization)
+  .prefix("/updates")
+{}
+
 /** API keys. */
 export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(HttpApiEndpoint.get("list", "/").addSuccess(Schema.Array(ApiKey.ApiKey)))
@@ -185,6 +243,7 @@ export class Api extends HttpApi.make("botrelay")
   .add(RoutesGroup)
   .add(MessagesGroup)
   .add(TagsGroup)
+  .add(UpdatesGroup)
   .add(ApiKeysGroup)
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)

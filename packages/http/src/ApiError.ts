@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import type { ApiKey, Bot, Deliveries, Errors, Route, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Deliveries, Errors, LongPoll, Route, Tag } from "@botrelay/core"
 import type { TelegramError } from "@botrelay/telegram"
 import { Effect, Schema } from "effect"
 
@@ -116,6 +116,8 @@ export type DomainError =
   | ApiKey.ApiKeyNotFound
   | ApiKey.LastAdminKey
   | Deliveries.DeliveryNotFound
+  | LongPoll.PollConflict
+  | LongPoll.LongPollDisabled
   | TelegramError.TelegramApiError
   | TelegramError.TelegramTransportError
 
@@ -140,6 +142,10 @@ export const fromDomain = (e: DomainError): Effect.Effect<never, ApiError> => {
       return Effect.fail(new Conflict({ error: e.message, code: "bot_disabled" }))
     case "LastAdminKey":
       return Effect.fail(new Conflict({ error: e.message, code: "last_admin_key" }))
+    case "PollConflict":
+      return Effect.fail(new Conflict({ error: e.message, code: "poll_conflict" }))
+    case "LongPollDisabled":
+      return Effect.fail(new Conflict({ error: e.message, code: "long_poll_disabled" }))
     case "TelegramApiError":
       return e.error_code === 429
         ? Effect.fail(

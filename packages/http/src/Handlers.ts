@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ApiKeys, Bot, Bots, Deliveries, Messages, Routes, Storage, Tags } from "@botrelay/core"
+import { ApiKeys, Bot, Bots, Deliveries, LongPoll, Messages, Routes, Storage, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
@@ -178,6 +178,22 @@ const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
       .handle("remove", ({ urlParams }) => throughBot(urlParams.bot_id, tags.remove(urlParams.id)))
   }))
 
+const UpdatesLive = HttpApiBuilder.group(Api, "updates", (handlers) =>
+  Effect.gen(function*() {
+    const longPoll = yield* LongPoll.LongPoll
+    const bots = yield* Bots.Bots
+    return handlers.handle("poll", ({ urlParams: { bot_id, ...params } }) =>
+      asBot(
+        bot_id,
+        bots.get(bot_id).pipe(
+          Effect.zipRight(longPoll.getUpdates(bot_id, params)),
+          Effect.map((updates) =>
+            HttpServerResponse.raw(`[${updates.map((u) => u.payload).join(",")}]`, { contentType: "application/json" })
+          )
+        )
+      ))
+  }))
+
 const ApiKeysLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
   Effect.map(ApiKeys.ApiKeys, (keys) =>
     handlers
@@ -190,6 +206,15 @@ const ApiKeysLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
         asAdmin(keys.toggle(urlParams.id)))))
 
 /** Every group of the API, on the core services and the Telegram client. */
-export const layer = Layer.mergeAll(HealthLive, BotsLive, DeliveriesLive, RoutesLive, MessagesLive, TagsLive, ApiKeysLive).pipe(
+export const layer = Layer.mergeAll(
+  HealthLive,
+  BotsLive,
+  DeliveriesLive,
+  RoutesLive,
+  MessagesLive,
+  TagsLive,
+  UpdatesLive,
+  ApiKeysLive
+).pipe(
   Layer.provide(AuthorizationLive)
 )

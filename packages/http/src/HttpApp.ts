@@ -2,6 +2,7 @@ import {
   HttpApi,
   HttpApiBuilder,
   HttpApiError,
+  type HttpClient,
   HttpApp as PlatformHttpApp,
   HttpIncomingMessage,
   HttpMiddleware,
@@ -9,12 +10,14 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import type { ApiKeys, Bots, Deliveries, Messages, Routes, Storage, Supervisor, Tags } from "@botrelay/core"
+import type { ApiKeys, Bots, Deliveries, LongPoll, Messages, Routes, Storage, Supervisor, Tags } from "@botrelay/core"
 import type { TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
 import * as ApiError from "./ApiError.js"
+import type * as Exchange from "./Exchange.js"
 import * as Handlers from "./Handlers.js"
+import * as TgApi from "./TgApi.js"
 import * as WebhookIngress from "./WebhookIngress.js"
 
 /** The largest request body the API reads. */
@@ -80,12 +83,14 @@ const isBodyLimit = (cause: unknown) => cause instanceof Error && cause.message 
 
 /**
  * Reads every body as JSON whatever its content type (so `curl -d '{...}'` works), answers 413
- * before reading a body declared over the limit, and renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
+ * before reading a body declared over the limit (except under /tgapi, which passes bodies on as they
+ * are and has its own limit), and renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
  * 400 with `details`, unknown paths as 404 or 405, over-large bodies as 413, defects as a bare 500.
  */
 export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
+    if (TgApi.isProxyUrl(request.url)) return yield* app
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > maxBodyBytes) return tooLarge
     const contentType = request.headers["content-type"]
@@ -124,8 +129,9 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
   ))
 
 /**
- * The API implementation, its OpenAPI document and the webhook ingress (`POST /telegram/webhook/:bot_id`),
- * on the core services, the runtime and the Telegram client.
+ * The API implementation, its OpenAPI document, the webhook ingress (`POST /telegram/webhook/:bot_id`)
+ * and the Bot API proxy (`/tgapi`), on the core services, the runtime and the Telegram client; the proxy
+ * also needs where to pass calls on (`TgApi.Upstream`) and HTTP clients to do it with (`Exchange`, `HttpClient`).
  */
 export const layer: Layer.Layer<
   HttpApi.Api,
@@ -138,12 +144,17 @@ export const layer: Layer.Layer<
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | Supervisor.Supervisor
+  | LongPoll.LongPoll
   | TelegramClient.TelegramClient
+  | HttpClient.HttpClient
+  | Exchange.Exchange
+  | TgApi.Upstream
 > = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
   Layer.provideMerge(Layer.mergeAll(
     HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer)),
     errorResponses,
-    WebhookIngress.layer
+    WebhookIngress.layer,
+    TgApi.layer
   ))
 )
 

@@ -1,18 +1,33 @@
 import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
-import { ApiKeys, BotActivity, Bots, Deliveries, FloodControl, MemoryStorage, Messages, Routes, Supervisor, Tags } from "@botrelay/core"
-import { HttpApp } from "@botrelay/http"
+import {
+  ApiKeys,
+  BotActivity,
+  Bots,
+  Deliveries,
+  FloodControl,
+  LongPoll,
+  MemoryStorage,
+  Messages,
+  Routes,
+  Supervisor,
+  Tags
+} from "@botrelay/core"
+import { Exchange, HttpApp, TgApi } from "@botrelay/http"
 import { HttpPost, TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
 const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
   Layer.provideMerge(Supervisor.layer()),
+  Layer.provideMerge(LongPoll.layer()),
   Layer.provideMerge(TelegramClient.layer({ apiRoot: "http://127.0.0.1:9" })),
   Layer.provideMerge(MemoryStorage.layer),
   Layer.provideMerge(BotActivity.layer),
   Layer.provideMerge(FloodControl.layer()),
   Layer.provideMerge(HttpPost.layer),
-  Layer.provide(FetchHttpClient.layer)
+  Layer.provideMerge(TgApi.upstream("http://127.0.0.1:9")),
+  Layer.provideMerge(Exchange.layer),
+  Layer.provideMerge(FetchHttpClient.layer)
 )
 
 const secret = `brk_${"w".repeat(43)}`
@@ -73,7 +88,8 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/routes/update",
       "/api/tags",
       "/api/tags/add",
-      "/api/tags/remove"
+      "/api/tags/remove",
+      "/api/updates/poll"
     ])
     const notFound = spec.components.schemas.NotFound
     assert.deepStrictEqual([...notFound.required].sort(), ["code", "error"])

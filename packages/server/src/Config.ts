@@ -11,6 +11,10 @@ export interface Config {
   readonly publicUrl: string | undefined
   readonly botToken: Redacted.Redacted<string> | undefined
   readonly logLevel: LogLevel.LogLevel
+  /** The most unconfirmed updates a bot's long-poll buffer keeps. */
+  readonly bufferMaxUpdates: number
+  /** How long, in seconds, a bot's long-poll buffer keeps an unconfirmed update. */
+  readonly bufferMaxAge: number
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -25,8 +29,23 @@ export const settings = {
   adminKey: { flag: "admin-key", env: "BOTRELAY_ADMIN_KEY", default: undefined },
   publicUrl: { flag: "public-url", env: "BOTRELAY_PUBLIC_URL", default: undefined },
   botToken: { flag: "token", env: "BOTRELAY_BOT_TOKEN", default: undefined },
-  logLevel: { flag: "log-level", env: "BOTRELAY_LOG_LEVEL", default: "info" }
+  logLevel: { flag: "log-level", env: "BOTRELAY_LOG_LEVEL", default: "info" },
+  bufferMaxUpdates: { flag: "buffer-max-updates", env: "BOTRELAY_BUFFER_MAX_UPDATES", default: "10000" },
+  bufferMaxAge: { flag: "buffer-max-age", env: "BOTRELAY_BUFFER_MAX_AGE", default: "24h" }
 } as const
+
+/** The largest `bufferMaxUpdates`. */
+export const maxBufferUpdates = 1_000_000
+
+const durationUnits: Record<string, number> = { "": 1, s: 1, m: 60, h: 3600, d: 86400 }
+
+/** Seconds from `90`, `90s`, `15m`, `24h` or `7d`; undefined when it is not a positive whole duration. */
+export const parseSeconds = (value: string): number | undefined => {
+  const match = /^(\d{1,9})([smhd]?)$/.exec(value.trim())
+  if (match === null) return undefined
+  const seconds = Number(match[1]) * durationUnits[match[2]!]!
+  return seconds > 0 && Number.isSafeInteger(seconds) ? seconds : undefined
+}
 
 const logLevels: Record<string, LogLevel.LogLevel> = {
   trace: LogLevel.Trace,
@@ -87,6 +106,19 @@ export const fromValues = (
   if (logLevel === undefined) {
     throw new ConfigError(`BOTRELAY_LOG_LEVEL / --log-level must be one of ${Object.keys(logLevels).join(", ")}`)
   }
+  const bufferMaxUpdates = Number(read("bufferMaxUpdates"))
+  if (!Number.isInteger(bufferMaxUpdates) || bufferMaxUpdates < 1 || bufferMaxUpdates > maxBufferUpdates) {
+    throw new ConfigError(
+      `BOTRELAY_BUFFER_MAX_UPDATES / --buffer-max-updates must be an integer from 1 to ${maxBufferUpdates}`
+    )
+  }
+  const bufferMaxAge = parseSeconds(read("bufferMaxAge")!)
+  if (bufferMaxAge === undefined) {
+    throw new ConfigError(
+      "BOTRELAY_BUFFER_MAX_AGE / --buffer-max-age must be a positive whole number of seconds (3600), " +
+        "or of minutes, hours or days (15m, 24h, 7d)"
+    )
+  }
   return {
     port,
     host: read("host")!,
@@ -95,7 +127,9 @@ export const fromValues = (
     adminKey: adminKey === undefined ? undefined : Redacted.make(adminKey),
     publicUrl,
     botToken: botToken === undefined ? undefined : Redacted.make(botToken),
-    logLevel
+    logLevel,
+    bufferMaxUpdates,
+    bufferMaxAge
   }
 }
 

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync, chmodSync } from "node:fs"
 import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import {
   ApiKeys,
@@ -10,6 +11,7 @@ import {
   Deliveries,
   type Errors,
   FloodControl,
+  LongPoll,
   Messages,
   Routes,
   type Storage,
@@ -17,11 +19,12 @@ import {
   Tags,
   Webhook
 } from "@botrelay/core"
-import { HttpApp } from "@botrelay/http"
+import { HttpApp, TgApi } from "@botrelay/http"
 import { SqliteStorage } from "@botrelay/sqlite"
 import { TelegramClient } from "@botrelay/telegram"
-import { Console, Effect, Layer, Logger, Option, Redacted } from "effect"
+import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
+import * as NodeExchange from "./NodeExchange.js"
 import * as NodeHttpPost from "./NodeHttpPost.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
@@ -37,9 +40,19 @@ export const storageLayer = (
     })
   )
 
+/** The long-poll buffer's retention from the configuration; the library defaults for what is not given. */
+export const longPollOptions = (
+  config: Partial<Pick<Config, "bufferMaxUpdates" | "bufferMaxAge">>
+): LongPoll.Options => ({
+  maxUpdates: config.bufferMaxUpdates ?? LongPoll.defaults.maxUpdates,
+  maxAge: config.bufferMaxAge === undefined ? LongPoll.defaults.maxAge : Duration.seconds(config.bufferMaxAge)
+})
+
 /** The core services on SQLite and the configured Telegram API; webhook mode when a public URL is configured. */
 export const servicesLayer = (
-  config: Pick<Config, "database" | "telegramApi"> & Partial<Pick<Config, "publicUrl">>,
+  config:
+    & Pick<Config, "database" | "telegramApi">
+    & Partial<Pick<Config, "publicUrl" | "bufferMaxUpdates" | "bufferMaxAge">>,
   runtime: Supervisor.Options = Supervisor.defaults
 ): Layer.Layer<
   | Bots.Bots
@@ -48,6 +61,7 @@ export const servicesLayer = (
   | Tags.Tags
   | ApiKeys.ApiKeys
   | Supervisor.Supervisor
+  | LongPoll.LongPoll
   | Deliveries.Deliveries
   | BotActivity.BotActivity
   | TelegramClient.TelegramClient
@@ -58,6 +72,7 @@ export const servicesLayer = (
     Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(config.publicUrl)))),
     Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
     Layer.provideMerge(Supervisor.layer({ ...runtime, publicUrl: config.publicUrl ?? runtime.publicUrl })),
+    Layer.provideMerge(LongPoll.layer(longPollOptions(config))),
     Layer.provideMerge(TelegramClient.layerHttpPost({ apiRoot: config.telegramApi })),
     Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(BotActivity.layer),
@@ -103,6 +118,22 @@ export const bootstrap = (
   }).pipe(Effect.withSpan("bootstrap"))
 
 /**
+ * What the /tgapi proxy passes calls on with, to the configured Telegram API: node:http for calls read
+ * whole, the platform's keep-alive HTTP client for streamed uploads and downloads.
+ */
+export const proxyLayer = (config: Pick<Config, "telegramApi">) =>
+  Layer.mergeAll(
+    NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true }))),
+    NodeExchange.layer,
+    TgApi.upstream(config.telegramApi)
+  )
+
+/** When the server stops, answers held long polls before the socket waits for its requests to finish. */
+const answerLongPollsOnStop = Layer.scopedDiscard(
+  Effect.flatMap(LongPoll.LongPoll, (longPoll) => Effect.addFinalizer(() => longPoll.shutdown))
+)
+
+/**
  * The whole standalone server: storage, services, first-start duties and the HTTP API on a socket.
  * Storage is opened before the socket and closed after it, so in-flight requests finish first.
  * `runtime` tunes polling and delivery (tests shorten the waits).
@@ -117,6 +148,8 @@ export const layer = (
   const services = Layer.effectDiscard(bootstrap(config)).pipe(Layer.provideMerge(servicesLayer(config, runtime)))
   return HttpApiBuilder.serve(HttpApp.withBodyLimit).pipe(
     Layer.provide(HttpApp.layer),
+    Layer.provide(proxyLayer(config)),
+    Layer.merge(answerLongPollsOnStop),
     HttpApp.withoutRequestSpans,
     HttpServer.withLogAddress,
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),

@@ -130,7 +130,11 @@ describe("the botrelay bin", () => {
       [{ BOTRELAY_PORT: "http" }, "BOTRELAY_PORT"],
       [{ BOTRELAY_ADMIN_KEY: "secret" }, "BOTRELAY_ADMIN_KEY"],
       [{ BOTRELAY_LOG_LEVEL: "loud" }, "BOTRELAY_LOG_LEVEL"],
-      [{ BOTRELAY_TELEGRAM_API: "nope" }, "BOTRELAY_TELEGRAM_API"]
+      [{ BOTRELAY_TELEGRAM_API: "nope" }, "BOTRELAY_TELEGRAM_API"],
+      [{ BOTRELAY_BUFFER_MAX_UPDATES: "0" }, "BOTRELAY_BUFFER_MAX_UPDATES"],
+      [{ BOTRELAY_BUFFER_MAX_UPDATES: "many" }, "BOTRELAY_BUFFER_MAX_UPDATES"],
+      [{ BOTRELAY_BUFFER_MAX_AGE: "0" }, "BOTRELAY_BUFFER_MAX_AGE"],
+      [{ BOTRELAY_BUFFER_MAX_AGE: "1 week" }, "BOTRELAY_BUFFER_MAX_AGE"]
     ] as const) {
       const run = spawnSync(process.execPath, [bin], { env: { PATH: process.env.PATH ?? "", ...env }, encoding: "utf8" })
       assert.strictEqual(run.status, 2, run.stderr)

@@ -72,9 +72,14 @@ export const startServer = async (
     readonly port?: number
     /** BOTRELAY_PUBLIC_URL; unset by default. */
     readonly publicUrl?: string
+    /** BOTRELAY_BUFFER_MAX_UPDATES and BOTRELAY_BUFFER_MAX_AGE; the defaults when unset. */
+    readonly bufferMaxUpdates?: number
+    readonly bufferMaxAge?: string
+    /** The data dir of an earlier server, to start again on its database; the caller removes it. */
+    readonly dir?: string
   } = {}
 ) => {
-  const dir = mkdtempSync(join(tmpdir(), "botrelay-test-"))
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), "botrelay-test-"))
   const adminKey = newKey()
   const config = Config.fromValues({
     port: String(options.port ?? 0),
@@ -84,7 +89,9 @@ export const startServer = async (
     "admin-key": adminKey,
     "log-level": "debug",
     ...(options.botToken === undefined ? {} : { token: options.botToken }),
-    ...(options.publicUrl === undefined ? {} : { "public-url": options.publicUrl })
+    ...(options.publicUrl === undefined ? {} : { "public-url": options.publicUrl }),
+    ...(options.bufferMaxUpdates === undefined ? {} : { "buffer-max-updates": String(options.bufferMaxUpdates) }),
+    ...(options.bufferMaxAge === undefined ? {} : { "buffer-max-age": options.bufferMaxAge })
   }, {})
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
@@ -133,7 +140,7 @@ export const startServer = async (
     call,
     close: async () => {
       await runtime.dispose()
-      rmSync(dir, { recursive: true, force: true })
+      if (options.dir === undefined) rmSync(dir, { recursive: true, force: true })
     }
   } satisfies TestServer
 }

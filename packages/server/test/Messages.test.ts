@@ -42,7 +42,8 @@ describe("POST /api/messages/send", () => {
       text: "hello <b>not html</b>",
       date: sent.date,
       direction: "out",
-      edit_date: 0
+      edit_date: 0,
+      deleted: false
     })
     const history = await server.call(`/api/messages?bot_id=${botId}&chat_id=${user.id}`)
     assert.deepStrictEqual(history.json[0], reply.json)

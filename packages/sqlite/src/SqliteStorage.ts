@@ -1,4 +1,4 @@
-import type { ApiKey, Bot, Delivery, Inbox, Message, Route, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Delivery, Inbox, LongPoll, Message, Route, Tag } from "@botrelay/core"
 import { Bot as BotModule, Errors, Storage } from "@botrelay/core"
 import BetterSqlite3 from "better-sqlite3"
 import type { Scope } from "effect"
@@ -119,7 +119,8 @@ const messageColumns = [
   "file_id",
   "reply_to_message_id",
   "direction",
-  "edit_date"
+  "edit_date",
+  "deleted"
 ] as const satisfies ReadonlyArray<keyof MessagesTable>
 
 /** The columns of a message page: bot and chat come from the query. */
@@ -138,7 +139,8 @@ const toMessage = (botId: number, chatId: number, r: ReadonlyArray<any>): Messag
     text: r[5],
     date: r[6],
     direction: r[10],
-    edit_date: r[11]
+    edit_date: r[11],
+    deleted: r[12] === 1
   }
   if (r[7] !== null) message.media_type = r[7]
   if (r[8] !== null) message.file_id = r[8]
@@ -332,6 +334,18 @@ const messagePageQuery = compile((botId: number, chatId: number, limit: number, 
 
 const findBotQuery = compile((id: number) => db.selectFrom("botrelay_bots").selectAll().where("id", "=", id))
 
+const findBotByTokenQuery = compile((token: string) =>
+  db.selectFrom("botrelay_bots").selectAll().where("token", "=", token)
+)
+
+/** One message by its key, on a raw statement like the message page. */
+const findMessageQuery = compile((botId: number, chatId: number, id: number) =>
+  db.selectFrom("botrelay_messages").select(pageColumns)
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("id", "=", id)
+)
+
 const ingressOffsetQuery = compile((botId: number) =>
   db.selectFrom("botrelay_ingress").select("offset").where("bot_id", "=", botId)
 )
@@ -381,7 +395,8 @@ const saveMessageQuery = compile((
   fileId: string | null,
   replyToMessageId: number | null,
   direction: "in" | "out",
-  editDate: number
+  editDate: number,
+  deleted: number
 ) =>
   db.insertInto("botrelay_messages").values({
     bot_id: botId,
@@ -397,7 +412,8 @@ const saveMessageQuery = compile((
     file_id: fileId,
     reply_to_message_id: replyToMessageId,
     direction,
-    edit_date: editDate
+    edit_date: editDate,
+    deleted
   }).onConflict((oc) =>
     oc.columns(["bot_id", "chat_id", "id"]).doUpdateSet((eb) =>
       Object.fromEntries(messageColumns.map((column) => [column, eb.ref(`excluded.${column}`)]))
@@ -479,10 +495,87 @@ const deadQuery = compile((lastError: string, at: string, id: number) =>
   })).where("id", "=", id)
 )
 
+const insertBufferedQuery = compile((
+  botId: number,
+  updateId: number,
+  type: string,
+  payload: string,
+  createdAt: string
+) =>
+  db.insertInto("botrelay_long_poll_buffer")
+    .values({ bot_id: botId, update_id: updateId, type, payload, created_at: createdAt })
+    .onConflict((oc) => oc.columns(["bot_id", "update_id"]).doNothing())
+)
+
+const confirmBufferedQuery = compile((botId: number, offset: number) =>
+  db.deleteFrom("botrelay_long_poll_buffer").where("bot_id", "=", botId).where("update_id", "<", offset)
+)
+
+/** Forgets all but the newest `skip + 1` updates of a bot (nothing when it holds no more). */
+const keepNewestBufferedQuery = compile((botId: number, newestBotId: number, skip: number) =>
+  db.deleteFrom("botrelay_long_poll_buffer")
+    .where("bot_id", "=", botId)
+    .where("update_id", "<", (eb) =>
+      eb.selectFrom("botrelay_long_poll_buffer")
+        .select("update_id")
+        .where("bot_id", "=", newestBotId)
+        .orderBy("update_id", "desc")
+        .limit(sql.lit(1))
+        .offset(skip))
+)
+
+const bufferedBeforeQuery = compile((botId: number, before: string) =>
+  db.deleteFrom("botrelay_long_poll_buffer").where("bot_id", "=", botId).where("created_at", "<", before)
+)
+
+/** A page of a bot's buffer whose types are (or, with `not in`, are not) in a JSON array. */
+const readBufferedQuery = (operator: "in" | "not in") =>
+  compile((botId: number, offset: number, types: string, limit: number) =>
+    db.selectFrom("botrelay_long_poll_buffer")
+      .select(["update_id", "payload"])
+      .where("bot_id", "=", botId)
+      .where("update_id", ">=", offset)
+      .where("type", operator, sql<string>`(select value from json_each(${types}))`)
+      .orderBy("update_id")
+      .limit(limit)
+  )
+
+const countBufferedQuery = compile((botId: number) =>
+  db.selectFrom("botrelay_long_poll_buffer")
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .where("bot_id", "=", botId)
+)
+
+const bufferStateQuery = compile((botId: number) =>
+  db.selectFrom("botrelay_long_poll_state")
+    .select(["allowed_updates", "trimmed", "last_trimmed_at"])
+    .where("bot_id", "=", botId)
+)
+
+const recordTrimQuery = compile((botId: number, trimmed: number, at: string) =>
+  db.insertInto("botrelay_long_poll_state")
+    .values({ bot_id: botId, allowed_updates: sql.lit("[]"), trimmed, last_trimmed_at: at })
+    .onConflict((oc) =>
+      oc.column("bot_id").doUpdateSet((eb) => ({
+        trimmed: eb(eb.ref("botrelay_long_poll_state.trimmed"), "+", eb.ref("excluded.trimmed")),
+        last_trimmed_at: eb.ref("excluded.last_trimmed_at")
+      }))
+    )
+)
+
+const setAllowedUpdatesQuery = compile((botId: number, allowed: string) =>
+  db.insertInto("botrelay_long_poll_state")
+    .values({ bot_id: botId, allowed_updates: allowed, trimmed: sql.lit(0), last_trimmed_at: sql.lit("") })
+    .onConflict((oc) =>
+      oc.column("bot_id").doUpdateSet((eb) => ({ allowed_updates: eb.ref("excluded.allowed_updates") }))
+    )
+)
+
 /** A `StorageService` over an open, migrated database; every query runs synchronously on a cached statement. */
 const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
   const statements = new Map<string, SqliteStatement>()
   const messagePage = sqlite.prepare(messagePageQuery.sql).raw(true)
+  const messageByKey = sqlite.prepare(findMessageQuery.sql).raw(true)
 
   /** A prepared statement for `query`: `all` gives its rows, `run` how many rows it changed. */
   const prepare = <P extends ReadonlyArray<unknown>, R>(query: Query<P, R>) => {
@@ -496,6 +589,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
   /** The statements the pipeline runs thousands of times a second, prepared up front. */
   const hot = {
     findBot: prepare(findBotQuery),
+    findBotByToken: prepare(findBotByTokenQuery),
     ingressOffset: prepare(ingressOffsetQuery),
     insertUpdate: prepare(insertUpdateQuery),
     raiseOffset: prepare(raiseOffsetQuery),
@@ -507,7 +601,17 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     nextDeliveries: prepare(nextDeliveriesQuery),
     delivered: prepare(deliveredQuery),
     retryLater: prepare(retryLaterQuery),
-    dead: prepare(deadQuery)
+    dead: prepare(deadQuery),
+    insertBuffered: prepare(insertBufferedQuery),
+    confirmBuffered: prepare(confirmBufferedQuery),
+    keepNewestBuffered: prepare(keepNewestBufferedQuery),
+    bufferedBefore: prepare(bufferedBeforeQuery),
+    readBufferedOnly: prepare(readBufferedQuery("in")),
+    readBufferedExcept: prepare(readBufferedQuery("not in")),
+    countBuffered: prepare(countBufferedQuery),
+    bufferState: prepare(bufferStateQuery),
+    recordTrim: prepare(recordTrimQuery),
+    setAllowedUpdates: prepare(setAllowedUpdatesQuery)
   }
 
   const statement = (sql: string): SqliteStatement => {
@@ -617,6 +721,8 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     run(db.deleteFrom("botrelay_inbox").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_ingress").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_webhooks").where("bot_id", "=", id))
+    run(db.deleteFrom("botrelay_long_poll_buffer").where("bot_id", "=", id))
+    run(db.deleteFrom("botrelay_long_poll_state").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_messages").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_routes").where("source_bot_id", "=", id))
     run(db.deleteFrom("botrelay_routes").where("target_bot_id", "=", id))
@@ -682,7 +788,8 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       m.file_id ?? null,
       m.reply_to_message_id ?? null,
       m.direction,
-      m.edit_date
+      m.edit_date,
+      bit(m.deleted)
     )
   }
 
@@ -737,7 +844,18 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       for (const d of completion.deliveries) {
         hot.queueDelivery.run(d.bot_id, d.update_id, d.url, d.payload, d.created_at, d.created_at, d.created_at)
       }
+      const b = completion.buffer
+      if (b !== undefined) {
+        hot.insertBuffered.run(completion.bot_id, completion.update_id, b.type, b.payload, b.created_at)
+      }
     }
+  })
+
+  const trimBuffered = transaction((botId: number, retention: LongPoll.BufferRetention): number => {
+    const dropped = hot.keepNewestBuffered.run(botId, botId, Math.max(0, retention.max_updates - 1)) +
+      hot.bufferedBefore.run(botId, retention.before)
+    if (dropped > 0) hot.recordTrim.run(botId, dropped, retention.at)
+    return dropped
   })
 
   const deleteApiKey = transaction((id: number): boolean => {
@@ -790,9 +908,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
     findBot: (id) => attempt("findBot", () => first(findBotRow(id), toBot)),
 
-    findBotByToken: (token) =>
-      attempt("findBotByToken", () =>
-        first(all(db.selectFrom("botrelay_bots").selectAll().where("token", "=", token)), toBot)),
+    findBotByToken: (token) => attempt("findBotByToken", () => first(hot.findBotByToken.all(token), toBot)),
 
     listBots: attempt("listBots", () => all(db.selectFrom("botrelay_bots").selectAll().orderBy("id")).map(toBot)),
 
@@ -853,12 +969,28 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
     deleteRoute: (id) => attempt("deleteRoute", () => run(db.deleteFrom("botrelay_routes").where("id", "=", id)) > 0),
 
-    saveMessage: (m) => attempt("saveMessage", () => saveMessage(m)),
+    saveMessage: (m) => groupCommit("saveMessage", () => saveMessage(m)),
 
     listMessages: (query) =>
       attempt("listMessages", () =>
         (messagePage.all(query.bot_id, query.chat_id, query.limit, query.offset) as Array<ReadonlyArray<unknown>>)
           .map((row) => toMessage(query.bot_id, query.chat_id, row))),
+
+    findMessage: (botId, chatId, id) =>
+      attempt("findMessage", () =>
+        first(
+          messageByKey.all(botId, chatId, id) as Array<ReadonlyArray<unknown>>,
+          (row) => toMessage(botId, chatId, row)
+        )),
+
+    markMessagesDeleted: (botId, chatId, ids) =>
+      attempt("markMessagesDeleted", () =>
+        ids.length === 0 ? 0 : run(
+          db.updateTable("botrelay_messages").set({ deleted: 1 })
+            .where("bot_id", "=", botId)
+            .where("chat_id", "=", chatId)
+            .where("id", "in", [...new Set(ids)])
+        )),
 
     upsertTag: (input) => attempt("upsertTag", () => upsertTag(input)),
 
@@ -978,6 +1110,41 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
           ),
           toDelivery
         )),
+
+    confirmBuffered: (botId, offset) =>
+      groupCommit("confirmBuffered", () => hot.confirmBuffered.run(botId, offset)),
+
+    keepNewestBuffered: (botId, count) =>
+      groupCommit("keepNewestBuffered", () =>
+        count < 1
+          ? hot.confirmBuffered.run(botId, Number.MAX_SAFE_INTEGER)
+          : hot.keepNewestBuffered.run(botId, botId, count - 1)),
+
+    readBuffered: (botId, query) =>
+      attempt("readBuffered", () =>
+        "only" in query.types
+          ? hot.readBufferedOnly.all(botId, query.offset, JSON.stringify(query.types.only), query.limit)
+          : hot.readBufferedExcept.all(botId, query.offset, JSON.stringify(query.types.except), query.limit)),
+
+    countBuffered: (botId) => attempt("countBuffered", () => hot.countBuffered.all(botId)[0]!.count),
+
+    dropBuffered: (botId) =>
+      groupCommit("dropBuffered", () => hot.confirmBuffered.run(botId, Number.MAX_SAFE_INTEGER)),
+
+    trimBuffered: (botId, retention) => groupCommit("trimBuffered", () => trimBuffered(botId, retention)),
+
+    bufferState: (botId) =>
+      attempt("bufferState", () => {
+        const row = hot.bufferState.all(botId)[0]
+        if (row === undefined) return { allowed_updates: [], trimmed: 0, last_trimmed_at: "" }
+        const allowed = JSON.parse(row.allowed_updates) as Array<string>
+        return { allowed_updates: allowed, trimmed: row.trimmed, last_trimmed_at: row.last_trimmed_at }
+      }),
+
+    setAllowedUpdates: (botId, types) =>
+      attempt("setAllowedUpdates", () => {
+        hot.setAllowedUpdates.run(botId, JSON.stringify(types))
+      }),
 
     ping: attempt("ping", () => {
       statement("SELECT 1").all()

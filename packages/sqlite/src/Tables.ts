@@ -51,6 +51,8 @@ export interface MessagesTable {
   readonly reply_to_message_id: number | null
   readonly direction: "in" | "out"
   readonly edit_date: number
+  /** 1 once deleted through Botrelay. */
+  readonly deleted: number
 }
 
 /** `botrelay_tags`: unique per (chat_id, user_id, tag). */
@@ -118,6 +120,25 @@ export interface DeliveriesTable {
   readonly updated_at: string
 }
 
+/** `botrelay_long_poll_buffer`: unconfirmed updates of bots with long polling, by (bot_id, update_id). */
+export interface LongPollBufferTable {
+  readonly bot_id: number
+  readonly update_id: number
+  /** The update's type (its key besides update_id), for allowed_updates. */
+  readonly type: string
+  /** Telegram's JSON text, unchanged. */
+  readonly payload: string
+  readonly created_at: string
+}
+
+/** `botrelay_long_poll_state`: per bot, the remembered allowed_updates (JSON array) and trims; no row means none. */
+export interface LongPollStateTable {
+  readonly bot_id: number
+  readonly allowed_updates: string
+  readonly trimmed: number
+  readonly last_trimmed_at: string
+}
+
 /** The Kysely schema of everything Botrelay keeps in SQLite. */
 export interface Database {
   readonly botrelay_bots: BotsTable
@@ -130,4 +151,6 @@ export interface Database {
   readonly botrelay_ingress: IngressTable
   readonly botrelay_deliveries: DeliveriesTable
   readonly botrelay_webhooks: WebhooksTable
+  readonly botrelay_long_poll_buffer: LongPollBufferTable
+  readonly botrelay_long_poll_state: LongPollStateTable
 }

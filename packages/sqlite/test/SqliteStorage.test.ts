@@ -1,3 +1,4 @@
+import type { LongPoll } from "@botrelay/core"
 import { Storage } from "@botrelay/core"
 import { Migrations, SqliteStorage } from "@botrelay/sqlite"
 import * as StorageSuite from "@botrelay/testing/StorageSuite"
@@ -44,7 +45,8 @@ const message = (botId: number, chatId: number, id: number, date: number) => ({
   text: `m${id}`,
   date,
   direction: "in" as const,
-  edit_date: 0
+  edit_date: 0,
+  deleted: false
 })
 
 const withRaw = <A>(file: string, f: (db: Database.Database) => A): A => {
@@ -63,6 +65,12 @@ const update = (updateId: number) => ({
   update_id: updateId,
   payload: `{"update_id":${updateId},"message":{"text":"привет 👋","id":123456789012345678901234567890}}`,
   received_at: "2025-01-01T00:00:01.000Z"
+})
+
+const bufferEntry = (updateId: number, type = "message") => ({
+  type,
+  payload: update(updateId).payload,
+  created_at: "2025-01-01T00:00:02.000Z"
 })
 
 const newDelivery = (botId: number, updateId: number) => ({
@@ -175,11 +183,10 @@ describe("SqliteStorage", () => {
       assert.isFalse(tableNames(host).includes("botrelay_inbox"))
 
       const storage = yield* SqliteStorage.make({ database: host })
-      assert.deepStrictEqual(host.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(), [
-        "0001_init",
-        "0002_runtime",
-        "0003_webhook_secret"
-      ])
+      assert.deepStrictEqual(
+        host.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(),
+        Object.keys(Migrations.migrations).sort()
+      )
       const bot = Option.getOrThrow(yield* storage.findBotByToken("1:old"))
       assert.strictEqual(yield* storage.ingressOffset(bot.id), 0)
       assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(5)], 6), 1)
@@ -244,7 +251,7 @@ describe("SqliteStorage", () => {
       yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3)], 4)
       const batch = [
         { bot_id: bot.id, update_id: 1, messages: [message(bot.id, 5, 1, 10)], deliveries: [newDelivery(bot.id, 1)] },
-        { bot_id: bot.id, update_id: 2, messages: [message(bot.id, 5, 2, 11)], deliveries: [] },
+        { bot_id: bot.id, update_id: 2, messages: [message(bot.id, 5, 2, 11)], deliveries: [], buffer: bufferEntry(2) },
         { bot_id: bot.id, update_id: 3, messages: [], deliveries: [newDelivery(bot.id, 3), newDelivery(99, 3)] }
       ]
       const result = yield* Effect.either(storage.completeUpdates(batch))
@@ -253,6 +260,7 @@ describe("SqliteStorage", () => {
       assert.deepStrictEqual(yield* storage.listMessages({ bot_id: bot.id, chat_id: 5, limit: 10, offset: 0 }), [])
       assert.deepStrictEqual(yield* storage.listDeliveries({ limit: 10 }), [])
       assert.strictEqual(yield* storage.backlog(bot.id), 3)
+      assert.strictEqual(yield* storage.countBuffered(bot.id), 0)
       assert.strictEqual(
         withRaw(file, (db) => db.prepare("SELECT count(*) FROM botrelay_deliveries").pluck().get()),
         0
@@ -260,6 +268,7 @@ describe("SqliteStorage", () => {
 
       yield* storage.completeUpdates(batch.slice(0, 2))
       assert.deepStrictEqual((yield* storage.pendingUpdates(bot.id, 10)).map((u) => u.update_id), [3])
+      assert.strictEqual(yield* storage.countBuffered(bot.id), 1)
       assert.deepStrictEqual((yield* storage.listDeliveries({ limit: 10 })).map((d) => [d.id, d.update_id]), [[1, 1]])
     }))
 
@@ -286,6 +295,8 @@ describe("SqliteStorage", () => {
         "botrelay_deliveries",
         "botrelay_inbox",
         "botrelay_ingress",
+        "botrelay_long_poll_buffer",
+        "botrelay_long_poll_state",
         "botrelay_messages",
         "botrelay_migrations",
         "botrelay_migrations_lock",
@@ -343,12 +354,14 @@ describe("SqliteStorage", () => {
       assert.isFalse(plan.some((d) => d.includes("SCAN")), plan.join("\n"))
       assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), plan.join("\n"))
 
+      const byToken = prepared.filter((s) => s.includes("from \"botrelay_bots\" where \"token\" = ?"))
+      assert.strictEqual(byToken.length, 1)
       prepared.length = 0
       yield* storage.findApiKeyByHash("x")
       yield* storage.findBotByToken("x")
       yield* storage.listTags({ chat_id: 1, user_id: 2 })
-      assert.strictEqual(prepared.length, 3)
-      for (const statement of prepared) {
+      assert.strictEqual(prepared.length, 2)
+      for (const statement of [...prepared, ...byToken]) {
         const details = queryPlan(host, statement)
         assert.isFalse(details.some((d) => d.includes("SCAN") || d.includes("TEMP B-TREE")), details.join("\n"))
       }
@@ -393,6 +406,89 @@ describe("SqliteStorage", () => {
       }
     }))
 
+  it.scoped("the long-poll buffer is read, confirmed and trimmed through its key and index: no scan, no sort", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const { host, prepared, database } = yield* recorded(file)
+      const storage = yield* SqliteStorage.make({ database })
+      for (const n of [1, 2, 3]) yield* storage.insertBot(botInput(n))
+      for (const botId of [1, 2, 3]) {
+        const updates = Array.from({ length: 300 }, (_, i) => update(900_000_000 + i))
+        yield* storage.commitUpdates(botId, updates, 0)
+        yield* storage.completeUpdates(updates.map((u, i) => ({
+          bot_id: botId,
+          update_id: u.update_id,
+          messages: [],
+          deliveries: [],
+          buffer: bufferEntry(u.update_id, i % 3 === 0 ? "chat_member" : "message")
+        })))
+      }
+      const page = (types: LongPoll.TypeFilter) =>
+        storage.readBuffered(2, { offset: 900_000_100, limit: 10, types })
+      assert.strictEqual((yield* page({ only: ["message"] }))[0]!.update_id, 900_000_100)
+      assert.strictEqual((yield* page({ except: ["chat_member"] }))[0]!.update_id, 900_000_100)
+      assert.strictEqual(yield* storage.confirmBuffered(2, 900_000_010), 10)
+      assert.strictEqual(yield* storage.keepNewestBuffered(2, 250), 40)
+      assert.strictEqual(
+        yield* storage.trimBuffered(2, { max_updates: 200, before: "2025-01-01", at: "2025-01-02T00:00:00.000Z" }),
+        50
+      )
+      assert.strictEqual(yield* storage.countBuffered(2), 200)
+
+      const statement = (...parts: Array<string>) => {
+        const found = prepared.filter((s) => parts.every((part) => s.includes(part)))
+        assert.strictEqual(found.length, 1, parts.join(" "))
+        return found[0]!
+      }
+      const primaryKey = "INDEX sqlite_autoindex_botrelay_long_poll_buffer_1"
+      const expected: Array<readonly [string, string]> = [
+        [statement("from \"botrelay_long_poll_buffer\"", "\"type\" in", "order by \"update_id\""), primaryKey],
+        [statement("from \"botrelay_long_poll_buffer\"", "\"type\" not in", "order by \"update_id\""), primaryKey],
+        [statement("delete from \"botrelay_long_poll_buffer\"", "\"update_id\" < ?"), primaryKey],
+        [statement("delete from \"botrelay_long_poll_buffer\"", "order by \"update_id\" desc"), primaryKey],
+        [
+          statement("delete from \"botrelay_long_poll_buffer\"", "\"created_at\" < ?"),
+          "INDEX botrelay_long_poll_buffer_age"
+        ],
+        [statement("count(*)", "from \"botrelay_long_poll_buffer\""), primaryKey]
+      ]
+      for (const [sql, index] of expected) {
+        const plan = queryPlan(host, sql)
+        assert.isTrue(plan.some((d) => d.includes(index)), `${sql}\n${plan.join("\n")}`)
+        assert.isFalse(plan.some((d) => d.startsWith("SCAN botrelay_")), `${sql}\n${plan.join("\n")}`)
+        assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), `${sql}\n${plan.join("\n")}`)
+      }
+    }))
+
+  it.scoped("buffered updates and the buffer's state survive closing and reopening the file", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      yield* Effect.scoped(Effect.gen(function*() {
+        const storage = yield* SqliteStorage.make({ filename: file })
+        const bot = yield* storage.insertBot(botInput(1))
+        yield* storage.commitUpdates(bot.id, [update(7), update(8), update(9)], 10)
+        yield* storage.completeUpdates([7, 8, 9].map((id) => ({
+          bot_id: bot.id,
+          update_id: id,
+          messages: [],
+          deliveries: [],
+          buffer: bufferEntry(id)
+        })))
+        yield* storage.setAllowedUpdates(bot.id, ["message"])
+        yield* storage.trimBuffered(bot.id, { max_updates: 2, before: "", at: "2025-01-02T00:00:00.000Z" })
+      }))
+      const storage = yield* SqliteStorage.make({ filename: file })
+      assert.deepStrictEqual(yield* storage.readBuffered(1, { offset: 0, limit: 10, types: { only: ["message"] } }), [
+        { update_id: 8, payload: update(8).payload },
+        { update_id: 9, payload: update(9).payload }
+      ])
+      assert.deepStrictEqual(yield* storage.bufferState(1), {
+        allowed_updates: ["message"],
+        trimmed: 1,
+        last_trimmed_at: "2025-01-02T00:00:00.000Z"
+      })
+    }))
+
   it.scoped("the pipeline's statements are prepared once, when the storage is made", () =>
     Effect.gen(function*() {
       const { prepared, database } = yield* recorded(join(yield* tempDir, "botrelay.db"))
@@ -409,8 +505,16 @@ describe("SqliteStorage", () => {
           bot_id: u.bot_id,
           update_id: u.update_id,
           messages: [message(bot.id, 5, u.update_id, 10)],
-          deliveries: [newDelivery(bot.id, u.update_id)]
+          deliveries: [newDelivery(bot.id, u.update_id)],
+          buffer: bufferEntry(u.update_id)
         })))
+        yield* storage.readBuffered(bot.id, { offset: first, limit: 100, types: { except: ["chat_member"] } })
+        yield* storage.readBuffered(bot.id, { offset: first, limit: 100, types: { only: ["message"] } })
+        yield* storage.confirmBuffered(bot.id, first)
+        yield* storage.keepNewestBuffered(bot.id, 10)
+        yield* storage.trimBuffered(bot.id, { max_updates: 10, before: "", at: "" })
+        yield* storage.countBuffered(bot.id)
+        yield* storage.bufferState(bot.id)
         yield* storage.backlog(bot.id)
         const next = (yield* storage.nextDeliveries(bot.id, 1))[0]!
         yield* storage.recordAttempts([[next.id, { status: "pending", at: "", next_attempt_at: "", last_error: "x" }]])

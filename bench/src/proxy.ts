@@ -1,0 +1,256 @@
+/**
+ * The proxy suite.
+ *
+ * Overhead: sendMessage with 50 requests in flight, straight to FakeTelegram (a process of its own)
+ * and through Botrelay's /tgapi (history on, so each message is also stored), loaded by autocannon
+ * from this process.
+ * Long-poll latency: 10 bots with long polling on; a client per bot waits in getUpdates on /tgapi
+ * while FakeTelegram (in this process) produces updates at a fixed rate; time from creation to the
+ * client receiving the update.
+ *
+ * Env: BENCH_PROXY_DURATION (s, default 10), BENCH_PROXY_WARMUP (s, default 3), BENCH_PROXY_CONNECTIONS
+ * (default 50), BENCH_LONGPOLL_BOTS (default 10), BENCH_LONGPOLL_RATE (updates/s, default 100),
+ * BENCH_LONGPOLL_DURATION (s, default 10).
+ */
+import { join } from "node:path"
+import autocannon from "autocannon"
+import { FakeTelegram } from "@botrelay/testing"
+import { type Botrelay, count, distDir, envInt, makeTempDir, removeTempDir, root, sleep, startBotrelay, table } from "./harness.js"
+import { type Child, isRunning, start, stop } from "./processes.js"
+
+interface FakeProcess {
+  readonly child: Child
+  readonly apiRoot: string
+  readonly bots: ReadonlyArray<{ readonly token: string; readonly chatId: number }>
+}
+
+const startFake = async (bots: number): Promise<FakeProcess> => {
+  const child = start("fake", [join(distDir, "fake.js")], { FAKE_BOTS: String(bots) }, root)
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    const line = child.output.split("\n").find((l) => l.startsWith("{"))
+    if (line !== undefined) return { child, ...(JSON.parse(line) as Omit<FakeProcess, "child">) }
+    if (!isRunning(child)) throw new Error(`the fake exited:\n${child.output}`)
+    await sleep(50)
+  }
+  throw new Error("the fake did not start within 20 s")
+}
+
+const addBot = async (botrelay: Botrelay, body: Record<string, unknown>): Promise<number> => {
+  const response = await fetch(`${botrelay.url}/api/bots/add`, {
+    method: "POST",
+    headers: { ...botrelay.headers, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`POST /api/bots/add: ${response.status} ${text.slice(0, 300)}`)
+  return (JSON.parse(text) as { readonly id: number }).id
+}
+
+const load = (url: string, body: string, seconds: number, connections: number) =>
+  new Promise<autocannon.Result>((resolve, reject) => {
+    autocannon({
+      url,
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json" },
+      connections,
+      duration: seconds
+    }, (error, result) => error === null || error === undefined ? resolve(result) : reject(error))
+  })
+
+interface OverheadRow {
+  readonly name: string
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+  readonly failed: number
+}
+
+const overhead = async (): Promise<ReadonlyArray<OverheadRow>> => {
+  const duration = envInt("BENCH_PROXY_DURATION", 10)
+  const warmup = envInt("BENCH_PROXY_WARMUP", 3)
+  const connections = envInt("BENCH_PROXY_CONNECTIONS", 50)
+  const tempDir = makeTempDir()
+  const fake = await startFake(1)
+  let botrelay: Botrelay | undefined
+  try {
+    botrelay = await startBotrelay(join(tempDir, "botrelay.db"), fake.apiRoot)
+    const bot = fake.bots[0]!
+    await addBot(botrelay, { token: bot.token, name: "proxy bench", manage_enabled: true })
+    const body = JSON.stringify({ chat_id: bot.chatId, text: "a message of ordinary length, sent through the proxy" })
+    const targets = [
+      { name: "straight to FakeTelegram", url: `${fake.apiRoot}/bot${bot.token}/sendMessage` },
+      { name: "through /tgapi", url: `${botrelay.url}/tgapi/bot${bot.token}/sendMessage` }
+    ]
+    const rows: Array<OverheadRow> = []
+    for (const target of targets) {
+      process.stderr.write(`proxy: ${target.name}: warm-up ${warmup} s, run ${duration} s\n`)
+      await load(target.url, body, warmup, connections)
+      const result = await load(target.url, body, duration, connections)
+      rows.push({
+        name: target.name,
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        failed: result.non2xx + result.errors
+      })
+    }
+    return rows
+  } finally {
+    if (botrelay !== undefined) await stop(botrelay.child)
+    await stop(fake.child)
+    removeTempDir(tempDir)
+  }
+}
+
+interface Latency {
+  readonly bots: number
+  readonly rate: number
+  readonly created: number
+  readonly received: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+
+const longPollLatency = async (): Promise<Latency> => {
+  const bots = envInt("BENCH_LONGPOLL_BOTS", 10)
+  const rate = envInt("BENCH_LONGPOLL_RATE", 100)
+  const duration = envInt("BENCH_LONGPOLL_DURATION", 10)
+  const tempDir = makeTempDir()
+  const fake = await FakeTelegram.start()
+  let botrelay: Botrelay | undefined
+  let running = true
+  try {
+    botrelay = await startBotrelay(join(tempDir, "botrelay.db"), fake.apiRoot)
+    const fakeBots = Array.from({ length: bots }, () => fake.addBot())
+    for (const bot of fakeBots) await addBot(botrelay, { token: bot.token, name: "long poll bench", long_poll_enabled: true })
+    const user = fake.addUser()
+    /** Creation times of the updates created in the measured window, until their client receives them. */
+    const waiting = new Map<string, number>()
+    const delays: Array<number> = []
+    let measuring = false
+
+    const client = async (token: string) => {
+      let offset = 0
+      while (running) {
+        const response = await fetch(`${botrelay!.url}/tgapi/bot${token}/getUpdates`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ offset, timeout: 30 })
+        })
+        const at = performance.now()
+        const answer = await response.json() as { ok: boolean; result?: Array<{ update_id: number; message?: { text?: string } }> }
+        if (!answer.ok || answer.result === undefined) throw new Error(`getUpdates: ${JSON.stringify(answer)}`)
+        for (const update of answer.result) {
+          offset = update.update_id + 1
+          const text = update.message?.text ?? ""
+          const sentAt = waiting.get(text)
+          if (sentAt !== undefined) {
+            delays.push(at - sentAt)
+            waiting.delete(text)
+          }
+        }
+      }
+    }
+    const clients = fakeBots.map((bot) => client(bot.token).catch((e) => e as Error))
+
+    let n = 0
+    const produce = (seconds: number) =>
+      new Promise<number>((resolve) => {
+        const started = performance.now()
+        let made = 0
+        const timer = setInterval(() => {
+          const due = Math.floor((performance.now() - started) / 1000 * rate)
+          while (made < due) {
+            const text = `lp ${n++}`
+            if (measuring) waiting.set(text, performance.now())
+            fake.userSends(fakeBots[n % bots]!.id, { user, text })
+            made++
+          }
+          if (performance.now() - started >= seconds * 1000) {
+            clearInterval(timer)
+            resolve(made)
+          }
+        }, 2)
+      })
+
+    process.stderr.write(`long poll: ${bots} bots, ${rate} updates/s, warm-up 2 s, run ${duration} s\n`)
+    await produce(2)
+    measuring = true
+    const made = await produce(duration)
+    measuring = false
+    const deadline = Date.now() + 5000
+    while (waiting.size > 0 && Date.now() < deadline) await sleep(50)
+    running = false
+    fake.userSends(fakeBots[0]!.id, { user, text: "wake" })
+    for (const bot of fakeBots.slice(1)) fake.userSends(bot.id, { user, text: "wake" })
+    const failures = (await Promise.all(clients)).filter((r) => r instanceof Error)
+    if (failures.length > 0) throw failures[0]
+    const sorted = delays.sort((a, b) => a - b)
+    return {
+      bots,
+      rate,
+      created: made,
+      received: delays.length,
+      p50: percentile(sorted, 0.5),
+      p99: percentile(sorted, 0.99),
+      max: sorted[sorted.length - 1] ?? Number.NaN
+    }
+  } finally {
+    running = false
+    if (botrelay !== undefined) await stop(botrelay.child)
+    await fake.close()
+    removeTempDir(tempDir)
+  }
+}
+
+const ms = (value: number) => `${value < 10 ? value.toFixed(1) : Math.round(value)} ms`
+
+/** Runs the suite and prints its tables; throws when a request failed. */
+export const runProxy = async (): Promise<void> => {
+  const rows = await overhead()
+  const direct = rows[0]!
+  const proxied = rows[1]!
+  process.stdout.write(`\nProxy: sendMessage with ${envInt("BENCH_PROXY_CONNECTIONS", 50)} in flight, history on.\n\n`)
+  process.stdout.write(`${
+    table(
+      ["path", "req/s", "p50", "p99", "failed"],
+      rows.map((r) => [r.name, count(r.rps), ms(r.p50), ms(r.p99), count(r.failed)]),
+      1
+    )
+  }\n\n`)
+  const latency = await longPollLatency()
+  process.stdout.write(
+    `Long poll: ${latency.bots} bots, ${latency.rate} updates/s; a client per bot waiting in getUpdates on /tgapi.\n\n`
+  )
+  process.stdout.write(`${
+    table(
+      ["created", "received", "p50", "p99", "max"],
+      [[count(latency.created), count(latency.received), ms(latency.p50), ms(latency.p99), ms(latency.max)]],
+      0
+    )
+  }\n\n`)
+  const verdict = (met: boolean) => met ? "met" : "missed"
+  const addedP50 = proxied.p50 - direct.p50
+  process.stdout.write(`Targets (figures only; the bench asserts nothing about speed):\n\n${
+    table(["target", "goal", "measured", ""], [
+      ["added p50 latency through /tgapi", "<= 2 ms", ms(addedP50), verdict(addedP50 <= 2)],
+      [
+        "throughput through /tgapi vs straight",
+        ">= 0.5",
+        (proxied.rps / direct.rps).toFixed(2),
+        verdict(proxied.rps / direct.rps >= 0.5)
+      ],
+      ["long-poll delivery p99", "< 20 ms", ms(latency.p99), verdict(latency.p99 < 20)]
+    ], 1)
+  }\n\n`)
+  if (rows.some((r) => r.failed > 0)) throw new Error("some proxied or direct requests failed")
+  if (latency.received < latency.created) {
+    throw new Error(`long poll: ${latency.created - latency.received} updates never reached their client`)
+  }
+}

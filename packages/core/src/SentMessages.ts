@@ -1,0 +1,158 @@
+import { BotApi } from "@botrelay/telegram"
+import { Clock, Effect, Either, Option, Redacted, Schema } from "effect"
+import type { StoredBot } from "./Bot.js"
+import * as CallParams from "./CallParams.js"
+import type { StorageError } from "./Errors.js"
+import { fromTelegram, type Message } from "./Message.js"
+import { Storage } from "./Storage.js"
+
+/** Methods whose `result` is the Message sent or edited (lower-case). */
+const messageMethods: ReadonlySet<string> = new Set([
+  "sendmessage",
+  "sendphoto",
+  "sendaudio",
+  "senddocument",
+  "sendvideo",
+  "sendanimation",
+  "sendvoice",
+  "sendvideonote",
+  "sendpaidmedia",
+  "sendsticker",
+  "sendlocation",
+  "sendvenue",
+  "sendcontact",
+  "sendpoll",
+  "sendchecklist",
+  "senddice",
+  "sendinvoice",
+  "sendgame",
+  "forwardmessage",
+  "editmessagetext",
+  "editmessagecaption",
+  "editmessagemedia",
+  "editmessagereplymarkup",
+  "editmessagelivelocation",
+  "stopmessagelivelocation",
+  "editmessagechecklist"
+])
+
+/** Methods whose capture reads the call's parameters, not only its answer. */
+const paramMethods: ReadonlySet<string> = new Set(["copymessage", "deletemessage", "deletemessages"])
+
+/** Whether a successful call of `method` (lower-case) changes the bot's history. */
+export const captures = (method: string): boolean =>
+  messageMethods.has(method) || paramMethods.has(method) || method === "sendmediagroup"
+
+/** Whether capturing a call of `method` (lower-case) needs its parameters. */
+export const needsParams = (method: string): boolean => paramMethods.has(method)
+
+const decodeMessage = Schema.decodeUnknownEither(BotApi.Message)
+const decodeMessageId = Schema.decodeUnknownEither(BotApi.MessageId)
+
+const resultOf = (answer: string): Option.Option<unknown> => {
+  try {
+    const parsed: unknown = JSON.parse(answer)
+    return typeof parsed === "object" && parsed !== null && (parsed as { ok?: unknown }).ok === true
+      ? Option.some((parsed as { result?: unknown }).result)
+      : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
+
+/** What the bot copied: the source message's text and media when the history holds it, `caption` replacing the text. */
+const copied = (bot: StoredBot, params: CallParams.CallParams, messageId: number) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const chatId = CallParams.int(params.chat_id)
+    if (chatId === undefined) return Option.none<Message>()
+    const fromChatId = CallParams.int(params.from_chat_id)
+    const sourceId = CallParams.int(params.message_id)
+    const source = fromChatId === undefined || sourceId === undefined
+      ? Option.none<Message>()
+      : yield* storage.findMessage(bot.id, fromChatId, sourceId)
+    const caption = CallParams.string(params.caption)
+    const removeCaption = CallParams.bool(params.remove_caption) === true
+    const sourceText = Option.match(source, { onNone: () => "", onSome: (m) => m.text })
+    const hasMedia = Option.exists(source, (m) => m.media_type !== undefined)
+    const text = caption ?? (removeCaption && hasMedia ? "" : sourceText)
+    const replyParameters = CallParams.object(params.reply_parameters)
+    const replyChat = CallParams.int(replyParameters?.chat_id)
+    const replyTo = replyChat === undefined || replyChat === chatId
+      ? CallParams.int(replyParameters?.message_id ?? params.reply_to_message_id)
+      : undefined
+    const media = Option.match(source, {
+      onNone: () => ({}),
+      onSome: (m) =>
+        m.media_type === undefined || m.file_id === undefined ? {} : { media_type: m.media_type, file_id: m.file_id }
+    })
+    const senderId = Number(Redacted.value(bot.token).split(":")[0])
+    const message: Message = {
+      id: messageId,
+      chat_id: chatId,
+      bot_id: bot.id,
+      user_id: Number.isSafeInteger(senderId) ? senderId : 0,
+      username: bot.username,
+      first_name: "",
+      last_name: "",
+      text,
+      date: Math.floor((yield* Clock.currentTimeMillis) / 1000),
+      ...media,
+      ...(replyTo === undefined ? {} : { reply_to_message_id: replyTo }),
+      direction: "out",
+      edit_date: 0,
+      deleted: false
+    }
+    return Option.some(message)
+  })
+
+/**
+ * Records in the bot's history what a successful Bot API call did, from its answer text (and, for
+ * copyMessage and deletes, its parameters): sent, forwarded and edited messages and albums are
+ * stored as "out" (an edit replaces the stored text and sets edit_date), a copy is stored with the
+ * text and media of its source when the history holds it, and deleted messages are marked deleted.
+ * Answers that are not `ok` are ignored. `method` is lower-case.
+ */
+export const capture = (
+  bot: StoredBot,
+  method: string,
+  params: CallParams.CallParams,
+  answer: string
+): Effect.Effect<void, StorageError, Storage> =>
+  Effect.gen(function*() {
+    const result = resultOf(answer)
+    if (Option.isNone(result)) return
+    const storage = yield* Storage
+    if (messageMethods.has(method)) {
+      const message = decodeMessage(result.value)
+      if (Either.isRight(message)) yield* storage.saveMessage(fromTelegram(bot.id, message.right, "out"))
+      return
+    }
+    switch (method) {
+      case "sendmediagroup": {
+        if (!Array.isArray(result.value)) return
+        for (const item of result.value) {
+          const message = decodeMessage(item)
+          if (Either.isRight(message)) yield* storage.saveMessage(fromTelegram(bot.id, message.right, "out"))
+        }
+        return
+      }
+      case "copymessage": {
+        const id = decodeMessageId(result.value)
+        if (Either.isLeft(id)) return
+        const message = yield* copied(bot, params, id.right.message_id)
+        if (Option.isSome(message)) yield* storage.saveMessage(message.value)
+        return
+      }
+      case "deletemessage":
+      case "deletemessages": {
+        const chatId = CallParams.int(params.chat_id)
+        const ids = method === "deletemessage"
+          ? [CallParams.int(params.message_id)]
+          : (CallParams.array(params.message_ids) ?? []).map(CallParams.int)
+        const known = ids.filter((id): id is number => id !== undefined)
+        if (chatId !== undefined && known.length > 0) yield* storage.markMessagesDeleted(bot.id, chatId, known)
+        return
+      }
+    }
+  })

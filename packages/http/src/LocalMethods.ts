@@ -1,0 +1,140 @@
+import type { HttpServerResponse } from "@effect/platform"
+import { Bot, Bots, CallParams, type Errors, LongPoll, Storage } from "@botrelay/core"
+import { Effect, ParseResult, Schema } from "effect"
+import * as BotApiAnswer from "./BotApiAnswer.js"
+
+/** A Bot API method Botrelay answers itself, for a registered bot that is not disabled. */
+export type LocalMethod = (
+  bot: Bot.StoredBot,
+  params: CallParams.CallParams
+) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+
+const secretPattern = /^[A-Za-z0-9_-]{1,256}$/
+
+const decodeUpdate = Schema.decodeUnknown(Bot.BotUpdate)
+
+const firstIssue = (error: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "invalid value"
+
+const strings = (values: ReadonlyArray<unknown> | undefined) =>
+  values?.filter((value): value is string => typeof value === "string")
+
+const failed = (operation: string) => (e: Errors.StorageError) =>
+  Effect.logError(`tgapi ${operation} failed`, e.cause).pipe(Effect.as(BotApiAnswer.internalError))
+
+/** A Unix time in seconds from an ISO 8601 string; 0 when it does not parse. */
+const unixSeconds = (iso: string) => {
+  const ms = Date.parse(iso)
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)
+}
+
+/** How many recent deliveries getWebhookInfo looks at for the last error. */
+const recentDeliveries = 100
+
+/**
+ * The methods Botrelay answers for /tgapi instead of Telegram, by lower-case name: getUpdates (the
+ * long-poll buffer), setWebhook / deleteWebhook (the bot's forwarding), getWebhookInfo (Botrelay's own
+ * state), logOut and close (true: the bot stays with Botrelay).
+ */
+export const make = Effect.gen(function*() {
+  const bots = yield* Bots.Bots
+  const longPoll = yield* LongPoll.LongPoll
+  const storage = yield* Storage.Storage
+
+  const getUpdates: LocalMethod = (bot, params) =>
+    longPoll.getUpdates(bot.id, {
+      offset: CallParams.int(params.offset),
+      limit: CallParams.int(params.limit),
+      timeout: CallParams.int(params.timeout),
+      allowed_updates: strings(CallParams.array(params.allowed_updates))
+    }).pipe(
+      Effect.map((updates) => BotApiAnswer.okRaw(`[${updates.map((u) => u.payload).join(",")}]`)),
+      Effect.catchTags({
+        PollConflict: (e) => Effect.succeed(BotApiAnswer.error(409, e.message)),
+        LongPollDisabled: (e) => Effect.succeed(BotApiAnswer.error(409, `Conflict: ${e.message}`)),
+        StorageError: failed("getUpdates")
+      })
+    )
+
+  const dropIf = (bot: Bot.StoredBot, params: CallParams.CallParams) =>
+    CallParams.bool(params.drop_pending_updates) === true ? longPoll.drop(bot.id) : Effect.void
+
+  const stopForwarding = (bot: Bot.StoredBot, params: CallParams.CallParams) =>
+    Effect.gen(function*() {
+      if (bot.proxy_enabled) yield* bots.update({ id: bot.id, proxy_enabled: false })
+      yield* dropIf(bot, params)
+      return BotApiAnswer.ok(true, bot.proxy_enabled ? "Webhook was deleted" : "Webhook is already deleted")
+    })
+
+  const answerFailure = (operation: string) =>
+  (
+    effect: Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      Bot.BotNotFound | Errors.InvalidInput | Bot.DuplicateToken | Errors.StorageError
+    >
+  ) =>
+    effect.pipe(Effect.catchTags({
+      BotNotFound: () => Effect.succeed(BotApiAnswer.unauthorized),
+      InvalidInput: (e) => Effect.succeed(BotApiAnswer.badRequest(e.message)),
+      DuplicateToken: () => Effect.succeed(BotApiAnswer.internalError),
+      StorageError: failed(operation)
+    }))
+
+  const setWebhook: LocalMethod = (bot, params) =>
+    Effect.gen(function*() {
+      const url = CallParams.string(params.url) ?? ""
+      if (url === "") return yield* stopForwarding(bot, params)
+      const secret = CallParams.string(params.secret_token) ?? ""
+      if (secret !== "" && !secretPattern.test(secret)) {
+        return BotApiAnswer.badRequest("secret token contains unallowed characters")
+      }
+      const update = yield* Effect.either(
+        decodeUpdate({ id: bot.id, backend_url: url, secret_token: secret, proxy_enabled: true })
+      )
+      if (update._tag === "Left") return BotApiAnswer.badRequest(`bad webhook: ${firstIssue(update.left)}`)
+      yield* bots.update(update.right)
+      yield* dropIf(bot, params)
+      return BotApiAnswer.ok(true, "Webhook was set")
+    }).pipe(answerFailure("setWebhook"))
+
+  const deleteWebhook: LocalMethod = (bot, params) => stopForwarding(bot, params).pipe(answerFailure("deleteWebhook"))
+
+  const getWebhookInfo: LocalMethod = (bot) =>
+    Effect.gen(function*() {
+      const status = yield* longPoll.status(bot.id)
+      const backlog = yield* storage.backlog(bot.id)
+      const deliveries = yield* storage.listDeliveries({ bot_id: bot.id, limit: recentDeliveries })
+      let lastError: { readonly date: number; readonly message: string } | undefined
+      for (const delivery of deliveries) {
+        if (delivery.last_error === "") continue
+        const date = unixSeconds(delivery.updated_at)
+        if (lastError === undefined || date > lastError.date) lastError = { date, message: delivery.last_error }
+      }
+      if (status.trimmed > 0 && status.last_trimmed_date > (lastError?.date ?? 0)) {
+        lastError = {
+          date: status.last_trimmed_date,
+          message: `the long-poll buffer dropped old updates (${status.trimmed} so far); confirm updates sooner`
+        }
+      }
+      const url = bot.proxy_enabled ? bot.backend_url : ""
+      return BotApiAnswer.ok({
+        url,
+        has_custom_certificate: false,
+        pending_update_count: status.pending + backlog,
+        ...(lastError === undefined ? {} : { last_error_date: lastError.date, last_error_message: lastError.message }),
+        ...(url === "" ? {} : { max_connections: 1 }),
+        ...(status.allowed_updates.length === 0 ? {} : { allowed_updates: status.allowed_updates })
+      })
+    }).pipe(Effect.catchTag("StorageError", failed("getWebhookInfo")))
+
+  const stays: LocalMethod = () => Effect.succeed(BotApiAnswer.ok(true))
+
+  return new Map<string, LocalMethod>([
+    ["getupdates", getUpdates],
+    ["setwebhook", setWebhook],
+    ["deletewebhook", deleteWebhook],
+    ["getwebhookinfo", getWebhookInfo],
+    ["logout", stays],
+    ["close", stays]
+  ]) as ReadonlyMap<string, LocalMethod>
+})

@@ -1,0 +1,325 @@
+import {
+  HttpApiBuilder,
+  HttpBody,
+  HttpClient,
+  type HttpClientError,
+  HttpClientRequest,
+  type HttpClientResponse,
+  HttpIncomingMessage,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { type Bot, CallParams, type Errors, SentMessages, Storage } from "@botrelay/core"
+import { HttpPost } from "@botrelay/telegram"
+import { Cause, Context, Data, Deferred, Effect, Layer, Option, Stream } from "effect"
+import * as BotApiAnswer from "./BotApiAnswer.js"
+import * as Exchange from "./Exchange.js"
+import * as LocalMethods from "./LocalMethods.js"
+
+/** Where /tgapi passes calls on to: the Bot API root, e.g. `https://api.telegram.org`. */
+export class Upstream extends Context.Tag("@botrelay/http/TgApi/Upstream")<Upstream, {
+  readonly apiRoot: string
+}>() {}
+
+/** The upstream Bot API root; a trailing slash is removed. */
+export const upstream = (apiRoot: string): Layer.Layer<Upstream> =>
+  Layer.succeed(Upstream, { apiRoot: apiRoot.replace(/\/+$/, "") })
+
+/** The path the proxy serves under. */
+export const prefix = "/tgapi"
+
+/** Whether a request URL (path and query) is the proxy's. */
+export const isProxyUrl = (url: string): boolean =>
+  url.startsWith(prefix) && (url.length === prefix.length || url[prefix.length] === "/" || url[prefix.length] === "?")
+
+/** The largest request body the proxy passes on: Telegram's 50 MB upload limit. */
+export const maxBodyBytes = 50 * 1024 * 1024
+
+/** Headers that describe one connection, not the message, and are never passed on. */
+const hopByHop = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection"
+])
+
+/** Answers up to this size are read whole and sent on in one piece; larger ones are streamed. */
+const smallAnswerBytes = 64 * 1024
+
+/** Request headers a file download passes on. */
+const downloadHeaders = ["range", "if-range", "if-none-match", "if-modified-since"] as const
+
+class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{}> {}
+
+const disabled = (bot: Bot.StoredBot) =>
+  BotApiAnswer.error(
+    403,
+    `Forbidden: bot ${bot.id} is disabled in Botrelay; enable it with POST /api/bots/toggle-disabled?id=${bot.id}`
+  )
+
+const decode = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
+}
+
+const methodPattern = /^[A-Za-z0-9_]{1,64}$/
+
+/** The headers of Telegram's answer the client gets: all but the hop-by-hop ones. */
+const passedHeaders = (answer: Readonly<Record<string, string>>): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  for (const name in answer) {
+    if (!hopByHop.has(name)) headers[name] = answer[name]!
+  }
+  return headers
+}
+
+const isJsonOrForm = (contentType: string | undefined) =>
+  contentType === undefined || /^\s*application\/(json|x-www-form-urlencoded)\b/i.test(contentType)
+
+const isBodyLimit = (error: unknown) =>
+  typeof error === "object" && error !== null && (error as { cause?: unknown }).cause instanceof Error &&
+  ((error as { cause: Error }).cause.message === "maxBytes exceeded")
+
+/** The 502 for a call Telegram did not answer; it names the failure's code, never the URL or the token. */
+const badGateway = (phase: "request" | "answer", code: string | undefined) =>
+  BotApiAnswer.error(
+    502,
+    `Bad Gateway: ${phase === "answer" ? "Telegram's answer could not be read" : "Telegram could not be reached"}${
+      code === undefined ? "" : ` (${code})`
+    }`
+  )
+
+const clientFailure = (error: HttpClientError.HttpClientError) =>
+  badGateway(error._tag === "ResponseError" ? "answer" : "request", HttpPost.errorCode(error.cause))
+
+/** A call's request, as far as the proxy reads it. */
+interface Call {
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly bot: Bot.StoredBot
+  /** The token's path segment as the client sent it. */
+  readonly tokenSegment: string
+  /** The query string, with its `?`, or "". */
+  readonly search: string
+}
+
+/**
+ * The Bot API proxy under `/tgapi`: `bot<token>/<method>` and `file/bot<token>/<path>` for registered
+ * bots only (unknown tokens get Telegram's 401, malformed paths its 404, disabled bots a 403, none
+ * relayed). getUpdates, setWebhook, deleteWebhook, getWebhookInfo, logOut and close are answered by
+ * Botrelay; every other call goes to the upstream Bot API unchanged (method, query string, content
+ * type, body bytes; multipart and large bodies streamed) and its answer comes back unchanged. What
+ * the calls of bots with `manage_enabled` send, edit or delete is captured in their history.
+ */
+export const make = Effect.gen(function*() {
+  const storage = yield* Storage.Storage
+  const { apiRoot } = yield* Upstream
+  const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
+  const exchange = yield* Exchange.Exchange
+  const local = yield* LocalMethods.make
+  const context = yield* Effect.context<Storage.Storage>()
+
+  /** Reads the whole body, up to the limit. */
+  const readBody = (request: HttpServerRequest.HttpServerRequest) =>
+    request.arrayBuffer.pipe(
+      Effect.map((buffer) => new Uint8Array(buffer)),
+      Effect.mapError((e) =>
+        isBodyLimit(e) ? BotApiAnswer.tooLarge : BotApiAnswer.badRequest("the body could not be read")
+      ),
+      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
+    )
+
+  const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
+    request.method !== "GET" && request.method !== "HEAD" &&
+    (Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined)
+
+  const execute = (outgoing: HttpClientRequest.HttpClientRequest) =>
+    Effect.mapError(client.execute(outgoing), clientFailure)
+
+  /** Telegram's answer for the client: read whole when it is small, streamed when large or of unknown length. */
+  const relay = (response: HttpClientResponse.HttpClientResponse) => {
+    const headers = passedHeaders(response.headers)
+    return Number(response.headers["content-length"]) <= smallAnswerBytes
+      ? response.arrayBuffer.pipe(
+        Effect.map((buffer) =>
+          HttpServerResponse.uint8Array(new Uint8Array(buffer), { status: response.status, headers })
+        ),
+        Effect.mapError(clientFailure)
+      )
+      : Effect.succeed(HttpServerResponse.stream(response.stream, { status: response.status, headers }))
+  }
+
+  /** Passes on a call whose body streams in (uploads); a body that runs past the limit ends it with a 413. */
+  const streamed = (call: Call, method: string) =>
+    Effect.gen(function*() {
+      const { request } = call
+      const overLimit = yield* Deferred.make<never, BodyTooLarge>()
+      const declared = request.headers["content-length"]
+      let seen = 0
+      const limited = request.stream.pipe(
+        Stream.mapChunksEffect((chunk) => {
+          for (const part of chunk) seen += part.length
+          return seen > maxBodyBytes
+            ? Deferred.fail(overLimit, new BodyTooLarge()).pipe(Effect.zipRight(Effect.never))
+            : Effect.succeed(chunk)
+        })
+      )
+      const length = declared === undefined ? undefined : Number(declared)
+      const outgoing = HttpClientRequest.make(request.method)(
+        `${apiRoot}/bot${call.tokenSegment}/${method}${call.search}`
+      ).pipe(HttpClientRequest.setBody(HttpBody.stream(limited, request.headers["content-type"], length)))
+      return yield* Effect.raceFirst(execute(outgoing), Deferred.await(overLimit)).pipe(
+        Effect.mapError((e) => e instanceof BodyTooLarge ? BotApiAnswer.tooLarge : e)
+      )
+    })
+
+  const capture = (bot: Bot.StoredBot, method: string, params: CallParams.CallParams, answer: Uint8Array) =>
+    SentMessages.capture(bot, method, params, new TextDecoder().decode(answer)).pipe(
+      Effect.provide(context),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("could not capture a message sent through /tgapi", Cause.squash(cause)).pipe(
+          Effect.annotateLogs({ bot_id: bot.id, method })
+        )
+      )
+    )
+
+  /**
+   * Passes a call to Telegram: a JSON, form or empty body is read whole and sent as the same bytes,
+   * anything else (multipart uploads) is streamed. What the call sent is captured when the bot keeps history.
+   */
+  const forward = (call: Call, method: string) =>
+    Effect.gen(function*() {
+      const { bot, request } = call
+      const contentType = request.headers["content-type"]
+      const declared = request.headers["content-length"]
+      if (declared !== undefined && Number(declared) > maxBodyBytes) return BotApiAnswer.tooLarge
+      const lower = method.toLowerCase()
+      const capturing = bot.manage_enabled && SentMessages.captures(lower)
+      const needsParams = capturing && SentMessages.needsParams(lower)
+      const withBody = hasBody(request)
+      if (withBody && !isJsonOrForm(contentType) && !needsParams) {
+        const response = yield* streamed(call, method)
+        if (!capturing || response.status !== 200) return yield* relay(response)
+        const answer = yield* response.arrayBuffer.pipe(
+          Effect.map((buffer) => new Uint8Array(buffer)),
+          Effect.mapError(clientFailure),
+          HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
+        )
+        yield* capture(bot, lower, {}, answer)
+        const headers = passedHeaders(response.headers)
+        return HttpServerResponse.uint8Array(answer, { status: response.status, headers })
+      }
+      const body = withBody ? yield* readBody(request) : undefined
+      const answer = yield* exchange.exchange({
+        method: request.method,
+        url: `${apiRoot}/bot${call.tokenSegment}/${method}${call.search}`,
+        headers: contentType === undefined ? {} : { "content-type": contentType },
+        body
+      }, maxBodyBytes).pipe(Effect.mapError((e) => badGateway(e.phase, e.code)))
+      if (capturing && answer.status === 200) {
+        yield* capture(bot, lower, needsParams ? CallParams.parse(call.search, body, contentType) : {}, answer.body)
+      }
+      const headers = passedHeaders(answer.headers)
+      return HttpServerResponse.uint8Array(answer.body, { status: answer.status, headers })
+    })
+
+  /** Streams a file download from Telegram, ranges included. */
+  const download = (call: Call, path: string) =>
+    Effect.gen(function*() {
+      const { request } = call
+      if (request.method !== "GET" && request.method !== "HEAD") return BotApiAnswer.notFound
+      const passed: Record<string, string> = {}
+      for (const name of downloadHeaders) {
+        const value = request.headers[name]
+        if (value !== undefined) passed[name] = value
+      }
+      const outgoing = HttpClientRequest.make(request.method)(
+        `${apiRoot}/file/bot${call.tokenSegment}/${path}${call.search}`
+      ).pipe(HttpClientRequest.setHeaders(passed))
+      return yield* relay(yield* execute(outgoing))
+    })
+
+  /** Parses `bot<token>/<rest>` and finds the bot: the call, or the answer for a bad path, token or bot. */
+  const resolve = (
+    request: HttpServerRequest.HttpServerRequest,
+    path: string,
+    search: string
+  ): Effect.Effect<readonly [Call, string], HttpServerResponse.HttpServerResponse> =>
+    Effect.gen(function*() {
+      const match = /^bot([^/]+)\/(.+)$/.exec(path)
+      const token = match === null ? undefined : decode(match[1]!)
+      if (match === null || token === undefined || token === "") return yield* Effect.fail(BotApiAnswer.notFound)
+      const found = yield* storage.findBotByToken(token).pipe(
+        Effect.catchTag("StorageError", (e: Errors.StorageError) =>
+          Effect.logError("could not look up a /tgapi bot", e.cause).pipe(
+            Effect.zipRight(Effect.fail(BotApiAnswer.internalError))
+          ))
+      )
+      if (Option.isNone(found)) return yield* Effect.fail(BotApiAnswer.unauthorized)
+      const bot = found.value
+      if (bot.disabled) return yield* Effect.fail(disabled(bot))
+      return [{ request, bot, tokenSegment: match[1]!, search }, match[2]!] as const
+    })
+
+  const method = (request: HttpServerRequest.HttpServerRequest, path: string, search: string) =>
+    Effect.gen(function*() {
+      const [call, name] = yield* resolve(request, path, search)
+      if (!methodPattern.test(name)) return BotApiAnswer.notFound
+      const answer = local.get(name.toLowerCase())
+      if (answer === undefined) return yield* forward(call, name)
+      const bytes = hasBody(request) ? yield* readBody(request) : undefined
+      return yield* answer(call.bot, CallParams.parse(search, bytes, request.headers["content-type"]))
+    })
+
+  /** Logs an unexpected failure with the token replaced by `<token>`; the client gets a bare 500. */
+  const unexpected = (rest: string, cause: Cause.Cause<unknown>) => {
+    const segment = /^(?:file\/)?bot([^/]+)/.exec(rest)?.[1] ?? ""
+    const secrets = [segment, decode(segment) ?? ""].filter((s) => s !== "")
+    return Effect.logError(
+      "a /tgapi call failed",
+      secrets.reduce((text, secret) => text.replaceAll(secret, "<token>"), Cause.pretty(cause))
+    ).pipe(Effect.as(BotApiAnswer.internalError))
+  }
+
+  const file = (request: HttpServerRequest.HttpServerRequest, path: string, search: string) =>
+    Effect.gen(function*() {
+      const [call, rest] = yield* resolve(request, path, search)
+      const segments = rest.split("/")
+      if (segments.some((s) => s === "" || s === "." || s === ".." || decode(s) === undefined)) {
+        return BotApiAnswer.notFound
+      }
+      return yield* download(call, rest)
+    })
+
+  return Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const url = request.url
+    const query = url.indexOf("?")
+    const path = query === -1 ? url : url.slice(0, query)
+    const search = query === -1 ? "" : url.slice(query)
+    if (!path.startsWith(`${prefix}/`)) return BotApiAnswer.notFound
+    const rest = path.slice(prefix.length + 1)
+    const answer = rest.startsWith("file/") ? file(request, rest.slice(5), search) : method(request, rest, search)
+    return yield* answer.pipe(
+      Effect.merge,
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : unexpected(rest, cause)
+      )
+    )
+  })
+})
+
+/**
+ * Serves the proxy under `/tgapi` in the API's router, next to the webhook ingress.
+ * A call ends when its client goes.
+ */
+export const layer = HttpApiBuilder.Router.use((router) =>
+  Effect.flatMap(make, (app) => router.mountApp(prefix, Effect.interruptible(app), { includePrefix: true }))
+)
