@@ -1,4 +1,4 @@
-import { BotApi, HttpPost, TelegramClient, type TelegramError } from "@botrelay/telegram"
+import { BotApi, HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Either, Option, Redacted, Schema } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
@@ -68,7 +68,7 @@ export const make = (options: Options = defaults) =>
     const storage = yield* Storage
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
-    const http = yield* HttpPost.HttpPost
+    const http = yield* HttpExchange.HttpExchange
     const timeout = Duration.decode(options.timeout)
     const maxAge = Duration.toMillis(options.maxAge)
 
@@ -102,17 +102,19 @@ export const make = (options: Options = defaults) =>
     const attempt = (delivery: Delivery, bot: StoredBot) =>
       Effect.gen(function*() {
         const secret = Redacted.value(bot.secret_token)
-        const result = yield* Effect.either(http.post({
+        const result = yield* Effect.either(http.exchange({
+          method: "POST",
           url: delivery.url,
-          body: delivery.payload,
           headers: secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret },
+          body: delivery.payload,
           timeout
         }))
         const now = yield* Clock.currentTimeMillis
         const at = new Date(now).toISOString()
         if (Either.isRight(result) && result.right.status >= 200 && result.right.status < 300) {
           const outcome: DeliveryOutcome = { status: "delivered", at }
-          return { outcome, reply: webhookReply(result.right.body, result.right.contentType) }
+          const answer = result.right
+          return { outcome, reply: webhookReply(HttpExchange.text(answer), answer.headers["content-type"]) }
         }
         const last_error = Either.isLeft(result) ? result.left.description : `HTTP ${result.right.status}`
         if (now - Date.parse(delivery.created_at) >= maxAge) {

@@ -1,4 +1,4 @@
-import type { HttpPost, TelegramClient } from "@botrelay/telegram"
+import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Context, Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
 import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
@@ -233,6 +233,6 @@ export const layer = (
 ): Layer.Layer<
   Supervisor,
   never,
-  Storage | BotActivity | LongPoll | FloodControl | TelegramClient.TelegramClient | HttpPost.HttpPost
+  Storage | BotActivity | LongPoll | FloodControl | TelegramClient.TelegramClient | HttpExchange.HttpExchange
 > =>
   Layer.scoped(Supervisor, make(options))

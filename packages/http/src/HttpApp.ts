@@ -11,11 +11,10 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import type { ApiKeys, Bots, Deliveries, LongPoll, Messages, Routes, Storage, Supervisor, Tags } from "@botrelay/core"
-import type { TelegramClient } from "@botrelay/telegram"
+import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
 import * as ApiError from "./ApiError.js"
-import type * as Exchange from "./Exchange.js"
 import * as Handlers from "./Handlers.js"
 import * as TgApi from "./TgApi.js"
 import * as WebhookIngress from "./WebhookIngress.js"
@@ -131,7 +130,7 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
 /**
  * The API implementation, its OpenAPI document, the webhook ingress (`POST /telegram/webhook/:bot_id`)
  * and the Bot API proxy (`/tgapi`), on the core services, the runtime and the Telegram client; the proxy
- * also needs where to pass calls on (`TgApi.Upstream`) and HTTP clients to do it with (`Exchange`, `HttpClient`).
+ * also needs where to pass calls on (`TgApi.Upstream`) and HTTP clients to do it with (`HttpExchange`, `HttpClient`).
  */
 export const layer: Layer.Layer<
   HttpApi.Api,
@@ -147,7 +146,7 @@ export const layer: Layer.Layer<
   | LongPoll.LongPoll
   | TelegramClient.TelegramClient
   | HttpClient.HttpClient
-  | Exchange.Exchange
+  | HttpExchange.HttpExchange
   | TgApi.Upstream
 > = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
   Layer.provideMerge(Layer.mergeAll(

@@ -10,10 +10,9 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { type Bot, CallParams, type Errors, SentMessages, Storage } from "@botrelay/core"
-import { HttpPost } from "@botrelay/telegram"
+import { HttpExchange } from "@botrelay/telegram"
 import { Cause, Context, Data, Deferred, Effect, Layer, Option, Stream } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
-import * as Exchange from "./Exchange.js"
 import * as LocalMethods from "./LocalMethods.js"
 
 /** Where /tgapi passes calls on to: the Bot API root, e.g. `https://api.telegram.org`. */
@@ -98,7 +97,10 @@ const badGateway = (phase: "request" | "answer", code: string | undefined) =>
   )
 
 const clientFailure = (error: HttpClientError.HttpClientError) =>
-  badGateway(error._tag === "ResponseError" ? "answer" : "request", HttpPost.errorCode(error.cause))
+  badGateway(error._tag === "ResponseError" ? "answer" : "request", HttpExchange.errorCode(error.cause))
+
+const exchangeFailure = (error: HttpExchange.HttpExchangeError) =>
+  badGateway(error.reason === "Answer" || error.reason === "TooLarge" ? "answer" : "request", error.code)
 
 /** A call's request, as far as the proxy reads it. */
 interface Call {
@@ -122,7 +124,7 @@ export const make = Effect.gen(function*() {
   const storage = yield* Storage.Storage
   const { apiRoot } = yield* Upstream
   const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
-  const exchange = yield* Exchange.Exchange
+  const exchange = yield* HttpExchange.HttpExchange
   const local = yield* LocalMethods.make
   const context = yield* Effect.context<Storage.Storage>()
 
@@ -221,8 +223,9 @@ export const make = Effect.gen(function*() {
         method: request.method,
         url: `${apiRoot}/bot${call.tokenSegment}/${method}${call.search}`,
         headers: contentType === undefined ? {} : { "content-type": contentType },
-        body
-      }, maxBodyBytes).pipe(Effect.mapError((e) => badGateway(e.phase, e.code)))
+        body,
+        maxBytes: maxBodyBytes
+      }).pipe(Effect.mapError(exchangeFailure))
       if (capturing && answer.status === 200) {
         yield* capture(bot, lower, needsParams ? CallParams.parse(call.search, body, contentType) : {}, answer.body)
       }

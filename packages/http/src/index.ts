@@ -1,7 +1,6 @@
 export * as Api from "./Api.js"
 export * as ApiError from "./ApiError.js"
 export * as BotApiAnswer from "./BotApiAnswer.js"
-export * as Exchange from "./Exchange.js"
 export * as Handlers from "./Handlers.js"
 export * as HttpApp from "./HttpApp.js"
 export * as LocalMethods from "./LocalMethods.js"

@@ -12,8 +12,8 @@ import {
   Supervisor,
   Tags
 } from "@botrelay/core"
-import { Exchange, HttpApp, TgApi } from "@botrelay/http"
-import { HttpPost, TelegramClient } from "@botrelay/telegram"
+import { HttpApp, TgApi } from "@botrelay/http"
+import { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
@@ -24,9 +24,8 @@ const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.l
   Layer.provideMerge(MemoryStorage.layer),
   Layer.provideMerge(BotActivity.layer),
   Layer.provideMerge(FloodControl.layer()),
-  Layer.provideMerge(HttpPost.layer),
+  Layer.provideMerge(HttpExchange.layer),
   Layer.provideMerge(TgApi.upstream("http://127.0.0.1:9")),
-  Layer.provideMerge(Exchange.layer),
   Layer.provideMerge(FetchHttpClient.layer)
 )
 

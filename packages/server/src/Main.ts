@@ -21,11 +21,10 @@ import {
 } from "@botrelay/core"
 import { HttpApp, TgApi } from "@botrelay/http"
 import { SqliteStorage } from "@botrelay/sqlite"
-import { TelegramClient } from "@botrelay/telegram"
+import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
-import * as NodeExchange from "./NodeExchange.js"
-import * as NodeHttpPost from "./NodeHttpPost.js"
+import * as NodeHttpExchange from "./NodeHttpExchange.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
@@ -48,7 +47,10 @@ export const longPollOptions = (
   maxAge: config.bufferMaxAge === undefined ? LongPoll.defaults.maxAge : Duration.seconds(config.bufferMaxAge)
 })
 
-/** The core services on SQLite and the configured Telegram API; webhook mode when a public URL is configured. */
+/**
+ * The core services on SQLite and the configured Telegram API; webhook mode when a public URL is configured.
+ * Their `HttpExchange` (node:http) also serves the /tgapi proxy's calls read whole.
+ */
 export const servicesLayer = (
   config:
     & Pick<Config, "database" | "telegramApi">
@@ -65,6 +67,7 @@ export const servicesLayer = (
   | Deliveries.Deliveries
   | BotActivity.BotActivity
   | TelegramClient.TelegramClient
+  | HttpExchange.HttpExchange
   | Storage.Storage,
   SqliteStorage.MigrationError | Errors.StorageError
 > =>
@@ -73,11 +76,11 @@ export const servicesLayer = (
     Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
     Layer.provideMerge(Supervisor.layer({ ...runtime, publicUrl: config.publicUrl ?? runtime.publicUrl })),
     Layer.provideMerge(LongPoll.layer(longPollOptions(config))),
-    Layer.provideMerge(TelegramClient.layerHttpPost({ apiRoot: config.telegramApi })),
+    Layer.provideMerge(TelegramClient.layerHttpExchange({ apiRoot: config.telegramApi })),
     Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(BotActivity.layer),
     Layer.provideMerge(FloodControl.layer()),
-    Layer.provideMerge(NodeHttpPost.layer)
+    Layer.provideMerge(NodeHttpExchange.layer)
   )
 
 /** Where the generated admin key is written. */
@@ -118,13 +121,12 @@ export const bootstrap = (
   }).pipe(Effect.withSpan("bootstrap"))
 
 /**
- * What the /tgapi proxy passes calls on with, to the configured Telegram API: node:http for calls read
- * whole, the platform's keep-alive HTTP client for streamed uploads and downloads.
+ * Where the /tgapi proxy passes calls on to, the configured Telegram API, and the platform's keep-alive
+ * HTTP client it streams uploads and downloads with; calls read whole go through the services' `HttpExchange`.
  */
 export const proxyLayer = (config: Pick<Config, "telegramApi">) =>
   Layer.mergeAll(
     NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true }))),
-    NodeExchange.layer,
     TgApi.upstream(config.telegramApi)
   )
 

@@ -1,7 +1,7 @@
 import type { HttpClient } from "@effect/platform"
 import { Context, Duration, Effect, Layer, ParseResult, Redacted, Schema } from "effect"
 import * as BotApi from "./BotApi.js"
-import * as HttpPost from "./HttpPost.js"
+import * as HttpExchange from "./HttpExchange.js"
 import type { TelegramError } from "./TelegramError.js"
 import { TelegramApiError, TelegramTransportError } from "./TelegramError.js"
 
@@ -176,8 +176,8 @@ interface Answered {
 
 const jsonHeaders = { "content-type": "application/json", accept: "application/json" }
 
-/** A client that POSTs with `http`. */
-export const makeWith = (options: Options, http: HttpPost.Service): Service => {
+/** A client that makes its calls with `http`. */
+export const makeWith = (options: Options, http: HttpExchange.Service): Service => {
   const apiRoot = options.apiRoot.replace(/\/+$/, "")
   const timeout = Duration.decode(options.timeout ?? defaultTimeout)
 
@@ -198,14 +198,17 @@ export const makeWith = (options: Options, http: HttpPost.Service): Service => {
     } catch {
       return Effect.fail(fail("Transport", "the request body could not be sent"))
     }
-    return http.post({
+    return http.exchange({
+      method: "POST",
       url: `${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`,
-      body,
       headers: jsonHeaders,
+      body,
       timeout: callTimeout
     }).pipe(
-      Effect.mapError((error) => fail(error.reason, error.description)),
-      Effect.flatMap(({ body: text, status }): Effect.Effect<Answered, TelegramError> => {
+      Effect.mapError((error) => fail(error.reason === "Timeout" ? "Timeout" : "Transport", error.description)),
+      Effect.flatMap((answer): Effect.Effect<Answered, TelegramError> => {
+        const { status } = answer
+        const text = HttpExchange.text(answer)
         let json: unknown
         try {
           json = JSON.parse(text)
@@ -318,12 +321,12 @@ export const makeWith = (options: Options, http: HttpPost.Service): Service => {
 
 /** A client on the ambient `HttpClient`. */
 export const make = (options: Options): Effect.Effect<Service, never, HttpClient.HttpClient> =>
-  Effect.map(HttpPost.fromHttpClient, (http) => makeWith(options, http))
+  Effect.map(HttpExchange.make, (http) => makeWith(options, http))
 
 /** The client as a layer, on the ambient `HttpClient`. */
 export const layer = (options: Options): Layer.Layer<TelegramClient, never, HttpClient.HttpClient> =>
   Layer.effect(TelegramClient, make(options))
 
-/** The client as a layer, on the ambient `HttpPost` (a host's leaner HTTP client). */
-export const layerHttpPost = (options: Options): Layer.Layer<TelegramClient, never, HttpPost.HttpPost> =>
-  Layer.effect(TelegramClient, Effect.map(HttpPost.HttpPost, (http) => makeWith(options, http)))
+/** The client as a layer, on the ambient `HttpExchange` (a host's leaner HTTP client). */
+export const layerHttpExchange = (options: Options): Layer.Layer<TelegramClient, never, HttpExchange.HttpExchange> =>
+  Layer.effect(TelegramClient, Effect.map(HttpExchange.HttpExchange, (http) => makeWith(options, http)))

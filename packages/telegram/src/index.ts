@@ -1,8 +1,8 @@
 /** Schemas for the Bot API subset Botrelay uses. */
 export * as BotApi from "./BotApi.js"
 
-/** How Botrelay POSTs: Bot API calls and updates forwarded to backends. */
-export * as HttpPost from "./HttpPost.js"
+/** HTTP calls read whole: Bot API calls, updates forwarded to backends, calls the /tgapi proxy passes on. */
+export * as HttpExchange from "./HttpExchange.js"
 
 /** The Bot API client service. */
 export * as TelegramClient from "./TelegramClient.js"
