@@ -17,7 +17,7 @@ import { join } from "node:path"
 import autocannon from "autocannon"
 import { FakeTelegram } from "@botrelay/testing"
 import { type Botrelay, count, distDir, envInt, makeTempDir, removeTempDir, root, sleep, startBotrelay, table } from "./harness.js"
-import { type Child, isRunning, start, stop } from "./processes.js"
+import { type Child, freePort, isRunning, start, stop, waitHealthy } from "./processes.js"
 
 interface FakeProcess {
   readonly child: Child
@@ -105,13 +105,23 @@ const overhead = async (): Promise<ReadonlyArray<OverheadRow>> => {
   const tempDir = makeTempDir()
   const fake = await startFake(1)
   let botrelay: Botrelay | undefined
+  let bare: Child | undefined
   try {
     botrelay = await startBotrelay(join(tempDir, "botrelay.db"), fake.apiRoot)
     const bot = fake.bots[0]!
     await addBot(botrelay, { token: bot.token, name: "proxy bench", manage_enabled: true })
     const body = JSON.stringify({ chat_id: bot.chatId, text: "a message of ordinary length, sent through the proxy" })
+    const barePort = await freePort()
+    bare = start("bare proxy", [join(distDir, "bareproxy.js")], {
+      BARE_UPSTREAM: fake.apiRoot,
+      BARE_PORT: String(barePort),
+      BARE_HOST: "127.0.0.1"
+    }, root)
+    const bareUrl = `http://127.0.0.1:${barePort}`
+    await waitHealthy(bare, bareUrl)
     const targets = [
       { name: "straight to FakeTelegram", url: `${fake.apiRoot}/bot${bot.token}/sendMessage` },
+      { name: "bare node:http proxy", url: `${bareUrl}/tgapi/bot${bot.token}/sendMessage` },
       { name: "through /tgapi", url: `${botrelay.url}/tgapi/bot${bot.token}/sendMessage` }
     ]
     const rows: Array<OverheadRow> = []
@@ -137,6 +147,7 @@ const overhead = async (): Promise<ReadonlyArray<OverheadRow>> => {
     }
     return rows
   } finally {
+    if (bare !== undefined) await stop(bare)
     if (botrelay !== undefined) await stop(botrelay.child)
     await stop(fake.child)
     removeTempDir(tempDir)
@@ -253,7 +264,13 @@ const ms = (value: number) => `${value < 1 ? value.toFixed(2) : value < 10 ? val
 /** Runs the suite and prints its tables; throws when a request failed. */
 export const runProxy = async (): Promise<void> => {
   const rows = await overhead()
-  const [direct, proxied, directAlone, proxiedAlone] = rows as [OverheadRow, OverheadRow, OverheadRow, OverheadRow]
+  const pick = (name: string, inFlight: number) => rows.find((r) => r.name === name && r.inFlight === inFlight)!
+  const connections = envInt("BENCH_PROXY_CONNECTIONS", 50)
+  const direct = pick("straight to FakeTelegram", connections)
+  const bare = pick("bare node:http proxy", connections)
+  const proxied = pick("through /tgapi", connections)
+  const directAlone = pick("straight to FakeTelegram", 1)
+  const proxiedAlone = pick("through /tgapi", 1)
   process.stdout.write(`\nProxy: sendMessage, history on.\n\n`)
   process.stdout.write(`${
     table(
@@ -284,7 +301,14 @@ export const runProxy = async (): Promise<void> => {
         (proxied.rps / direct.rps).toFixed(2),
         verdict(proxied.rps / direct.rps >= 0.5)
       ],
-      ["long-poll delivery p99", "< 20 ms", ms(latency.p99), verdict(latency.p99 < 20)]
+      ["long-poll delivery p99", "< 20 ms", ms(latency.p99), verdict(latency.p99 < 20)],
+      [
+        `(for scale) bare node:http proxy vs straight (${count(bare.inFlight)} in flight)`,
+        "",
+        (bare.rps / direct.rps).toFixed(2),
+        ""
+      ],
+      [`(for scale) /tgapi vs the bare proxy (${count(proxied.inFlight)} in flight)`, "", (proxied.rps / bare.rps).toFixed(2), ""]
     ], 1)
   }\n\n`)
   if (rows.some((r) => r.failed > 0)) throw new Error("some proxied or direct requests failed")
