@@ -482,6 +482,29 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
       return Array.from(found).sort((a, b) => a - b)
     }),
 
+    pruneFinished: (before, limit) =>
+      Effect.sync(() => {
+        let updates = 0
+        for (const inbox of inboxes.values()) {
+          for (const [updateId, row] of inbox) {
+            if (updates >= limit) break
+            if (row.processed && row.received_at < before) {
+              inbox.delete(updateId)
+              updates++
+            }
+          }
+        }
+        let removed = 0
+        for (const [id, delivery] of deliveries) {
+          if (removed >= limit) break
+          if (delivery.status === "delivered" && delivery.updated_at < before) {
+            deliveries.delete(id)
+            removed++
+          }
+        }
+        return { updates, deliveries: removed }
+      }),
+
     nextDeliveries: (botId, limit) =>
       Effect.sync(() => {
         const found: Array<Delivery> = []

@@ -104,6 +104,15 @@ export interface StorageService {
   readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
   /** Ids of bots with unprocessed updates or pending deliveries (work left from before a restart). */
   readonly botsWithWork: Effect.Effect<ReadonlyArray<number>, StorageError>
+  /**
+   * Deletes finished work older than `before`: processed inbox updates received before it and
+   * delivered deliveries last updated before it, at most `limit` rows of each. Dead and pending
+   * deliveries stay. Returns how many rows went.
+   */
+  readonly pruneFinished: (
+    before: string,
+    limit: number
+  ) => Effect.Effect<{ readonly updates: number; readonly deliveries: number }, StorageError>
 
   /** The bot's oldest pending deliveries (FIFO by id), whether or not they are due, at most `limit`. */
   readonly nextDeliveries: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>

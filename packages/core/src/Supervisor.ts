@@ -3,6 +3,7 @@ import { Context, Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Que
 import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
 import type { FloodControl } from "./FloodControl.js"
+import * as Housekeeping from "./Housekeeping.js"
 import * as Ingress from "./Ingress.js"
 import { LongPoll } from "./LongPoll.js"
 import * as Outbox from "./Outbox.js"
@@ -27,6 +28,8 @@ export interface Options {
   readonly outbox: Outbox.Options
   /** Where Telegram reaches this service; without it, bots in webhook mode get no ingress. */
   readonly publicUrl?: string | undefined
+  /** Deleting finished work; `Housekeeping.defaults` when omitted. */
+  readonly housekeeping?: Housekeeping.Options | undefined
 }
 
 /** Defaults of DESIGN.md section 5. */
@@ -209,6 +212,7 @@ export const make = (options: Options = defaults) =>
       })
 
     const changes = yield* activity.subscribe
+    yield* Effect.forkScoped(Housekeeping.run(options.housekeeping))
     yield* reconcileAll.pipe(Effect.orDie)
     for (const botId of yield* storage.botsWithWork.pipe(Effect.orDie)) {
       yield* wake(botId, "inbox")

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { assertError, eventually, startServer, type TestServer } from "./Harness.js"
+import { assertError, eventually, fastRuntime, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
@@ -228,4 +228,34 @@ describe("the runtime", () => {
     fake.clearFailures()
     await eventually(async () => (await botById(bot.id)).last_error === "" || undefined, 10_000)
   }, 20_000)
+})
+
+describe("housekeeping", () => {
+  it("deletes delivered deliveries after the retention and keeps the history", async () => {
+    const own = await startServer({
+      telegramApi: fake.apiRoot,
+      runtime: { ...fastRuntime, housekeeping: { retention: "300 millis", interval: "100 millis" } }
+    })
+    try {
+      const tg = fake.addBot()
+      const hook = await backend()
+      const added = await own.call("/api/bots/add", {
+        body: { token: tg.token, manage_enabled: true, proxy_enabled: true, backend_url: hook.url }
+      })
+      assert.strictEqual(added.status, 200, added.text)
+      const botId = (added.json as { id: number }).id
+      const user = fake.addUser()
+      for (const text of ["a", "b", "c"]) fake.userSends(tg.id, { user, text })
+      await eventually(() => hook.received.length === 3 || undefined)
+      await eventually(async () => {
+        const list = await own.call(`/api/bots/deliveries?bot_id=${botId}`)
+        return (list.json as Array<unknown>).length === 0 || undefined
+      })
+      const history = await own.call(`/api/messages?bot_id=${botId}&chat_id=${user.id}`)
+      assert.deepStrictEqual((history.json as Array<{ text: string }>).map((m) => m.text), ["c", "b", "a"])
+      await hook.close()
+    } finally {
+      await own.close()
+    }
+  })
 })

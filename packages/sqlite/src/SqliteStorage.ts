@@ -461,6 +461,27 @@ const backlogQuery = compile((inboxBotId: number, deliveriesBotId: number) =>
   )
 )
 
+/** The oldest processed inbox rows received before a time, oldest first (rowid order is arrival order). */
+const pruneUpdatesQuery = compile((before: string, limit: number) =>
+  db.deleteFrom("botrelay_inbox").where(sql<number>`rowid`, "in", (eb) =>
+    eb.selectFrom("botrelay_inbox")
+      .select(sql<number>`rowid`.as("row"))
+      .where("processed", "=", sql.lit(1))
+      .where("received_at", "<", before)
+      .limit(limit))
+)
+
+/** The oldest delivered deliveries last updated before a time. */
+const pruneDeliveriesQuery = compile((before: string, limit: number) =>
+  db.deleteFrom("botrelay_deliveries").where("id", "in", (eb) =>
+    eb.selectFrom("botrelay_deliveries")
+      .select("id")
+      .where("status", "=", sql.lit("delivered"))
+      .where("updated_at", "<", before)
+      .orderBy("id")
+      .limit(limit))
+)
+
 const nextDeliveriesQuery = compile((botId: number, limit: number) =>
   db.selectFrom("botrelay_deliveries")
     .selectAll()
@@ -588,6 +609,8 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
   /** The statements the pipeline runs thousands of times a second, prepared up front. */
   const hot = {
+    pruneUpdates: prepare(pruneUpdatesQuery),
+    pruneDeliveries: prepare(pruneDeliveriesQuery),
     findBot: prepare(findBotQuery),
     findBotByToken: prepare(findBotByTokenQuery),
     ingressOffset: prepare(ingressOffsetQuery),
@@ -1077,6 +1100,12 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     completeUpdates: (completions) => groupCommit("completeUpdates", () => completeUpdates(completions)),
 
     backlog: (botId) => attempt("backlog", () => hot.backlog.all(botId, botId)[0]!.backlog),
+
+    pruneFinished: (before, limit) =>
+      groupCommit("pruneFinished", () => ({
+        updates: hot.pruneUpdates.run(before, limit),
+        deliveries: hot.pruneDeliveries.run(before, limit)
+      })),
 
     botsWithWork: attempt("botsWithWork", () =>
       all(

@@ -395,7 +395,8 @@ describe("SqliteStorage", () => {
       }
       const expected: Array<readonly [string, ReadonlyArray<string>]> = [
         [statement("from \"botrelay_inbox\"", "order by \"update_id\""), ["botrelay_inbox_pending"]],
-        [statement("from \"botrelay_deliveries\"", "order by \"id\" limit ?"), ["botrelay_deliveries_bot_status"]],
+        [statement("select * from \"botrelay_deliveries\"", "order by \"id\" limit ?"), ["botrelay_deliveries_bot_status"]],
+        [statement("delete from \"botrelay_deliveries\""), ["botrelay_deliveries_status"]],
         [statement("as \"backlog\""), ["botrelay_inbox_pending", "botrelay_deliveries_bot_status"]]
       ]
       for (const [sql, indexes] of expected) {

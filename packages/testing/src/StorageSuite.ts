@@ -1197,6 +1197,36 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           assert.strictEqual(some(yield* nextDelivery(storage, a.id)).id, 2)
         }))
 
+      test("pruneFinished deletes old processed updates and old delivered deliveries, nothing else", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3, { received_at: t2 })], 4)
+          yield* storage.completeUpdates([
+            completion(bot.id, 1, { deliveries: [newDelivery(bot.id, 1), newDelivery(bot.id, 1)] }),
+            completion(bot.id, 3, { deliveries: [newDelivery(bot.id, 3)] })
+          ])
+          yield* storage.recordAttempts([
+            [1, { status: "delivered", at: t0 }],
+            [2, { status: "dead", at: t0, last_error: "HTTP 410" }],
+            [3, { status: "delivered", at: t2 }]
+          ])
+          assert.deepStrictEqual(yield* storage.pruneFinished(t1, 100), { updates: 1, deliveries: 1 })
+          assert.deepStrictEqual(ids(yield* storage.listDeliveries({ limit: 10 })), [3, 2])
+          assert.deepStrictEqual((yield* storage.pendingUpdates(bot.id, 10)).map((u) => u.update_id), [2])
+          yield* storage.commitUpdates(bot.id, [update(1)], 4)
+          assert.deepStrictEqual((yield* storage.pendingUpdates(bot.id, 10)).map((u) => u.update_id), [1, 2])
+          assert.deepStrictEqual(yield* storage.pruneFinished(t1, 100), { updates: 0, deliveries: 0 })
+        }))
+
+      test("pruneFinished deletes at most limit rows of each kind", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3)], 4)
+          yield* storage.completeUpdates([completion(bot.id, 1), completion(bot.id, 2), completion(bot.id, 3)])
+          assert.deepStrictEqual(yield* storage.pruneFinished(t1, 2), { updates: 2, deliveries: 0 })
+          assert.deepStrictEqual(yield* storage.pruneFinished(t1, 2), { updates: 1, deliveries: 0 })
+        }))
+
       test("recordAttempts records several outcomes at once and skips unknown ids", (storage) =>
         Effect.gen(function*() {
           const bot = yield* storage.insertBot(botInput(1))

@@ -1,0 +1,52 @@
+import { Clock, Duration, Effect } from "effect"
+import { LongPoll } from "./LongPoll.js"
+import { Storage } from "./Storage.js"
+
+/** How long finished work is kept, and how often housekeeping runs. */
+export interface Options {
+  /** Processed updates and delivered deliveries older than this are deleted. */
+  readonly retention: Duration.DurationInput
+  readonly interval: Duration.DurationInput
+}
+
+/** Defaults: keep finished work a day (as long as Telegram keeps updates), look every hour. */
+export const defaults: Options = { retention: Duration.hours(24), interval: Duration.hours(1) }
+
+/** Rows deleted per statement, so a large backlog of old rows never holds the process for long. */
+const chunk = 1000
+
+/**
+ * One round: deletes processed inbox updates and delivered deliveries older than the retention (in
+ * chunks, yielding between them), then trims the long-poll buffers of bots with long polling by age.
+ * Pending and dead deliveries and unprocessed updates are never touched.
+ */
+export const sweep = (options: Options = defaults) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const longPoll = yield* LongPoll
+    const now = yield* Clock.currentTimeMillis
+    const before = new Date(now - Duration.toMillis(options.retention)).toISOString()
+    let updates = 0
+    let deliveries = 0
+    while (true) {
+      const round = yield* storage.pruneFinished(before, chunk)
+      updates += round.updates
+      deliveries += round.deliveries
+      if (round.updates < chunk && round.deliveries < chunk) break
+      yield* Effect.yieldNow()
+    }
+    for (const bot of yield* storage.listBots) {
+      if (bot.long_poll_enabled) yield* longPoll.status(bot.id)
+    }
+    if (updates > 0 || deliveries > 0) {
+      yield* Effect.logDebug("deleted finished work").pipe(Effect.annotateLogs({ updates, deliveries }))
+    }
+  })
+
+/** Sweeps now and then every `interval` for as long as it runs; a failed sweep is logged and retried next time. */
+export const run = (options: Options = defaults) =>
+  sweep(options).pipe(
+    Effect.catchAll((e) => Effect.logWarning("housekeeping failed", e.cause)),
+    Effect.zipRight(Effect.sleep(options.interval)),
+    Effect.forever
+  )
