@@ -11,9 +11,13 @@ export const ok = (result: unknown, description?: string): HttpServerResponse.Ht
 export const okRaw = (result: string): HttpServerResponse.HttpServerResponse =>
   json(200, `{"ok":true,"result":${result}}`)
 
+/** The JSON text of Telegram's error shape. */
+export const errorBody = (errorCode: number, description: string): string =>
+  JSON.stringify({ ok: false, error_code: errorCode, description })
+
 /** Telegram's error shape, with the HTTP status equal to `error_code`. */
 export const error = (errorCode: number, description: string): HttpServerResponse.HttpServerResponse =>
-  json(errorCode, JSON.stringify({ ok: false, error_code: errorCode, description }))
+  json(errorCode, errorBody(errorCode, description))
 
 /** What Telegram answers for a token it does not know. */
 export const unauthorized = error(401, "Unauthorized")

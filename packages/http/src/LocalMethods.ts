@@ -28,6 +28,16 @@ const unixSeconds = (iso: string) => {
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)
 }
 
+/** The lower-case names of the methods answered locally. */
+export const names: ReadonlySet<string> = new Set([
+  "getupdates",
+  "setwebhook",
+  "deletewebhook",
+  "getwebhookinfo",
+  "logout",
+  "close"
+])
+
 /** How many recent deliveries getWebhookInfo looks at for the last error. */
 const recentDeliveries = 100
 

@@ -87,20 +87,87 @@ const isBodyLimit = (error: unknown) =>
   typeof error === "object" && error !== null && (error as { cause?: unknown }).cause instanceof Error &&
   ((error as { cause: Error }).cause.message === "maxBytes exceeded")
 
-/** The 502 for a call Telegram did not answer; it names the failure's code, never the URL or the token. */
-const badGateway = (phase: "request" | "answer", code: string | undefined) =>
-  BotApiAnswer.error(
-    502,
-    `Bad Gateway: ${phase === "answer" ? "Telegram's answer could not be read" : "Telegram could not be reached"}${
-      code === undefined ? "" : ` (${code})`
-    }`
-  )
+/** The description of the 502 for a call Telegram did not answer: the failure's code, never the URL or the token. */
+const badGatewayDescription = (phase: "request" | "answer", code: string | undefined) =>
+  `Bad Gateway: ${phase === "answer" ? "Telegram's answer could not be read" : "Telegram could not be reached"}${
+    code === undefined ? "" : ` (${code})`
+  }`
 
 const clientFailure = (error: HttpClientError.HttpClientError) =>
-  badGateway(error._tag === "ResponseError" ? "answer" : "request", HttpExchange.errorCode(error.cause))
+  BotApiAnswer.error(
+    502,
+    badGatewayDescription(error._tag === "ResponseError" ? "answer" : "request", HttpExchange.errorCode(error.cause))
+  )
 
-const exchangeFailure = (error: HttpExchange.HttpExchangeError) =>
-  badGateway(error.reason === "Answer" || error.reason === "TooLarge" ? "answer" : "request", error.code)
+/** The 502's description for a call read whole that Telegram did not answer. */
+export const exchangeFailureDescription = (error: HttpExchange.HttpExchangeError) =>
+  badGatewayDescription(error.reason === "Answer" || error.reason === "TooLarge" ? "answer" : "request", error.code)
+
+/** A call whose body is read whole (JSON, form or none), as it is passed on. */
+export interface WholeCall {
+  readonly bot: Bot.StoredBot
+  /** The token's path segment as the client sent it. */
+  readonly tokenSegment: string
+  /** The method name as the client sent it. */
+  readonly method: string
+  /** The query string, with its `?`, or "". */
+  readonly search: string
+  readonly httpMethod: string
+  readonly contentType: string | undefined
+  readonly body: Uint8Array | undefined
+}
+
+/** Telegram's answer as the client gets it: hop-by-hop headers removed. */
+export interface Relayed {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Uint8Array
+}
+
+/** Whether a method's call can be passed on read whole: not answered locally, JSON, form or no body. */
+export const passesWhole = (method: string, contentType: string | undefined): boolean =>
+  methodPattern.test(method) && !LocalMethods.names.has(method.toLowerCase()) && isJsonOrForm(contentType)
+
+/**
+ * Passing on calls read whole, and capturing what calls sent for bots that keep history; shared by the
+ * proxy's route and by hosts that serve the hottest calls closer to the socket.
+ */
+export const makeRelay = Effect.gen(function*() {
+  const { apiRoot } = yield* Upstream
+  const exchange = yield* HttpExchange.HttpExchange
+  const context = yield* Effect.context<Storage.Storage>()
+
+  const capture = (bot: Bot.StoredBot, method: string, params: CallParams.CallParams, answer: Uint8Array) =>
+    SentMessages.capture(bot, method, params, new TextDecoder().decode(answer)).pipe(
+      Effect.provide(context),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("could not capture a message sent through /tgapi", Cause.squash(cause)).pipe(
+          Effect.annotateLogs({ bot_id: bot.id, method })
+        )
+      )
+    )
+
+  /** Passes the call on and captures what it sent; Telegram's answer, or why there is none. */
+  const passWhole = (call: WholeCall): Effect.Effect<Relayed, HttpExchange.HttpExchangeError> =>
+    Effect.gen(function*() {
+      const lower = call.method.toLowerCase()
+      const capturing = call.bot.manage_enabled && SentMessages.captures(lower)
+      const answer = yield* exchange.exchange({
+        method: call.httpMethod,
+        url: `${apiRoot}/bot${call.tokenSegment}/${call.method}${call.search}`,
+        headers: call.contentType === undefined ? {} : { "content-type": call.contentType },
+        body: call.body,
+        maxBytes: maxBodyBytes
+      })
+      if (capturing && answer.status === 200) {
+        const params = SentMessages.needsParams(lower) ? CallParams.parse(call.search, call.body, call.contentType) : {}
+        yield* capture(call.bot, lower, params, answer.body)
+      }
+      return { status: answer.status, headers: passedHeaders(answer.headers), body: answer.body }
+    })
+
+  return { passWhole, capture } as const
+})
 
 /** A call's request, as far as the proxy reads it. */
 interface Call {
@@ -124,9 +191,8 @@ export const make = Effect.gen(function*() {
   const storage = yield* Storage.Storage
   const { apiRoot } = yield* Upstream
   const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
-  const exchange = yield* HttpExchange.HttpExchange
+  const { capture, passWhole } = yield* makeRelay
   const local = yield* LocalMethods.make
-  const context = yield* Effect.context<Storage.Storage>()
 
   /** Reads the whole body, up to the limit. */
   const readBody = (request: HttpServerRequest.HttpServerRequest) =>
@@ -182,16 +248,6 @@ export const make = Effect.gen(function*() {
       )
     })
 
-  const capture = (bot: Bot.StoredBot, method: string, params: CallParams.CallParams, answer: Uint8Array) =>
-    SentMessages.capture(bot, method, params, new TextDecoder().decode(answer)).pipe(
-      Effect.provide(context),
-      Effect.catchAllCause((cause) =>
-        Effect.logWarning("could not capture a message sent through /tgapi", Cause.squash(cause)).pipe(
-          Effect.annotateLogs({ bot_id: bot.id, method })
-        )
-      )
-    )
-
   /**
    * Passes a call to Telegram: a JSON, form or empty body is read whole and sent as the same bytes,
    * anything else (multipart uploads) is streamed. What the call sent is captured when the bot keeps history.
@@ -219,18 +275,16 @@ export const make = Effect.gen(function*() {
         return HttpServerResponse.uint8Array(answer, { status: response.status, headers })
       }
       const body = withBody ? yield* readBody(request) : undefined
-      const answer = yield* exchange.exchange({
-        method: request.method,
-        url: `${apiRoot}/bot${call.tokenSegment}/${method}${call.search}`,
-        headers: contentType === undefined ? {} : { "content-type": contentType },
-        body,
-        maxBytes: maxBodyBytes
-      }).pipe(Effect.mapError(exchangeFailure))
-      if (capturing && answer.status === 200) {
-        yield* capture(bot, lower, needsParams ? CallParams.parse(call.search, body, contentType) : {}, answer.body)
-      }
-      const headers = passedHeaders(answer.headers)
-      return HttpServerResponse.uint8Array(answer.body, { status: answer.status, headers })
+      const answer = yield* passWhole({
+        bot,
+        tokenSegment: call.tokenSegment,
+        method,
+        search: call.search,
+        httpMethod: request.method,
+        contentType,
+        body
+      }).pipe(Effect.mapError((e) => BotApiAnswer.error(502, exchangeFailureDescription(e))))
+      return HttpServerResponse.uint8Array(answer.body, { status: answer.status, headers: answer.headers })
     })
 
   /** Streams a file download from Telegram, ranges included. */

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync, chmodSync } from "node:fs"
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -25,6 +25,7 @@ import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
 import * as NodeHttpExchange from "./NodeHttpExchange.js"
+import * as ProxyFastPath from "./ProxyFastPath.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
@@ -130,6 +131,24 @@ export const proxyLayer = (config: Pick<Config, "telegramApi">) =>
     TgApi.upstream(config.telegramApi)
   )
 
+/** A node:http server that offers each request to `front` first; requests it takes never reach the app. */
+const frontedServer = (front: (req: IncomingMessage, res: ServerResponse) => boolean) => {
+  const server = createServer()
+  const emit = server.emit.bind(server) as (event: string, ...args: Array<unknown>) => boolean
+  server.emit = ((event: string, ...args: Array<unknown>) =>
+    event === "request" && front(args[0] as IncomingMessage, args[1] as ServerResponse)
+      ? true
+      : emit(event, ...args)) as typeof server.emit
+  return server
+}
+
+/** The socket: node:http, with the proxy's hottest calls served before the app (see ProxyFastPath). */
+const nodeServer = (config: Pick<Config, "port" | "host" | "telegramApi">) =>
+  Layer.unwrapScoped(
+    Effect.map(ProxyFastPath.make, (front) =>
+      NodeHttpServer.layer(() => frontedServer(front), { port: config.port, host: config.host }))
+  ).pipe(Layer.provide(TgApi.upstream(config.telegramApi)))
+
 /** When the server stops, answers held long polls before the socket waits for its requests to finish. */
 const answerLongPollsOnStop = Layer.scopedDiscard(
   Effect.flatMap(LongPoll.LongPoll, (longPoll) => Effect.addFinalizer(() => longPoll.shutdown))
@@ -154,7 +173,7 @@ export const layer = (
     Layer.merge(answerLongPollsOnStop),
     HttpApp.withoutRequestSpans,
     HttpServer.withLogAddress,
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+    Layer.provideMerge(nodeServer(config)),
     Layer.provide(services)
   )
 }

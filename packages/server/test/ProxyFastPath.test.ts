@@ -1,0 +1,137 @@
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { BotActivity, MemoryStorage, Storage } from "@botrelay/core"
+import { TgApi } from "@botrelay/http"
+import { FakeTelegram } from "@botrelay/testing"
+import { Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import * as NodeHttpExchange from "../src/NodeHttpExchange.js"
+import * as ProxyFastPath from "../src/ProxyFastPath.js"
+import { eventually, unreachableTelegram } from "./Harness.js"
+
+// The fast path in front of the app: what it takes, what it leaves to the app (here a stand-in that
+// answers 418), and that it forgets bots when they change.
+
+let fake: FakeTelegram.FakeTelegram
+const closers: Array<() => Promise<void>> = []
+
+beforeAll(async () => {
+  fake = await FakeTelegram.start()
+})
+afterAll(async () => {
+  for (const close of closers.reverse()) await close()
+  await fake?.close()
+})
+
+const serve = async (apiRoot: string) => {
+  const runtime = ManagedRuntime.make(
+    Layer.mergeAll(MemoryStorage.layer, BotActivity.layer, NodeHttpExchange.layer, TgApi.upstream(apiRoot))
+  )
+  const scope = await runtime.runPromise(Scope.make())
+  const front = await runtime.runPromise(Scope.extend(ProxyFastPath.make, scope))
+  const http: Server = createServer((req, res) => {
+    if (!front(req, res)) res.writeHead(418).end()
+  })
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve))
+  closers.push(async () => {
+    http.closeAllConnections()
+    await new Promise<void>((resolve) => http.close(() => resolve()))
+    await runtime.runPromise(Scope.close(scope, Exit.void))
+    await runtime.dispose()
+  })
+  const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`
+  const call = async (path: string, body?: unknown, contentType = "application/json") => {
+    const response = await fetch(`${base}${path}`, {
+      method: "POST",
+      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": contentType } })
+    })
+    return { status: response.status, text: await response.text() }
+  }
+  const addBot = (token: string, manage_enabled = true) =>
+    runtime.runPromise(Effect.flatMap(Storage.Storage, (storage) =>
+      storage.insertBot({
+        token: Redacted.make(token),
+        name: "fast",
+        source: "web",
+        manage_enabled,
+        proxy_enabled: false,
+        backend_url: "",
+        secret_token: Redacted.make(""),
+        long_poll_enabled: false,
+        description: "",
+        created_at: new Date().toISOString()
+      })))
+  const stored = (botId: number, chatId: number) =>
+    runtime.runPromise(Effect.flatMap(Storage.Storage, (storage) =>
+      storage.listMessages({ bot_id: botId, chat_id: chatId, limit: 10, offset: 0 })))
+  const changed = (botId: number) =>
+    runtime.runPromise(Effect.flatMap(BotActivity.BotActivity, (a) => a.changed({ _tag: "Bot", id: botId })))
+  return { call, addBot, stored, changed }
+}
+
+describe("the proxy's fast path", () => {
+  it("leaves a bot's first call to the app, then passes calls on itself and captures them", async () => {
+    const proxy = await serve(fake.apiRoot)
+    const tg = fake.addBot()
+    const user = fake.addUser()
+    fake.userSends(tg.id, { user, text: "hi" })
+    const bot = await proxy.addBot(tg.token)
+    const path = `/tgapi/bot${tg.token}/sendMessage`
+
+    assert.strictEqual((await proxy.call(path, { chat_id: user.id, text: "first" })).status, 418)
+    const answer = await eventually(async () => {
+      const reply = await proxy.call(path, { chat_id: user.id, text: "fast" })
+      return reply.status === 418 ? undefined : reply
+    })
+    assert.strictEqual(answer.status, 200)
+    assert.strictEqual(JSON.parse(answer.text).result.text, "fast")
+    await fake.waitForSent((s) => s.botId === tg.id && s.message.text === "fast")
+    const history = await eventually(async () => {
+      const list = await proxy.stored(bot.id, user.id)
+      return list.length > 0 ? list : undefined
+    })
+    assert.deepStrictEqual(history.map((m) => [m.text, m.direction]), [["fast", "out"]])
+
+    const failing = await proxy.call(path, { chat_id: user.id, text: "" })
+    assert.strictEqual(failing.status, 400)
+    assert.include(JSON.parse(failing.text).description, "message text is empty")
+  })
+
+  it("never takes local methods, uploads or file paths, and forgets bots on every change", async () => {
+    const proxy = await serve(fake.apiRoot)
+    const tg = fake.addBot()
+    const user = fake.addUser()
+    fake.userSends(tg.id, { user, text: "hi" })
+    const bot = await proxy.addBot(tg.token, false)
+    const send = `/tgapi/bot${tg.token}/sendMessage`
+    await proxy.call(send, { chat_id: user.id, text: "learn" })
+    await eventually(async () => (await proxy.call(send, { chat_id: user.id, text: "x" })).status === 200 || undefined)
+
+    assert.strictEqual((await proxy.call(`/tgapi/bot${tg.token}/getUpdates`, {})).status, 418)
+    assert.strictEqual((await proxy.call(`/tgapi/bot${tg.token}/LogOut`, {})).status, 418)
+    assert.strictEqual((await proxy.call(send, { chat_id: 1 }, "multipart/form-data; boundary=x")).status, 418)
+    assert.strictEqual((await proxy.call(`/tgapi/file/bot${tg.token}/photos/1.jpg`)).status, 418)
+
+    await proxy.changed(bot.id)
+    assert.strictEqual((await proxy.call(send, { chat_id: user.id, text: "after a change" })).status, 418)
+  })
+
+  it("answers a Telegram it cannot reach with Telegram's 502 shape, without the token", async () => {
+    const proxy = await serve(unreachableTelegram)
+    const token = "4242:AAunreachable_token_0123456789abcdef"
+    await proxy.addBot(token)
+    const path = `/tgapi/bot${token}/sendMessage`
+    await proxy.call(path, { chat_id: 1, text: "learn" })
+    const answer = await eventually(async () => {
+      const reply = await proxy.call(path, { chat_id: 1, text: "x" })
+      return reply.status === 418 ? undefined : reply
+    })
+    assert.strictEqual(answer.status, 502)
+    assert.deepStrictEqual(JSON.parse(answer.text), {
+      ok: false,
+      error_code: 502,
+      description: "Bad Gateway: Telegram could not be reached (ECONNREFUSED)"
+    })
+    assert.notInclude(answer.text, "unreachable_token")
+  })
+})
