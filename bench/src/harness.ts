@@ -72,6 +72,18 @@ export const startBotrelay = async (database: string, telegramApi: string, name 
   return { child, url, headers: { authorization: `Bearer ${adminKey}` } }
 }
 
+/** Registers a bot through the API; throws unless it answers 200. */
+export const addBot = async (botrelay: Botrelay, body: Record<string, unknown>): Promise<{ readonly id: number }> => {
+  const response = await fetch(`${botrelay.url}/api/bots/add`, {
+    method: "POST",
+    headers: { ...botrelay.headers, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`POST /api/bots/add: ${response.status} ${text.slice(0, 300)}`)
+  return JSON.parse(text) as { readonly id: number }
+}
+
 /** A plain-text table; the first `left` columns are left-aligned, the others right-aligned. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>, left: number) => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))

@@ -20,6 +20,7 @@ import { availableParallelism } from "node:os"
 import { join } from "node:path"
 import { FakeTelegram } from "@botrelay/testing"
 import {
+  addBot,
   type Botrelay,
   count,
   envInt,
@@ -146,16 +147,6 @@ const startBackend = async (bots: ReadonlyArray<LoadBot>): Promise<Backend> => {
   }
 }
 
-const addBot = async (botrelay: Botrelay, body: Record<string, unknown>): Promise<{ readonly id: number }> => {
-  const response = await fetch(`${botrelay.url}/api/bots/add`, {
-    method: "POST",
-    headers: { ...botrelay.headers, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  const text = await response.text()
-  if (response.status !== 200) throw new Error(`POST /api/bots/add: ${response.status} ${text.slice(0, 300)}`)
-  return JSON.parse(text) as { readonly id: number }
-}
 
 const listBots = async (botrelay: Botrelay) => {
   const response = await fetch(`${botrelay.url}/api/bots`, { headers: botrelay.headers })

@@ -16,7 +16,19 @@ import * as Http from "node:http"
 import { join } from "node:path"
 import autocannon from "autocannon"
 import { FakeTelegram } from "@botrelay/testing"
-import { type Botrelay, count, distDir, envInt, makeTempDir, removeTempDir, root, sleep, startBotrelay, table } from "./harness.js"
+import {
+  addBot,
+  type Botrelay,
+  count,
+  distDir,
+  envInt,
+  makeTempDir,
+  removeTempDir,
+  root,
+  sleep,
+  startBotrelay,
+  table
+} from "./harness.js"
 import { type Child, freePort, isRunning, start, stop, waitHealthy } from "./processes.js"
 
 interface FakeProcess {
@@ -37,16 +49,6 @@ const startFake = async (bots: number): Promise<FakeProcess> => {
   throw new Error("the fake did not start within 20 s")
 }
 
-const addBot = async (botrelay: Botrelay, body: Record<string, unknown>): Promise<number> => {
-  const response = await fetch(`${botrelay.url}/api/bots/add`, {
-    method: "POST",
-    headers: { ...botrelay.headers, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  const text = await response.text()
-  if (response.status !== 200) throw new Error(`POST /api/bots/add: ${response.status} ${text.slice(0, 300)}`)
-  return (JSON.parse(text) as { readonly id: number }).id
-}
 
 const load = (url: string, body: string, seconds: number, connections: number) =>
   new Promise<autocannon.Result>((resolve, reject) => {

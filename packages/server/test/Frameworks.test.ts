@@ -1,11 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Bot, webhookCallback } from "grammy"
-import type { UserFromGetMe } from "grammy/types"
 import { Telegraf } from "telegraf"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { eventually, startServer, type TestServer } from "./Harness.js"
+import { botInfo, eventually, startServer, type TestServer } from "./Harness.js"
 
 // Real bot frameworks as Botrelay backends: Botrelay polls the fake Telegram, POSTs each update to
 // the framework's webhook handler, and runs any webhook reply the framework answers with.
@@ -66,22 +65,6 @@ const serve = async (handler: (req: IncomingMessage, res: ServerResponse) => Pro
   return { origin, exchanges }
 }
 
-/** The `getMe` answer for a fake bot, so the frameworks never call getMe. */
-const botInfo = (tg: FakeTelegram.FakeBot): UserFromGetMe => ({
-  id: tg.id,
-  is_bot: true,
-  first_name: tg.first_name,
-  username: tg.username,
-  can_join_groups: true,
-  can_read_all_group_messages: false,
-  supports_inline_queries: false,
-  can_connect_to_business: false,
-  has_main_web_app: false,
-  has_topics_enabled: false,
-  allows_users_to_create_topics: false,
-  can_manage_bots: false,
-  supports_join_request_queries: false
-})
 
 const addBot = async (tg: FakeTelegram.FakeBot, body: Record<string, unknown>) => {
   const reply = await server.call("/api/bots/add", { body: { token: tg.token, ...body } })

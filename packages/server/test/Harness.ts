@@ -4,6 +4,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { HttpServer } from "@effect/platform"
 import { Supervisor } from "@botrelay/core"
+import type { FakeTelegram } from "@botrelay/testing"
+import type { UserFromGetMe } from "grammy/types"
 import { Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
 import { assert } from "vitest"
 import * as Config from "../src/Config.js"
@@ -180,3 +182,20 @@ export const recordingTracer = () => {
   })
   return { spans, layer: Layer.setTracer(tracer) }
 }
+
+/** The `getMe` answer for a fake bot, so the frameworks never call getMe. */
+export const botInfo = (tg: FakeTelegram.FakeBot): UserFromGetMe => ({
+  id: tg.id,
+  is_bot: true,
+  first_name: tg.first_name,
+  username: tg.username,
+  can_join_groups: true,
+  can_read_all_group_messages: false,
+  supports_inline_queries: false,
+  can_connect_to_business: false,
+  has_main_web_app: false,
+  has_topics_enabled: false,
+  allows_users_to_create_topics: false,
+  can_manage_bots: false,
+  supports_join_request_queries: false
+})

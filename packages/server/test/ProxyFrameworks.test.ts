@@ -1,11 +1,10 @@
 import { run } from "@grammyjs/runner"
 import { Bot } from "grammy"
-import type { UserFromGetMe } from "grammy/types"
 import { Bot as NtbaBot } from "node-telegram-bot-api"
 import { Telegraf } from "telegraf"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { eventually, startServer, type TestServer } from "./Harness.js"
+import { botInfo, eventually, startServer, type TestServer } from "./Harness.js"
 
 // Real bot frameworks pointed at Botrelay's /tgapi instead of Telegram: their getUpdates is served
 // from Botrelay's buffer (Botrelay itself polls the fake Telegram), every other call goes through to
@@ -25,21 +24,6 @@ afterAll(async () => {
   await fake?.close()
 })
 
-const botInfo = (tg: FakeTelegram.FakeBot): UserFromGetMe => ({
-  id: tg.id,
-  is_bot: true,
-  first_name: tg.first_name,
-  username: tg.username,
-  can_join_groups: true,
-  can_read_all_group_messages: false,
-  supports_inline_queries: false,
-  can_connect_to_business: false,
-  has_main_web_app: false,
-  has_topics_enabled: false,
-  allows_users_to_create_topics: false,
-  can_manage_bots: false,
-  supports_join_request_queries: false
-})
 
 /** Registers the fake bot in Botrelay with history and the long-poll buffer on. */
 const register = async (tg: FakeTelegram.FakeBot) => {
