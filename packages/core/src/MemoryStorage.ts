@@ -129,6 +129,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
   const webhookSecrets = new Map<number, string>()
   const buffers = new Map<number, Map<number, BufferEntry>>()
   const bufferStates = new Map<number, BufferState>()
+  const settings = new Map<string, string>()
   /** In id order: ids only grow and an entry is never re-inserted, which `nextDeliveries` relies on. */
   const deliveries = new Map<number, Delivery>()
   const next = { bot: 1, route: 1, tag: 1, apiKey: 1, delivery: 1 }
@@ -583,6 +584,22 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
 
     setAllowedUpdates: (botId, types) =>
       Effect.sync(() => void bufferStates.set(botId, { ...stateOf(botId), allowed_updates: [...types] })),
+
+    readSettings: (names) =>
+      Effect.sync(() =>
+        Object.fromEntries(names.flatMap((name) => {
+          const value = settings.get(name)
+          return value === undefined ? [] : [[name, value]]
+        }))
+      ),
+
+    writeSettings: (values) =>
+      Effect.sync(() => {
+        for (const [name, value] of Object.entries(values)) {
+          if (value === undefined) settings.delete(name)
+          else settings.set(name, value)
+        }
+      }),
 
     ping: Effect.void
   }

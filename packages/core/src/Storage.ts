@@ -156,6 +156,13 @@ export interface StorageService {
   /** Remembers the allowed_updates of the bot's getUpdates. */
   readonly setAllowedUpdates: (botId: number, types: ReadonlyArray<string>) => Effect.Effect<void, StorageError>
 
+  /** The stored values of these settings; names without a value are absent from the result. */
+  readonly readSettings: (
+    names: ReadonlyArray<string>
+  ) => Effect.Effect<Readonly<Record<string, string>>, StorageError>
+  /** Stores settings in one transaction; `undefined` forgets a setting. */
+  readonly writeSettings: (values: Readonly<Record<string, string | undefined>>) => Effect.Effect<void, StorageError>
+
   /** Succeeds when storage can serve queries. */
   readonly ping: Effect.Effect<void, StorageError>
 }

@@ -6,7 +6,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
-import { ApiKey, Bot, Delivery, LongPoll, Message, Route, Tag } from "@botrelay/core"
+import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, Tag } from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
 import { Context, Schema } from "effect"
 import * as ApiError from "./ApiError.js"
@@ -201,6 +201,18 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .prefix("/auth/api-keys")
 {}
 
+/** The LLM router's settings. */
+export class LlmGroup extends HttpApiGroup.make("llm")
+  .add(HttpApiEndpoint.get("get", "/").addSuccess(LlmSettings.LlmSettingsView))
+  .add(
+    HttpApiEndpoint.post("update", "/")
+      .setPayload(LlmSettings.LlmSettingsUpdate)
+      .addSuccess(LlmSettings.LlmSettingsView)
+  )
+  .middleware(Authorization)
+  .prefix("/llm")
+{}
+
 type Json = { [key: string]: unknown }
 
 const decodeErrorRef = "#/components/schemas/HttpApiDecodeError"
@@ -245,6 +257,7 @@ export class Api extends HttpApi.make("botrelay")
   .add(TagsGroup)
   .add(UpdatesGroup)
   .add(ApiKeysGroup)
+  .add(LlmGroup)
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)
   .addError(ApiError.Forbidden)

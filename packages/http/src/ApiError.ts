@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import type { ApiKey, Bot, Deliveries, Errors, LongPoll, Route, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Deliveries, Errors, LlmSettings, LongPoll, Route, Tag } from "@botrelay/core"
 import type { TelegramError } from "@botrelay/telegram"
 import { Effect, Schema } from "effect"
 
@@ -118,6 +118,7 @@ export type DomainError =
   | Deliveries.DeliveryNotFound
   | LongPoll.PollConflict
   | LongPoll.LongPollDisabled
+  | LlmSettings.LlmSettingFixed
   | TelegramError.TelegramApiError
   | TelegramError.TelegramTransportError
 
@@ -146,6 +147,8 @@ export const fromDomain = (e: DomainError): Effect.Effect<never, ApiError> => {
       return Effect.fail(new Conflict({ error: e.message, code: "poll_conflict" }))
     case "LongPollDisabled":
       return Effect.fail(new Conflict({ error: e.message, code: "long_poll_disabled" }))
+    case "LlmSettingFixed":
+      return Effect.fail(new Conflict({ error: e.message, code: "llm_setting_from_env" }))
     case "TelegramApiError":
       return e.error_code === 429
         ? Effect.fail(

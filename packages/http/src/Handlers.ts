@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ApiKeys, Bot, Bots, Deliveries, LongPoll, Messages, Routes, Storage, Tags } from "@botrelay/core"
+import { ApiKeys, Bot, Bots, Deliveries, LlmSettings, LongPoll, Messages, Routes, Storage, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
@@ -205,6 +205,12 @@ const ApiKeysLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
       .handle("toggle", ({ urlParams }) =>
         asAdmin(keys.toggle(urlParams.id)))))
 
+const LlmLive = HttpApiBuilder.group(Api, "llm", (handlers) =>
+  Effect.map(LlmSettings.LlmSettings, (settings) =>
+    handlers
+      .handle("get", () => asAdmin(settings.view))
+      .handle("update", ({ payload }) => asAdmin(settings.update(payload)))))
+
 /** Every group of the API, on the core services and the Telegram client. */
 export const layer = Layer.mergeAll(
   HealthLive,
@@ -214,7 +220,8 @@ export const layer = Layer.mergeAll(
   MessagesLive,
   TagsLive,
   UpdatesLive,
-  ApiKeysLive
+  ApiKeysLive,
+  LlmLive
 ).pipe(
   Layer.provide(AuthorizationLive)
 )

@@ -10,7 +10,18 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import type { ApiKeys, Bots, Deliveries, LongPoll, Messages, Routes, Storage, Supervisor, Tags } from "@botrelay/core"
+import type {
+  ApiKeys,
+  Bots,
+  Deliveries,
+  LlmSettings,
+  LongPoll,
+  Messages,
+  Routes,
+  Storage,
+  Supervisor,
+  Tags
+} from "@botrelay/core"
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
@@ -142,6 +153,7 @@ export const layer: Layer.Layer<
   | Tags.Tags
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
+  | LlmSettings.LlmSettings
   | Supervisor.Supervisor
   | LongPoll.LongPoll
   | TelegramClient.TelegramClient

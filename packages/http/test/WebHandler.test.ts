@@ -5,6 +5,7 @@ import {
   Bots,
   Deliveries,
   FloodControl,
+  LlmSettings,
   LongPoll,
   MemoryStorage,
   Messages,
@@ -19,6 +20,7 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
 const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
   Layer.provideMerge(Supervisor.layer()),
+  Layer.provideMerge(LlmSettings.layer()),
   Layer.provideMerge(LongPoll.layer()),
   Layer.provideMerge(TelegramClient.layer({ apiRoot: "http://127.0.0.1:9" })),
   Layer.provideMerge(MemoryStorage.layer),
@@ -63,6 +65,24 @@ describe("the API as a web handler on in-memory storage", () => {
     assert.deepStrictEqual(await unauthorized.json(), { error: "missing or invalid API key", code: "unauthorized" })
   })
 
+  it("serves the LLM settings on in-memory storage", async () => {
+    const auth = { authorization: `Bearer ${secret}`, "content-type": "application/json" }
+    const set = await request("/api/llm", {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ base_url: "http://llm.test/v1", model: "m", api_key: "sk-web-0123456789" })
+    })
+    assert.strictEqual(set.status, 200)
+    const read = await (await request("/api/llm", { headers: auth })).json()
+    assert.deepStrictEqual(read, {
+      base_url: "http://llm.test/v1",
+      model: "m",
+      timeout_ms: 10000,
+      api_key: "sk-…6789",
+      configured: true
+    })
+  })
+
   it("documents every endpoint in OpenAPI with the { error, code } error body", async () => {
     const spec = await (await request("/api/openapi.json")).json()
     const paths = Object.keys(spec.paths).sort()
@@ -79,6 +99,7 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/bots/update",
       "/api/bots/validate",
       "/api/health",
+      "/api/llm",
       "/api/messages",
       "/api/messages/send",
       "/api/routes",

@@ -15,6 +15,11 @@ export interface Config {
   readonly bufferMaxUpdates: number
   /** How long, in seconds, a bot's long-poll buffer keeps an unconfirmed update. */
   readonly bufferMaxAge: number
+  /** The LLM router's settings from the environment; each one set here cannot be changed through the API. */
+  readonly llmBaseUrl: string | undefined
+  readonly llmApiKey: Redacted.Redacted<string> | undefined
+  readonly llmModel: string | undefined
+  readonly llmTimeoutMs: number | undefined
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -31,7 +36,11 @@ export const settings = {
   botToken: { flag: "token", env: "BOTRELAY_BOT_TOKEN", default: undefined },
   logLevel: { flag: "log-level", env: "BOTRELAY_LOG_LEVEL", default: "info" },
   bufferMaxUpdates: { flag: "buffer-max-updates", env: "BOTRELAY_BUFFER_MAX_UPDATES", default: "10000" },
-  bufferMaxAge: { flag: "buffer-max-age", env: "BOTRELAY_BUFFER_MAX_AGE", default: "24h" }
+  bufferMaxAge: { flag: "buffer-max-age", env: "BOTRELAY_BUFFER_MAX_AGE", default: "24h" },
+  llmBaseUrl: { flag: "llm-base-url", env: "BOTRELAY_LLM_BASE_URL", default: undefined },
+  llmApiKey: { flag: "llm-api-key", env: "BOTRELAY_LLM_API_KEY", default: undefined },
+  llmModel: { flag: "llm-model", env: "BOTRELAY_LLM_MODEL", default: undefined },
+  llmTimeout: { flag: "llm-timeout", env: "BOTRELAY_LLM_TIMEOUT", default: undefined }
 } as const
 
 /** The largest `bufferMaxUpdates`. */
@@ -45,6 +54,14 @@ export const parseSeconds = (value: string): number | undefined => {
   if (match === null) return undefined
   const seconds = Number(match[1]) * durationUnits[match[2]!]!
   return seconds > 0 && Number.isSafeInteger(seconds) ? seconds : undefined
+}
+
+/** Milliseconds from `5000`, `5000ms` or `5s`; undefined when it is not a whole number of them from 100 to 60000. */
+export const parseTimeoutMs = (value: string): number | undefined => {
+  const match = /^(\d{1,6})(ms|s)?$/.exec(value.trim())
+  if (match === null) return undefined
+  const ms = Number(match[1]) * (match[2] === "s" ? 1000 : 1)
+  return ms >= 100 && ms <= 60_000 ? ms : undefined
 }
 
 const logLevels: Record<string, LogLevel.LogLevel> = {
@@ -119,6 +136,25 @@ export const fromValues = (
         "or of minutes, hours or days (15m, 24h, 7d)"
     )
   }
+  const llmBaseUrl = read("llmBaseUrl")?.trim().replace(/\/+$/, "")
+  if (llmBaseUrl !== undefined && !isHttpUrl(llmBaseUrl)) {
+    throw new ConfigError("BOTRELAY_LLM_BASE_URL / --llm-base-url must be an http or https URL")
+  }
+  const llmApiKey = read("llmApiKey")
+  if (llmApiKey !== undefined && (/\s/.test(llmApiKey) || llmApiKey.length > 4096)) {
+    throw new ConfigError("BOTRELAY_LLM_API_KEY / --llm-api-key must have no whitespace and at most 4096 characters")
+  }
+  const llmModel = read("llmModel")?.trim()
+  if (llmModel !== undefined && (llmModel === "" || llmModel.length > 256)) {
+    throw new ConfigError("BOTRELAY_LLM_MODEL / --llm-model must be 1 to 256 characters")
+  }
+  const llmTimeout = read("llmTimeout")
+  const llmTimeoutMs = llmTimeout === undefined ? undefined : parseTimeoutMs(llmTimeout)
+  if (llmTimeout !== undefined && llmTimeoutMs === undefined) {
+    throw new ConfigError(
+      "BOTRELAY_LLM_TIMEOUT / --llm-timeout must be milliseconds (5000) or seconds (5s), from 100 ms to 60 s"
+    )
+  }
   return {
     port,
     host: read("host")!,
@@ -129,7 +165,11 @@ export const fromValues = (
     botToken: botToken === undefined ? undefined : Redacted.make(botToken),
     logLevel,
     bufferMaxUpdates,
-    bufferMaxAge
+    bufferMaxAge,
+    llmBaseUrl,
+    llmApiKey: llmApiKey === undefined ? undefined : Redacted.make(llmApiKey),
+    llmModel,
+    llmTimeoutMs
   }
 }
 

@@ -11,6 +11,8 @@ import {
   Deliveries,
   type Errors,
   FloodControl,
+  LlmRouter,
+  LlmSettings,
   LongPoll,
   Messages,
   Routes,
@@ -48,6 +50,16 @@ export const longPollOptions = (
   maxAge: config.bufferMaxAge === undefined ? LongPoll.defaults.maxAge : Duration.seconds(config.bufferMaxAge)
 })
 
+/** The LLM router's fixed settings: those the environment sets. */
+export const llmOverrides = (
+  config: Partial<Pick<Config, "llmBaseUrl" | "llmApiKey" | "llmModel" | "llmTimeoutMs">>
+): LlmSettings.Overrides => ({
+  ...(config.llmBaseUrl === undefined ? {} : { base_url: config.llmBaseUrl }),
+  ...(config.llmApiKey === undefined ? {} : { api_key: config.llmApiKey }),
+  ...(config.llmModel === undefined ? {} : { model: config.llmModel }),
+  ...(config.llmTimeoutMs === undefined ? {} : { timeout_ms: config.llmTimeoutMs })
+})
+
 /**
  * The core services on SQLite and the configured Telegram API; webhook mode when a public URL is configured.
  * Their `HttpExchange` (node:http) also serves the /tgapi proxy's calls read whole.
@@ -55,7 +67,12 @@ export const longPollOptions = (
 export const servicesLayer = (
   config:
     & Pick<Config, "database" | "telegramApi">
-    & Partial<Pick<Config, "publicUrl" | "bufferMaxUpdates" | "bufferMaxAge">>,
+    & Partial<
+      Pick<
+        Config,
+        "publicUrl" | "bufferMaxUpdates" | "bufferMaxAge" | "llmBaseUrl" | "llmApiKey" | "llmModel" | "llmTimeoutMs"
+      >
+    >,
   runtime: Supervisor.Options = Supervisor.defaults
 ): Layer.Layer<
   | Bots.Bots
@@ -66,6 +83,8 @@ export const servicesLayer = (
   | Supervisor.Supervisor
   | LongPoll.LongPoll
   | Deliveries.Deliveries
+  | LlmSettings.LlmSettings
+  | LlmRouter.LlmRouter
   | BotActivity.BotActivity
   | TelegramClient.TelegramClient
   | HttpExchange.HttpExchange
@@ -76,6 +95,8 @@ export const servicesLayer = (
     Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(config.publicUrl)))),
     Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
     Layer.provideMerge(Supervisor.layer({ ...runtime, publicUrl: config.publicUrl ?? runtime.publicUrl })),
+    Layer.provideMerge(LlmRouter.layer),
+    Layer.provideMerge(LlmSettings.layer(llmOverrides(config))),
     Layer.provideMerge(LongPoll.layer(longPollOptions(config))),
     Layer.provideMerge(TelegramClient.layerHttpExchange({ apiRoot: config.telegramApi })),
     Layer.provideMerge(storageLayer(config)),

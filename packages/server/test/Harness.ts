@@ -79,6 +79,8 @@ export const startServer = async (
     readonly bufferMaxAge?: string
     /** The data dir of an earlier server, to start again on its database; the caller removes it. */
     readonly dir?: string
+    /** More flags, e.g. `{ "llm-model": "m" }`. */
+    readonly flags?: Readonly<Record<string, string>>
   } = {}
 ) => {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "botrelay-test-"))
@@ -93,7 +95,8 @@ export const startServer = async (
     ...(options.botToken === undefined ? {} : { token: options.botToken }),
     ...(options.publicUrl === undefined ? {} : { "public-url": options.publicUrl }),
     ...(options.bufferMaxUpdates === undefined ? {} : { "buffer-max-updates": String(options.bufferMaxUpdates) }),
-    ...(options.bufferMaxAge === undefined ? {} : { "buffer-max-age": options.bufferMaxAge })
+    ...(options.bufferMaxAge === undefined ? {} : { "buffer-max-age": options.bufferMaxAge }),
+    ...options.flags
   }, {})
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))

@@ -241,5 +241,17 @@ export const migrations: Record<string, Migration> = {
     async down(db: Kysely<any>) {
       await db.schema.alterTable("botrelay_messages").dropColumn("deleted").execute()
     }
+  },
+  "0006_llm_settings": {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable("botrelay_settings")
+        .addColumn("name", "text", (c) => c.primaryKey())
+        .addColumn("value", "text", (c) => c.notNull())
+        .execute()
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable("botrelay_settings").ifExists().execute()
+    }
   }
 }

@@ -1175,6 +1175,29 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
         hot.setAllowedUpdates.run(botId, JSON.stringify(types))
       }),
 
+    readSettings: (names) =>
+      attempt("readSettings", () =>
+        names.length === 0
+          ? {}
+          : Object.fromEntries(
+            all(db.selectFrom("botrelay_settings").select(["name", "value"]).where("name", "in", [...names]))
+              .map((r) => [r.name, r.value])
+          )),
+
+    writeSettings: (values) =>
+      attempt("writeSettings", () =>
+        transaction(() => {
+          for (const [name, value] of Object.entries(values)) {
+            if (value === undefined) run(db.deleteFrom("botrelay_settings").where("name", "=", name))
+            else {
+              run(
+                db.insertInto("botrelay_settings").values({ name, value })
+                  .onConflict((oc) => oc.column("name").doUpdateSet({ value }))
+              )
+            }
+          }
+        })()),
+
     ping: attempt("ping", () => {
       statement("SELECT 1").all()
     })

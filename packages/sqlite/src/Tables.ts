@@ -139,6 +139,12 @@ export interface LongPollStateTable {
   readonly last_trimmed_at: string
 }
 
+/** `botrelay_settings`: settings changed through the API (the LLM router's), by name. */
+export interface SettingsTable {
+  readonly name: string
+  readonly value: string
+}
+
 /** The Kysely schema of everything Botrelay keeps in SQLite. */
 export interface Database {
   readonly botrelay_bots: BotsTable
@@ -153,4 +159,5 @@ export interface Database {
   readonly botrelay_webhooks: WebhooksTable
   readonly botrelay_long_poll_buffer: LongPollBufferTable
   readonly botrelay_long_poll_state: LongPollStateTable
+  readonly botrelay_settings: SettingsTable
 }

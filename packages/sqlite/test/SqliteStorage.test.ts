@@ -301,6 +301,7 @@ describe("SqliteStorage", () => {
         "botrelay_migrations",
         "botrelay_migrations_lock",
         "botrelay_routes",
+        "botrelay_settings",
         "botrelay_tags",
         "botrelay_webhooks",
         "sqlite_sequence"

@@ -3,3 +3,4 @@
  * conformance suite loads vitest, so it has its own entry: `@botrelay/testing/StorageSuite`.
  */
 export * as FakeTelegram from "./FakeTelegram.js"
+export * as FakeLlm from "./FakeLlm.js"

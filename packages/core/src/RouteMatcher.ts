@@ -1,0 +1,244 @@
+import type { Scope } from "effect"
+import { Chunk, Context, Effect, Layer, Queue } from "effect"
+import { BotActivity } from "./BotActivity.js"
+import type { StorageError } from "./Errors.js"
+import * as RegexSafety from "./RegexSafety.js"
+import type { Route } from "./Route.js"
+import { Storage } from "./Storage.js"
+
+/** One incoming message or channel post, as routes see it. */
+export interface Incoming {
+  /** The text, or the caption of media; "" when there is none. */
+  readonly text: string
+  readonly chat_id: number
+  /** The sender; 0 for a channel post without one. */
+  readonly user_id: number
+}
+
+type Condition =
+  | { readonly _tag: "Test"; readonly test: (message: Incoming, nfc: () => string) => boolean }
+  | { readonly _tag: "Llm" }
+
+interface CompiledRoute {
+  readonly route: Route
+  readonly condition: Condition
+}
+
+/** A regex route whose stored pattern is no longer accepted: it never matches. */
+export interface Rejected {
+  readonly route: Route
+  readonly reason: string
+}
+
+/** A source bot's enabled routes in id order with their conditions compiled; build it once per route set. */
+export interface Compiled {
+  readonly routes: ReadonlyArray<CompiledRoute>
+  readonly rejected: ReadonlyArray<Rejected>
+}
+
+/** What a message's routes decide, before the LLM is asked. */
+export interface Matched {
+  /**
+   * Routes with a rule condition (all, chat_id, user_id, keyword, regex) that match, in id order.
+   * When one of them has action drop it is the last: routes after it in id order are not evaluated.
+   */
+  readonly fired: ReadonlyArray<Route>
+  /**
+   * The llm routes to offer the model, in id order: those before the first matching drop route
+   * (all of them when nothing drops), and none when the message has no text.
+   */
+  readonly llmCandidates: ReadonlyArray<Route>
+  /** A matching rule route has action drop: keep the update from the backend and the long-poll buffer. */
+  readonly dropped: boolean
+}
+
+/** The routes that fire once the model has chosen among the llm candidates. */
+export interface Resolved {
+  /** In id order, ending at the first drop route among them. */
+  readonly fired: ReadonlyArray<Route>
+  readonly dropped: boolean
+}
+
+const unspaced = "\\p{sc=Han}\\p{sc=Hiragana}\\p{sc=Katakana}\\p{sc=Thai}\\p{sc=Lao}\\p{sc=Khmer}\\p{sc=Myanmar}"
+const word = `(?![${unspaced}])[\\p{L}\\p{N}\\p{M}]`
+const isWord = new RegExp(`^${word}$`, "u")
+const syntax = /[\\^$.*+?()[\]{}|/]/g
+
+const phrase = (keyword: string) => {
+  const chars = [...keyword]
+  const body = keyword.split(/\s+/u).map((part) => part.replace(syntax, "\\$&")).join("\\s+")
+  const before = isWord.test(chars[0] ?? "") ? `(?<!${word})` : ""
+  const after = isWord.test(chars.at(-1) ?? "") ? `(?!${word})` : ""
+  return `${before}${body}${after}`
+}
+
+/**
+ * A matcher for comma-separated keywords: case-insensitive, on NFC text, each keyword a phrase (inner
+ * spaces match any whitespace) that must not continue a word at an end that is itself a word character.
+ * Word characters are Unicode letters, digits and marks, except in scripts written without spaces
+ * (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar), where keywords match anywhere.
+ */
+export const keywordPattern = (value: string): RegExp | undefined => {
+  const keywords = value.split(",").map((k) => k.trim().normalize("NFC")).filter((k) => k !== "")
+  return keywords.length === 0 ? undefined : new RegExp(keywords.map(phrase).join("|"), "iu")
+}
+
+const ids = (value: string) => new Set(value.split(",").map((s) => Number(s.trim())))
+
+const never: Condition = { _tag: "Test", test: () => false }
+
+const regexCondition = (route: Route): Condition | Rejected => {
+  let re: RegExp
+  try {
+    re = new RegExp(route.condition_value, RegexSafety.flags)
+  } catch (e) {
+    return { route, reason: `it does not compile: ${(e as Error).message}` }
+  }
+  const hazard = RegexSafety.hazard(route.condition_value)
+  if (hazard !== undefined) return { route, reason: hazard }
+  return { _tag: "Test", test: (m) => re.test(m.text.length > RegexSafety.textLimit ? capped(m.text) : m.text) }
+}
+
+const capped = (text: string) => {
+  const end = RegexSafety.textLimit
+  const code = text.charCodeAt(end - 1)
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end)
+}
+
+/** Compiles the enabled routes among these (normally one source bot's), in id order. */
+export const compile = (routes: ReadonlyArray<Route>): Compiled => {
+  const compiled: Array<CompiledRoute> = []
+  const rejected: Array<Rejected> = []
+  for (const route of [...routes].filter((r) => r.enabled).sort((a, b) => a.id - b.id)) {
+    switch (route.condition_type) {
+      case "all":
+        compiled.push({ route, condition: { _tag: "Test", test: () => true } })
+        break
+      case "chat_id": {
+        const chats = ids(route.condition_value)
+        compiled.push({ route, condition: { _tag: "Test", test: (m) => chats.has(m.chat_id) } })
+        break
+      }
+      case "user_id": {
+        const users = ids(route.condition_value)
+        compiled.push({ route, condition: { _tag: "Test", test: (m) => m.user_id !== 0 && users.has(m.user_id) } })
+        break
+      }
+      case "keyword": {
+        const re = keywordPattern(route.condition_value)
+        const test = (_: Incoming, nfc: () => string) => re !== undefined && re.test(nfc())
+        compiled.push({ route, condition: { _tag: "Test", test } })
+        break
+      }
+      case "regex": {
+        const condition = regexCondition(route)
+        if ("reason" in condition) {
+          rejected.push(condition)
+          compiled.push({ route, condition: never })
+        } else {
+          compiled.push({ route, condition })
+        }
+        break
+      }
+      case "llm":
+        compiled.push({ route, condition: { _tag: "Llm" } })
+        break
+    }
+  }
+  return { routes: compiled, rejected }
+}
+
+/**
+ * Evaluates a message against compiled routes in id order. Every matching rule route fires; a
+ * matching drop route stops evaluation (later rule and llm routes are skipped) and drops the update.
+ */
+export const matches = (compiled: Compiled, message: Incoming): Matched => {
+  const fired: Array<Route> = []
+  const llmCandidates: Array<Route> = []
+  const hasText = message.text.trim() !== ""
+  let normalized: string | undefined
+  const nfc = () => (normalized ??= message.text.normalize("NFC"))
+  for (const { condition, route } of compiled.routes) {
+    if (condition._tag === "Llm") {
+      if (hasText) llmCandidates.push(route)
+      continue
+    }
+    if (!condition.test(message, nfc)) continue
+    fired.push(route)
+    if (route.action === "drop") return { fired, llmCandidates, dropped: true }
+  }
+  return { fired, llmCandidates, dropped: false }
+}
+
+/**
+ * Merges the llm candidates the model chose (other ids are ignored) into the fired routes at their
+ * id positions; a chosen llm route with action drop cuts off the routes after it, like a rule route.
+ */
+export const resolve = (matched: Matched, chosen: Iterable<number>): Resolved => {
+  const picked = new Set(chosen)
+  const all = [...matched.fired, ...matched.llmCandidates.filter((r) => picked.has(r.id))].sort((a, b) => a.id - b.id)
+  const cut = all.findIndex((r) => r.action === "drop")
+  return cut === -1 ? { fired: all, dropped: false } : { fired: all.slice(0, cut + 1), dropped: true }
+}
+
+/** Compiled routes per source bot, kept in memory and reloaded after routes or bots change. */
+export interface RouteSetsService {
+  /** The source bot's compiled routes, loaded from storage on first use after a change. */
+  readonly get: (sourceBotId: number) => Effect.Effect<Compiled, StorageError>
+  /** `matches` against the source bot's current routes. */
+  readonly match: (sourceBotId: number, message: Incoming) => Effect.Effect<Matched, StorageError>
+}
+
+/** Compiled routes per source bot, kept in memory and reloaded after routes or bots change. */
+export class RouteSets extends Context.Tag("@botrelay/core/RouteSets")<RouteSets, RouteSetsService>() {}
+
+/** Builds the cache; it follows `BotActivity` changes while the scope is open. */
+export const make: Effect.Effect<RouteSetsService, never, Storage | BotActivity | Scope.Scope> = Effect.gen(
+  function*() {
+    const storage = yield* Storage
+    const changes = yield* (yield* BotActivity).subscribe
+    const cache = new Map<number, Compiled>()
+    const reported = new Set<string>()
+    let generation = 0
+
+    const catchUp = Queue.takeAll(changes).pipe(
+      Effect.map((pending) => {
+        if (Chunk.isEmpty(pending)) return
+        cache.clear()
+        generation++
+      })
+    )
+
+    const report = (rejected: ReadonlyArray<Rejected>) =>
+      Effect.forEach(rejected, ({ reason, route }) => {
+        const key = `${route.id}\u0000${route.condition_value}`
+        if (reported.has(key)) return Effect.void
+        reported.add(key)
+        return Effect.logWarning(`route ${route.id} never matches: its regex is not accepted (${reason})`)
+      }, { discard: true })
+
+    const load = (botId: number) =>
+      Effect.gen(function*() {
+        const seen = generation
+        const routes = yield* storage.listRoutes({ bot_id: botId })
+        const compiled = compile(routes.filter((r) => r.source_bot_id === botId))
+        yield* report(compiled.rejected)
+        if (seen === generation) cache.set(botId, compiled)
+        return compiled
+      })
+
+    const get = (botId: number) =>
+      Effect.zipRight(catchUp, Effect.suspend(() => {
+        const hit = cache.get(botId)
+        return hit === undefined ? load(botId) : Effect.succeed(hit)
+      }))
+
+    return RouteSets.of({
+      get,
+      match: (botId, message) => Effect.map(get(botId), (compiled) => matches(compiled, message))
+    })
+  }
+)
+
+/** The cache as a layer. */
+export const layer: Layer.Layer<RouteSets, never, Storage | BotActivity> = Layer.scoped(RouteSets, make)

@@ -1,0 +1,336 @@
+import { assert, describe, it } from "@effect/vitest"
+import {
+  Bot,
+  BotActivity,
+  Bots,
+  MemoryStorage,
+  RegexSafety,
+  Route,
+  RouteMatcher,
+  Routes,
+  Storage
+} from "@botrelay/core"
+import { Effect, Layer, Logger, Schema } from "effect"
+
+let nextId = 1
+const route = (fields: Partial<Route.Route>): Route.Route => ({
+  id: nextId++,
+  source_bot_id: 1,
+  target_bot_id: 2,
+  condition_type: "all",
+  condition_value: "",
+  action: "copy",
+  target_chat_id: 0,
+  enabled: true,
+  description: "",
+  created_at: "2026-01-01T00:00:00.000Z",
+  ...fields
+})
+
+const message = (text: string, fields: Partial<RouteMatcher.Incoming> = {}): RouteMatcher.Incoming => ({
+  text,
+  chat_id: -100,
+  user_id: 7,
+  ...fields
+})
+
+const ids = (routes: ReadonlyArray<Route.Route>) => routes.map((r) => r.id)
+
+const fires = (r: Route.Route, m: RouteMatcher.Incoming) =>
+  RouteMatcher.matches(RouteMatcher.compile([r]), m).fired.length === 1
+
+const keyword = (value: string, text: string) =>
+  fires(route({ condition_type: "keyword", condition_value: value }), message(text))
+
+const regex = (value: string, text: string) =>
+  fires(route({ condition_type: "regex", condition_value: value }), message(text))
+
+const accepted = (type: Route.ConditionType, value: string) => Route.normalizeCondition(type, value)._tag === "Right"
+
+describe("conditions", () => {
+  it("all matches everything, including messages without text", () => {
+    assert.isTrue(fires(route({}), message("")))
+    assert.isTrue(fires(route({}), message("hi", { user_id: 0 })))
+  })
+
+  it("chat_id and user_id take comma-separated lists, with or without spaces", () => {
+    const chats = route({ condition_type: "chat_id", condition_value: "-100, 42 ,7" })
+    assert.isTrue(fires(chats, message("", { chat_id: -100 })))
+    assert.isTrue(fires(chats, message("", { chat_id: 42 })))
+    assert.isFalse(fires(chats, message("", { chat_id: 100 })))
+    const users = route({ condition_type: "user_id", condition_value: "5, 7" })
+    assert.isTrue(fires(users, message("", { user_id: 7 })))
+    assert.isFalse(fires(users, message("", { user_id: 6 })))
+  })
+
+  it("user_id never matches a channel post without a sender", () => {
+    assert.isFalse(fires(route({ condition_type: "user_id", condition_value: "0,7" }), message("x", { user_id: 0 })))
+  })
+
+  it("keywords match whole words, case-insensitively, any of the list", () => {
+    assert.isTrue(keyword("price", "what's the PRICE?"))
+    assert.isTrue(keyword("Price?", "what's the price?"))
+    assert.isFalse(keyword("price", "priceless"))
+    assert.isFalse(keyword("price", "the unprice"))
+    assert.isTrue(keyword("refund, price", "I want a refund."))
+    assert.isTrue(keyword(" refund ,price ", "price"))
+    assert.isFalse(keyword("refund, price", "refunds and prices"))
+    assert.isFalse(keyword("price", ""))
+  })
+
+  it("keywords are Unicode-aware: Cyrillic, accents, combining marks, CJK", () => {
+    assert.isTrue(keyword("цена", "Какая ЦЕНА?"))
+    assert.isFalse(keyword("цена", "бесценный"))
+    assert.isFalse(keyword("цен", "цена"))
+    assert.isTrue(keyword("café", "Un CAFÉ, s'il vous plaît"))
+    assert.isTrue(keyword("café", "un cafe\u0301 noir"))
+    assert.isFalse(keyword("cafe", "un cafe\u0301 noir"))
+    assert.isFalse(keyword("straße", "straßenbahn"))
+    assert.isTrue(keyword("iPhone", "我买了iPhone手机"))
+    assert.isTrue(keyword("价格", "这个价格是多少"))
+    assert.isTrue(keyword("価格", "この価格は"))
+  })
+
+  it("keywords may be phrases with punctuation", () => {
+    assert.isTrue(keyword("new order", "a New   Order arrived"))
+    assert.isFalse(keyword("new order", "renew orders"))
+    assert.isTrue(keyword("c++", "I write C++ daily"))
+    assert.isTrue(keyword("a.b", "see a.b now"))
+    assert.isFalse(keyword("a.b", "see axb now"))
+    assert.isTrue(keyword("(x)", "the (x) case"))
+  })
+
+  it("regexes use JavaScript syntax in Unicode mode, case-sensitively, unanchored", () => {
+    assert.isTrue(regex("^/start", "/start 123"))
+    assert.isFalse(regex("^/start", "say /start"))
+    assert.isTrue(regex("order #\\d+", "my order #42 is late"))
+    assert.isFalse(regex("Order", "order"))
+    assert.isTrue(regex("\\p{Script=Cyrillic}+", "привет"))
+    assert.isTrue(regex("^$", ""))
+  })
+
+  it("a regex sees only the first 4096 characters", () => {
+    const text = "a".repeat(RegexSafety.textLimit) + "needle"
+    assert.isFalse(regex("needle", text))
+    assert.isTrue(regex("needle", "needle" + text))
+  })
+
+  it("llm routes are candidates, not fired, and only for messages with text", () => {
+    const compiled = RouteMatcher.compile([route({ condition_type: "llm" })])
+    const matched = RouteMatcher.matches(compiled, message("help me"))
+    assert.deepStrictEqual(matched.fired, [])
+    assert.strictEqual(matched.llmCandidates.length, 1)
+    assert.strictEqual(RouteMatcher.matches(compiled, message(" ")).llmCandidates.length, 0)
+  })
+})
+
+describe("regex safety", () => {
+  const hostile = [
+    "(a+)+$",
+    "(a|a)*$",
+    "(.*a){20}",
+    "(a*)*b",
+    "(\\w|\\d)+$",
+    "([^\\p{L}]|\\d)+$",
+    "(a|ab)*c",
+    "(a?){25}a{25}",
+    "(x+x+)+y",
+    "(.*)\\1",
+    "(?<x>a)\\k<x>",
+    ".*.*x",
+    ".*foo.*bar",
+    "\\d+\\d+x",
+    "(?=.*a)(?=.*b)",
+    "(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)(a|a)",
+    ".{0,64}.{0,64}.{0,64}x",
+    "((a{100}){200})",
+    "(?:".repeat(1000) + "a" + ")".repeat(1000),
+    "(?:".repeat(450) + "a" + "){2}".repeat(450)
+  ]
+  const fine = [
+    "^/start",
+    "refund.*order",
+    "refund.*order|order.*refund",
+    "(foo|bar)+",
+    "\\bhelp\\b",
+    "\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}",
+    "^\\d+ \\d+$",
+    "[^@\\s]+@example\\.com",
+    "^[\\p{L}\\p{N}]+$",
+    "(?:ab){3}",
+    "(?:\\d{3}-){2}\\d{4}",
+    "(?:ab){2}".repeat(400)
+  ]
+
+  it("rejects catastrophic patterns on save with a reason", () => {
+    for (const pattern of hostile) {
+      const result = Route.normalizeCondition("regex", pattern)
+      assert.strictEqual(result._tag, "Left", pattern)
+      if (result._tag === "Left") assert.match(result.message, /not a safe regular expression/, pattern)
+    }
+    assert.isFalse(accepted("regex", "("))
+  })
+
+  it("accepts ordinary patterns", () => {
+    for (const pattern of fine) assert.isTrue(accepted("regex", pattern), pattern)
+  })
+
+  it("the schemas reject them too", () => {
+    const body = { source_bot_id: 1, target_bot_id: 2, action: "copy", condition_type: "regex" }
+    const ok = Schema.decodeUnknownSync(Route.NewRoute)({ ...body, condition_value: "a+" })
+    assert.strictEqual(ok.condition_value, "a+")
+    assert.throws(() => Schema.decodeUnknownSync(Route.NewRoute)({ ...body, condition_value: "(a+)+$" }))
+  })
+
+  it("accepted patterns finish quickly on long hostile input", () => {
+    const inputs = ["a".repeat(100_000), "refund".repeat(20_000), "1".repeat(50_000) + "!", " ".repeat(50_000)]
+    for (const pattern of fine) {
+      for (const text of inputs) regex(pattern, text)
+    }
+  })
+
+  it("a stored pattern that is no longer accepted never matches and is reported", () => {
+    const stored = route({ condition_type: "regex", condition_value: "(a+)+$" })
+    const compiled = RouteMatcher.compile([stored])
+    assert.strictEqual(compiled.rejected.length, 1)
+    assert.strictEqual(compiled.rejected[0]!.route.id, stored.id)
+    assert.deepStrictEqual(RouteMatcher.matches(compiled, message("a".repeat(50) + "!")).fired, [])
+    assert.deepStrictEqual(RouteMatcher.matches(compiled, message("aaa")).fired, [])
+  })
+})
+
+describe("matches", () => {
+  it("fires every matching route in id order and ignores disabled ones", () => {
+    const routes = [
+      route({ id: 30, condition_type: "keyword", condition_value: "hello" }),
+      route({ id: 10 }),
+      route({ id: 20, enabled: false }),
+      route({ id: 25, condition_type: "chat_id", condition_value: "1" }),
+      route({ id: 40, condition_type: "regex", condition_value: "^h" })
+    ]
+    const matched = RouteMatcher.matches(RouteMatcher.compile(routes), message("hello"))
+    assert.deepStrictEqual(ids(matched.fired), [10, 30, 40])
+    assert.isFalse(matched.dropped)
+  })
+
+  it("a matching drop route is the last to fire and drops the update", () => {
+    const routes = [
+      route({ id: 1 }),
+      route({ id: 2, condition_type: "llm" }),
+      route({ id: 3, action: "drop", condition_type: "keyword", condition_value: "spam" }),
+      route({ id: 4 }),
+      route({ id: 5, condition_type: "llm" })
+    ]
+    const compiled = RouteMatcher.compile(routes)
+    const spam = RouteMatcher.matches(compiled, message("buy spam now"))
+    assert.deepStrictEqual(ids(spam.fired), [1, 3])
+    assert.deepStrictEqual(ids(spam.llmCandidates), [2])
+    assert.isTrue(spam.dropped)
+    const ham = RouteMatcher.matches(compiled, message("hello"))
+    assert.deepStrictEqual(ids(ham.fired), [1, 4])
+    assert.deepStrictEqual(ids(ham.llmCandidates), [2, 5])
+    assert.isFalse(ham.dropped)
+  })
+
+  it("a disabled or non-matching drop route drops nothing", () => {
+    const routes = [
+      route({ id: 1, action: "drop", enabled: false }),
+      route({ id: 2, action: "drop", condition_type: "user_id", condition_value: "9" }),
+      route({ id: 3 })
+    ]
+    const matched = RouteMatcher.matches(RouteMatcher.compile(routes), message("x"))
+    assert.deepStrictEqual(ids(matched.fired), [3])
+    assert.isFalse(matched.dropped)
+  })
+
+  it("resolve merges the model's choice at id positions; a chosen llm drop cuts later routes", () => {
+    const routes = [
+      route({ id: 1 }),
+      route({ id: 2, condition_type: "llm" }),
+      route({ id: 3, condition_type: "llm", action: "drop" }),
+      route({ id: 4 })
+    ]
+    const matched = RouteMatcher.matches(RouteMatcher.compile(routes), message("x"))
+    assert.deepStrictEqual(ids(RouteMatcher.resolve(matched, []).fired), [1, 4])
+    assert.deepStrictEqual(ids(RouteMatcher.resolve(matched, [2, 99]).fired), [1, 2, 4])
+    const dropped = RouteMatcher.resolve(matched, [3])
+    assert.deepStrictEqual(ids(dropped.fired), [1, 3])
+    assert.isTrue(dropped.dropped)
+  })
+})
+
+describe("RouteSets", () => {
+  const warnings: Array<string> = []
+  const logger = Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ logLevel, message }) => {
+      if (logLevel._tag === "Warning") warnings.push(String(message))
+    })
+  )
+  const services = Layer.mergeAll(RouteMatcher.layer, Bots.layer, Routes.layer).pipe(
+    Layer.provideMerge(MemoryStorage.layer),
+    Layer.provideMerge(BotActivity.layer),
+    Layer.provide(logger)
+  )
+  const newBot = (token: string) => Schema.decodeUnknownSync(Bot.NewBot)({ token })
+
+  it.effect("loads a bot's routes once and reloads them after a change", () =>
+    Effect.gen(function*() {
+      const bots = yield* Bots.Bots
+      const routes = yield* Routes.Routes
+      const sets = yield* RouteMatcher.RouteSets
+      const a = yield* bots.add(newBot("1:a"))
+      const b = yield* bots.add(newBot("2:b"))
+      const first = yield* routes.add({
+        source_bot_id: a.id,
+        target_bot_id: b.id,
+        condition_type: "keyword",
+        condition_value: "hello",
+        action: "copy",
+        target_chat_id: 0,
+        enabled: true,
+        description: ""
+      })
+      const reverse = { source_bot_id: b.id, target_bot_id: a.id, condition_type: "all" as const, condition_value: "" }
+      yield* routes.add({ ...first, ...reverse })
+      const loaded = yield* sets.get(a.id)
+      assert.strictEqual(loaded.routes.length, 1)
+      assert.strictEqual(yield* sets.get(a.id), loaded)
+      assert.deepStrictEqual(ids((yield* sets.match(a.id, message("hello"))).fired), [first.id])
+
+      yield* routes.update({ ...first, id: first.id, condition_value: "bye" })
+      assert.deepStrictEqual((yield* sets.match(a.id, message("hello"))).fired, [])
+      assert.deepStrictEqual(ids((yield* sets.match(a.id, message("bye"))).fired), [first.id])
+
+      yield* routes.update({ ...first, id: first.id, condition_value: "bye", enabled: false })
+      assert.deepStrictEqual((yield* sets.match(a.id, message("bye"))).fired, [])
+      yield* routes.remove(first.id)
+      assert.strictEqual((yield* sets.get(a.id)).routes.length, 0)
+    }).pipe(Effect.provide(services)))
+
+  it.effect("a stored regex that is no longer accepted is reported once and never evaluated", () =>
+    Effect.gen(function*() {
+      const bots = yield* Bots.Bots
+      const storage = yield* Storage.Storage
+      const activity = yield* BotActivity.BotActivity
+      const sets = yield* RouteMatcher.RouteSets
+      const a = yield* bots.add(newBot("1:a"))
+      const bad = yield* storage.insertRoute({
+        source_bot_id: a.id,
+        target_bot_id: a.id,
+        condition_type: "regex",
+        condition_value: "(a+)+$",
+        action: "copy",
+        target_chat_id: 0,
+        enabled: true,
+        description: "",
+        created_at: "2026-01-01T00:00:00.000Z"
+      })
+      warnings.length = 0
+      assert.deepStrictEqual((yield* sets.match(a.id, message("a".repeat(40) + "!"))).fired, [])
+      yield* activity.changed({ _tag: "Routes" })
+      assert.deepStrictEqual((yield* sets.match(a.id, message("aaaa"))).fired, [])
+      assert.strictEqual(warnings.length, 1)
+      assert.include(warnings[0], `route ${bad.id}`)
+    }).pipe(Effect.provide(services)))
+})
