@@ -68,6 +68,11 @@ export const make = Effect.gen(function*() {
         const description = Exit.isFailure(exit) && exit.cause._tag === "Fail"
           ? TgApi.exchangeFailureDescription(exit.cause.error as HttpExchange.HttpExchangeError)
           : undefined
+        if (description === undefined && !Exit.isInterrupted(exit)) {
+          Runtime.runFork(runtime)(
+            Effect.logError("a /tgapi call failed").pipe(Effect.annotateLogs({ bot_id: call.bot.id, method: call.method }))
+          )
+        }
         if (res.destroyed) return
         const text = description === undefined
           ? BotApiAnswer.errorBody(500, "Internal Server Error")
