@@ -59,6 +59,9 @@ const jsonHeaders = { "content-type": "application/json" }
 /** The header Telegram sends a webhook's secret in. */
 export const secretHeader = "x-telegram-bot-api-secret-token"
 
+/** The largest backend answer read: room for any webhook reply; a larger one counts as a failed attempt. */
+const maxAnswerBytes = 1024 * 1024
+
 /** How many due deliveries one read takes. */
 const batchSize = 50
 
@@ -107,7 +110,8 @@ export const make = (options: Options = defaults) =>
           url: delivery.url,
           headers: secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret },
           body: delivery.payload,
-          timeout
+          timeout,
+          maxBytes: maxAnswerBytes
         }))
         const now = yield* Clock.currentTimeMillis
         const at = new Date(now).toISOString()

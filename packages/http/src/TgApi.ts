@@ -11,7 +11,7 @@ import {
 } from "@effect/platform"
 import { type Bot, CallParams, type Errors, SentMessages, Storage } from "@botrelay/core"
 import { HttpExchange } from "@botrelay/telegram"
-import { Cause, Context, Data, Deferred, Effect, Layer, Option, Stream } from "effect"
+import { Cause, Context, Data, Deferred, Duration, Effect, Layer, Option, Stream } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
 import * as LocalMethods from "./LocalMethods.js"
 
@@ -30,6 +30,9 @@ export const prefix = "/tgapi"
 /** Whether a request URL (path and query) is the proxy's. */
 export const isProxyUrl = (url: string): boolean =>
   url.startsWith(prefix) && (url.length === prefix.length || url[prefix.length] === "/" || url[prefix.length] === "?")
+
+/** How long Telegram may take to answer a call passed on read whole. */
+const passTimeout = Duration.minutes(2)
 
 /** The largest request body the proxy passes on: Telegram's 50 MB upload limit. */
 export const maxBodyBytes = 50 * 1024 * 1024
@@ -61,7 +64,8 @@ const disabled = (bot: Bot.StoredBot) =>
     `Forbidden: bot ${bot.id} is disabled in Botrelay; enable it with POST /api/bots/toggle-disabled?id=${bot.id}`
   )
 
-const decode = (segment: string): string | undefined => {
+/** A percent-encoded path segment decoded, or undefined when it is malformed. */
+export const decode = (segment: string): string | undefined => {
   try {
     return decodeURIComponent(segment)
   } catch {
@@ -157,6 +161,7 @@ export const makeRelay = Effect.gen(function*() {
         url: `${apiRoot}/bot${call.tokenSegment}/${call.method}${call.search}`,
         headers: call.contentType === undefined ? {} : { "content-type": call.contentType },
         body: call.body,
+        timeout: passTimeout,
         maxBytes: maxBodyBytes
       })
       if (capturing && answer.status === 200) {
@@ -184,8 +189,9 @@ interface Call {
  * bots only (unknown tokens get Telegram's 401, malformed paths its 404, disabled bots a 403, none
  * relayed). getUpdates, setWebhook, deleteWebhook, getWebhookInfo, logOut and close are answered by
  * Botrelay; every other call goes to the upstream Bot API unchanged (method, query string, content
- * type, body bytes; multipart and large bodies streamed) and its answer comes back unchanged. What
- * the calls of bots with `manage_enabled` send, edit or delete is captured in their history.
+ * type, body bytes; bodies other than JSON or form are streamed unless capture needs their
+ * parameters) and its answer comes back unchanged. What the calls of bots with `manage_enabled`
+ * send, edit or delete is captured in their history.
  */
 export const make = Effect.gen(function*() {
   const storage = yield* Storage.Storage
@@ -250,7 +256,8 @@ export const make = Effect.gen(function*() {
 
   /**
    * Passes a call to Telegram: a JSON, form or empty body is read whole and sent as the same bytes,
-   * anything else (multipart uploads) is streamed. What the call sent is captured when the bot keeps history.
+   * anything else (multipart uploads) is streamed, unless capture needs its parameters. What the call
+   * sent is captured when the bot keeps history.
    */
   const forward = (call: Call, method: string) =>
     Effect.gen(function*() {

@@ -1,22 +1,13 @@
 import type * as Http from "node:http"
 import { BotActivity, type Bot, Storage } from "@botrelay/core"
 import { BotApiAnswer, TgApi } from "@botrelay/http"
-import type { HttpExchange } from "@botrelay/telegram"
-import { Effect, Exit, Fiber, Option, Queue, Runtime } from "effect"
+import { Cause, Effect, Exit, Fiber, Option, Queue, Runtime } from "effect"
 
 /** Bodies up to this size are taken here; larger ones go the streaming way. */
 const maxBody = 1024 * 1024
 
 /** `/tgapi/bot<token>/<method>` with an optional query string. */
 const callPath = /^\/tgapi\/bot([^/?]+)\/([^/?]+)(\?.*)?$/
-
-const decode = (segment: string): string | undefined => {
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * Serves the proxy's hottest calls on node:http directly, before Botrelay's HTTP app sees them: Bot API
@@ -33,21 +24,29 @@ export const make = Effect.gen(function*() {
   const { passWhole } = yield* TgApi.makeRelay
   const runtime = yield* Effect.runtime<never>()
   const known = new Map<string, Bot.StoredBot>()
+  /** Bumped on every change, so a lookup that started before one never stores what it read. */
+  let generation = 0
 
   const changes = yield* activity.subscribe
   yield* Queue.take(changes).pipe(
-    Effect.zipRight(Effect.sync(() => known.clear())),
+    Effect.zipRight(Effect.sync(() => {
+      generation++
+      known.clear()
+    })),
     Effect.forever,
     Effect.forkScoped
   )
 
   const learn = (token: string) =>
-    storage.findBotByToken(token).pipe(
-      Effect.map(Option.map((bot) => {
-        if (!bot.disabled) known.set(token, bot)
-      })),
-      Effect.ignore
-    )
+    Effect.suspend(() => {
+      const started = generation
+      return storage.findBotByToken(token).pipe(
+        Effect.map(Option.map((bot) => {
+          if (!bot.disabled && generation === started) known.set(token, bot)
+        })),
+        Effect.ignore
+      )
+    })
 
   const send = (res: Http.ServerResponse, status: number, headers: Readonly<Record<string, string>>, body: Uint8Array) => {
     res.writeHead(status, { ...headers, "content-length": body.length })
@@ -65,9 +64,8 @@ export const make = Effect.gen(function*() {
       })
       fiber.addObserver((exit) => {
         if (Exit.isSuccess(exit)) return send(res, exit.value.status, exit.value.headers, exit.value.body)
-        const description = Exit.isFailure(exit) && exit.cause._tag === "Fail"
-          ? TgApi.exchangeFailureDescription(exit.cause.error as HttpExchange.HttpExchangeError)
-          : undefined
+        const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+        const description = failure === undefined ? undefined : TgApi.exchangeFailureDescription(failure)
         if (description === undefined && !Exit.isInterrupted(exit)) {
           Runtime.runFork(runtime)(
             Effect.logError("a /tgapi call failed").pipe(Effect.annotateLogs({ bot_id: call.bot.id, method: call.method }))
@@ -96,7 +94,7 @@ export const make = Effect.gen(function*() {
       (req.method !== "POST" && req.method !== "GET") || req.headers["transfer-encoding"] !== undefined ||
       (hasBody && Number(length) > maxBody) || !TgApi.passesWhole(method, contentType)
     ) return false
-    const token = decode(tokenSegment)
+    const token = TgApi.decode(tokenSegment)
     if (token === undefined) return false
     const bot = known.get(token)
     if (bot === undefined) {

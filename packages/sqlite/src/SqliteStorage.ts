@@ -713,7 +713,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
         outcomes = sqlite.transaction(() =>
           batch.map(({ write }): Outcome => {
             try {
-              return { ok: true, value: write() }
+              return { ok: true, value: sqlite.transaction(write)() }
             } catch (error) {
               return { ok: false, error }
             }
