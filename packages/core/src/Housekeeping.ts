@@ -36,7 +36,7 @@ export const sweep = (options: Options = defaults) =>
       yield* Effect.yieldNow()
     }
     for (const bot of yield* storage.listBots) {
-      if (bot.long_poll_enabled) yield* longPoll.status(bot.id)
+      if (bot.long_poll_enabled) yield* longPoll.trim(bot.id)
     }
     if (updates > 0 || deliveries > 0) {
       yield* Effect.logDebug("deleted finished work").pipe(Effect.annotateLogs({ updates, deliveries }))

@@ -35,10 +35,10 @@ export class LlmRouter extends Context.Tag("@botrelay/core/LlmRouter")<LlmRouter
 export const maxTextLength = 4000
 
 /** The most characters of each route description, hint and target description the model is shown. */
-export const maxDescriptionLength = 1000
+const maxDescriptionLength = 1000
 
 /** The largest answer read from the endpoint. */
-export const maxAnswerBytes = 1024 * 1024
+const maxAnswerBytes = 1024 * 1024
 
 const systemPrompt = [
   "You route Telegram messages between bots. You get one incoming message, the bot that received it,",
@@ -52,7 +52,7 @@ const systemPrompt = [
 const cut = (text: string, max: number) => text.length <= max ? text : `${text.slice(0, max)}…`
 
 /** The chat-completions request body for a question. */
-export const requestBody = (model: string, question: Question): string =>
+const requestBody = (model: string, question: Question): string =>
   JSON.stringify({
     model,
     temperature: 0,
@@ -99,7 +99,7 @@ const noChoice = (question: Question, reason: string): Effect.Effect<ReadonlyArr
 const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/
 
 /** The ids a completion answer chooses; fails unless it is `{"route_ids": [...]}` with candidates only. */
-export const parseAnswer = (
+const parseAnswer = (
   body: string,
   candidates: ReadonlyArray<Candidate>
 ): Either.Either<ReadonlyArray<number>, string> => {

@@ -20,14 +20,14 @@ export type Overrides = Partial<Settings>
 export const defaultTimeoutMs = 10_000
 
 /** The shortest and longest timeouts. */
-export const minTimeoutMs = 100
-export const maxTimeoutMs = 60_000
+const minTimeoutMs = 100
+const maxTimeoutMs = 60_000
 
 /** Whether the router may call the model: it needs an endpoint and a model (a key is optional). */
 export const isConfigured = (settings: Settings): boolean => settings.base_url !== "" && settings.model !== ""
 
 /** A key as the API shows it: `sk-…wxyz` (first 3 and last 4 characters), `***` when short, "" when unset. */
-export const maskKey = (key: Redacted.Redacted<string>): string => {
+const maskKey = (key: Redacted.Redacted<string>): string => {
   const value = Redacted.value(key)
   if (value === "") return ""
   return value.length < 12 ? "***" : `${value.slice(0, 3)}…${value.slice(-4)}`
@@ -133,7 +133,7 @@ const fromStored = (stored: Readonly<Record<string, string>>, overrides: Overrid
 }
 
 /** The settings as the API shows them. */
-export const toView = (settings: Settings): LlmSettingsView => ({
+const toView = (settings: Settings): LlmSettingsView => ({
   base_url: settings.base_url,
   model: settings.model,
   timeout_ms: settings.timeout_ms,

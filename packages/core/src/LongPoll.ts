@@ -59,6 +59,8 @@ export interface LongPollService {
   readonly status: (botId: number) => Effect.Effect<BufferStatus, StorageError>
   /** Drops every buffered update (setWebhook / deleteWebhook with drop_pending_updates). */
   readonly drop: (botId: number) => Effect.Effect<void, StorageError>
+  /** Applies retention (count and age) to the bot's buffer now, logging what it dropped. */
+  readonly trim: (botId: number) => Effect.Effect<void, StorageError>
   /** Wakes pending getUpdates of the bot after updates were buffered. */
   readonly buffered: (botId: number) => Effect.Effect<void>
   /**
@@ -116,7 +118,7 @@ export interface Options {
 export const defaults: Options = { maxUpdates: 10_000, maxAge: Duration.hours(24) }
 
 /** The types `allowed_updates` lets through: `[]` means every type but chat_member and the reactions. */
-export const typeFilter = (allowed: ReadonlyArray<string>): TypeFilter =>
+const typeFilter = (allowed: ReadonlyArray<string>): TypeFilter =>
   allowed.length === 0 ? { except: BotApi.optInUpdateTypes } : { only: allowed }
 
 /** The type of a parsed update: its only key besides `update_id`, "" when it has none. */
@@ -254,6 +256,8 @@ export const make = (options: Options = defaults): Effect.Effect<LongPollInterna
         }),
 
       drop: (botId) => Effect.asVoid(storage.dropBuffered(botId)),
+
+      trim,
 
       buffered: (botId) =>
         Effect.suspend(() => {

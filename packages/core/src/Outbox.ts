@@ -57,7 +57,7 @@ export const webhookReply = (
 const jsonHeaders = { "content-type": "application/json" }
 
 /** The header Telegram sends a webhook's secret in. */
-export const secretHeader = "x-telegram-bot-api-secret-token"
+const secretHeader = "x-telegram-bot-api-secret-token"
 
 /** The largest backend answer read: room for any webhook reply; a larger one counts as a failed attempt. */
 const maxAnswerBytes = 1024 * 1024

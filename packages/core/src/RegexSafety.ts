@@ -8,7 +8,7 @@ export const textLimit = 4096
 export const flags = "u"
 
 /** The most backtracking work, in the units of `cost`, a route regex may need on `textLimit` characters. */
-export const costLimit = 2 ** 27
+const costLimit = 2 ** 27
 
 type Ranges = ReadonlyArray<readonly [number, number]>
 

@@ -78,7 +78,7 @@ const phrase = (keyword: string) => {
  * Word characters are Unicode letters, digits and marks, except in scripts written without spaces
  * (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar), where keywords match anywhere.
  */
-export const keywordPattern = (value: string): RegExp | undefined => {
+const keywordPattern = (value: string): RegExp | undefined => {
   const keywords = value.split(",").map((k) => k.trim().normalize("NFC")).filter((k) => k !== "")
   return keywords.length === 0 ? undefined : new RegExp(keywords.map(phrase).join("|"), "iu")
 }

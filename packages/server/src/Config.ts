@@ -44,12 +44,12 @@ export const settings = {
 } as const
 
 /** The largest `bufferMaxUpdates`. */
-export const maxBufferUpdates = 1_000_000
+const maxBufferUpdates = 1_000_000
 
 const durationUnits: Record<string, number> = { "": 1, s: 1, m: 60, h: 3600, d: 86400 }
 
 /** Seconds from `90`, `90s`, `15m`, `24h` or `7d`; undefined when it is not a positive whole duration. */
-export const parseSeconds = (value: string): number | undefined => {
+const parseSeconds = (value: string): number | undefined => {
   const match = /^(\d{1,9})([smhd]?)$/.exec(value.trim())
   if (match === null) return undefined
   const seconds = Number(match[1]) * durationUnits[match[2]!]!
@@ -57,7 +57,7 @@ export const parseSeconds = (value: string): number | undefined => {
 }
 
 /** Milliseconds from `5000`, `5000ms` or `5s`; undefined when it is not a whole number of them from 100 to 60000. */
-export const parseTimeoutMs = (value: string): number | undefined => {
+const parseTimeoutMs = (value: string): number | undefined => {
   const match = /^(\d{1,6})(ms|s)?$/.exec(value.trim())
   if (match === null) return undefined
   const ms = Number(match[1]) * (match[2] === "s" ? 1000 : 1)

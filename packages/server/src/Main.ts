@@ -43,7 +43,7 @@ export const storageLayer = (
   )
 
 /** The long-poll buffer's retention from the configuration; the library defaults for what is not given. */
-export const longPollOptions = (
+const longPollOptions = (
   config: Partial<Pick<Config, "bufferMaxUpdates" | "bufferMaxAge">>
 ): LongPoll.Options => ({
   maxUpdates: config.bufferMaxUpdates ?? LongPoll.defaults.maxUpdates,
@@ -51,7 +51,7 @@ export const longPollOptions = (
 })
 
 /** The LLM router's fixed settings: those the environment sets. */
-export const llmOverrides = (
+const llmOverrides = (
   config: Partial<Pick<Config, "llmBaseUrl" | "llmApiKey" | "llmModel" | "llmTimeoutMs">>
 ): LlmSettings.Overrides => ({
   ...(config.llmBaseUrl === undefined ? {} : { base_url: config.llmBaseUrl }),
@@ -146,7 +146,7 @@ export const bootstrap = (
  * Where the /tgapi proxy passes calls on to, the configured Telegram API, and the platform's keep-alive
  * HTTP client it streams uploads and downloads with; calls read whole go through the services' `HttpExchange`.
  */
-export const proxyLayer = (config: Pick<Config, "telegramApi">) =>
+const proxyLayer = (config: Pick<Config, "telegramApi">) =>
   Layer.mergeAll(
     NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true }))),
     TgApi.upstream(config.telegramApi)
