@@ -137,3 +137,6 @@ export class BotDisabled extends Schema.TaggedError<BotDisabled>()("BotDisabled"
     return `bot ${this.id} is disabled; enable it with POST /api/bots/toggle-disabled?id=${this.id}`
   }
 }
+
+/** The bot's Telegram user id: the number before the colon of its token; NaN for a malformed token. */
+export const userIdOf = (bot: Pick<StoredBot, "token">): number => Number(Redacted.value(bot.token).split(":")[0])

@@ -4,21 +4,28 @@ import { Storage } from "./Storage.js"
 
 /** How long finished work is kept, and how often housekeeping runs. */
 export interface Options {
-  /** Processed updates and delivered deliveries older than this are deleted. */
+  /** Processed updates, delivered deliveries and sent route sends older than this are deleted. */
   readonly retention: Duration.DurationInput
   readonly interval: Duration.DurationInput
+  /** Route mappings older than this are deleted: replies to their messages no longer travel back. */
+  readonly mappingTtl: Duration.DurationInput
 }
 
-/** Defaults: keep finished work a day (as long as Telegram keeps updates), look every hour. */
-export const defaults: Options = { retention: Duration.hours(24), interval: Duration.hours(1) }
+/** Defaults: keep finished work a day (as long as Telegram keeps updates) and mappings 30 days, look every hour. */
+export const defaults: Options = {
+  retention: Duration.hours(24),
+  interval: Duration.hours(1),
+  mappingTtl: Duration.days(30)
+}
 
 /** Rows deleted per statement, so a large backlog of old rows never holds the process for long. */
 const chunk = 1000
 
 /**
- * One round: deletes processed inbox updates and delivered deliveries older than the retention (in
- * chunks, yielding between them), then trims the long-poll buffers of bots with long polling by age.
- * Pending and dead deliveries and unprocessed updates are never touched.
+ * One round: deletes processed inbox updates, delivered deliveries and sent route sends older than the
+ * retention and route mappings older than their TTL (in chunks, yielding between them), then trims the
+ * long-poll buffers of bots with long polling by age. Pending and dead deliveries and sends and unprocessed
+ * updates are never touched.
  */
 export const sweep = (options: Options = defaults) =>
   Effect.gen(function*() {
@@ -28,18 +35,30 @@ export const sweep = (options: Options = defaults) =>
     const before = new Date(now - Duration.toMillis(options.retention)).toISOString()
     let updates = 0
     let deliveries = 0
+    let sends = 0
     while (true) {
       const round = yield* storage.pruneFinished(before, chunk)
       updates += round.updates
       deliveries += round.deliveries
-      if (round.updates < chunk && round.deliveries < chunk) break
+      sends += round.sends
+      if (round.updates < chunk && round.deliveries < chunk && round.sends < chunk) break
+      yield* Effect.yieldNow()
+    }
+    const expired = new Date(now - Duration.toMillis(options.mappingTtl)).toISOString()
+    let mappings = 0
+    while (true) {
+      const round = yield* storage.pruneMappings(expired, chunk)
+      mappings += round
+      if (round < chunk) break
       yield* Effect.yieldNow()
     }
     for (const bot of yield* storage.listBots) {
       if (bot.long_poll_enabled) yield* longPoll.trim(bot.id)
     }
-    if (updates > 0 || deliveries > 0) {
-      yield* Effect.logDebug("deleted finished work").pipe(Effect.annotateLogs({ updates, deliveries }))
+    if (updates > 0 || deliveries > 0 || sends > 0 || mappings > 0) {
+      yield* Effect.logDebug("deleted finished work").pipe(
+        Effect.annotateLogs({ updates, deliveries, sends, mappings })
+      )
     }
   })
 

@@ -1,5 +1,6 @@
 import type { Message } from "./Message.js"
 import type { NewDelivery } from "./Delivery.js"
+import type { NewRouteSend } from "./RouteSend.js"
 
 /** An update as Telegram sent it, kept durably until processed. `payload` is the original JSON text. */
 export interface InboxUpdate {
@@ -16,6 +17,8 @@ export interface UpdateCompletion {
   /** Captured messages, inserted or replacing the stored one with the same (bot_id, chat_id, id). */
   readonly messages: ReadonlyArray<Message>
   readonly deliveries: ReadonlyArray<NewDelivery>
+  /** Messages routes pass on, and replies the reverse path carries back. */
+  readonly sends?: ReadonlyArray<NewRouteSend> | undefined
   /** The update for the bot's long-poll buffer, when the bot has `long_poll_enabled`. */
   readonly buffer?: BufferEntry | undefined
 }

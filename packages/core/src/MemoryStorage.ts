@@ -8,6 +8,7 @@ import type { BufferState } from "./LongPoll.js"
 import { passes } from "./LongPoll.js"
 import type { Message } from "./Message.js"
 import type { Route } from "./Route.js"
+import type { RouteMapping, RouteSend, SendOutcome } from "./RouteSend.js"
 import type { StorageService } from "./Storage.js"
 import { Storage } from "./Storage.js"
 import type { Tag } from "./Tag.js"
@@ -97,6 +98,41 @@ const copyDelivery = (d: Delivery): Delivery => ({
   updated_at: d.updated_at
 })
 
+const copySend = (r: RouteSend): RouteSend => ({
+  id: r.id,
+  bot_id: r.bot_id,
+  kind: r.kind,
+  route_id: r.route_id,
+  source_bot_id: r.source_bot_id,
+  update_id: r.update_id,
+  from_chat_id: r.from_chat_id,
+  message_id: r.message_id,
+  chat_id: r.chat_id,
+  reply_to_message_id: r.reply_to_message_id,
+  hop: r.hop,
+  message: r.message,
+  status: r.status,
+  attempts: r.attempts,
+  next_attempt_at: r.next_attempt_at,
+  last_error: r.last_error,
+  created_at: r.created_at,
+  updated_at: r.updated_at
+})
+
+const copyMapping = (m: RouteMapping): RouteMapping => ({
+  id: m.id,
+  route_id: m.route_id,
+  source_bot_id: m.source_bot_id,
+  source_chat_id: m.source_chat_id,
+  source_message_id: m.source_message_id,
+  target_bot_id: m.target_bot_id,
+  target_chat_id: m.target_chat_id,
+  target_message_id: m.target_message_id,
+  hop: m.hop,
+  reversible: m.reversible,
+  created_at: m.created_at
+})
+
 const copyTag = (t: Tag): Tag => ({
   id: t.id,
   chat_id: t.chat_id,
@@ -132,7 +168,11 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
   const settings = new Map<string, string>()
   /** In id order: ids only grow and an entry is never re-inserted, which `nextDeliveries` relies on. */
   const deliveries = new Map<number, Delivery>()
-  const next = { bot: 1, route: 1, tag: 1, apiKey: 1, delivery: 1 }
+  /** In id order, like `deliveries`. */
+  const sends = new Map<number, RouteSend>()
+  /** In id order, like `deliveries`. */
+  const mappings = new Map<number, RouteMapping>()
+  const next = { bot: 1, route: 1, tag: 1, apiKey: 1, delivery: 1, send: 1, mapping: 1 }
 
   const recordAttempt = (id: number, outcome: DeliveryOutcome) => {
     const current = deliveries.get(id)
@@ -159,6 +199,39 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
           updated_at: outcome.at
         })
     }
+  }
+
+  /** Records an attempt at a send; false when no send has the id. */
+  const recordSendOutcome = (id: number, outcome: SendOutcome): boolean => {
+    const current = sends.get(id)
+    if (current === undefined) return false
+    const attempts = current.attempts + 1
+    switch (outcome.status) {
+      case "sent":
+        sends.set(id, { ...current, status: "sent", attempts, last_error: "", updated_at: outcome.at })
+        break
+      case "pending":
+        sends.set(id, {
+          ...current,
+          status: "pending",
+          attempts,
+          next_attempt_at: outcome.next_attempt_at,
+          last_error: outcome.last_error,
+          updated_at: outcome.at
+        })
+        break
+      case "dead":
+        sends.set(id, { ...current, status: "dead", attempts, last_error: outcome.last_error, updated_at: outcome.at })
+        break
+    }
+    return true
+  }
+
+  /** The newest mapping `matches` accepts. */
+  const newestMapping = (matches: (m: RouteMapping) => boolean): Option.Option<RouteMapping> => {
+    let found: RouteMapping | undefined
+    for (const mapping of mappings.values()) if (matches(mapping)) found = mapping
+    return Option.map(Option.fromNullable(found), copyMapping)
   }
 
   /** The bot's buffered update ids, ascending. */
@@ -253,6 +326,10 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         buffers.delete(id)
         bufferStates.delete(id)
         for (const delivery of deliveries.values()) if (delivery.bot_id === id) deliveries.delete(delivery.id)
+        for (const send of sends.values()) if (send.bot_id === id) sends.delete(send.id)
+        for (const mapping of mappings.values()) {
+          if (mapping.source_bot_id === id || mapping.target_bot_id === id) mappings.delete(mapping.id)
+        }
         for (const key of apiKeys.values()) {
           if (key.bot_ids.includes(id)) apiKeys.set(key.id, { ...key, bot_ids: key.bot_ids.filter((b) => b !== id) })
         }
@@ -450,6 +527,18 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
               updated_at: delivery.created_at
             })
           }
+          for (const send of completion.sends ?? []) {
+            const id = next.send++
+            sends.set(id, copySend({
+              ...send,
+              id,
+              status: "pending",
+              attempts: 0,
+              next_attempt_at: send.created_at,
+              last_error: "",
+              updated_at: send.created_at
+            }))
+          }
           if (completion.buffer !== undefined) {
             const buffer = buffers.get(completion.bot_id) ?? new Map<number, BufferEntry>()
             buffers.set(completion.bot_id, buffer)
@@ -480,6 +569,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         }
       }
       for (const delivery of deliveries.values()) if (delivery.status === "pending") found.add(delivery.bot_id)
+      for (const send of sends.values()) if (send.status === "pending") found.add(send.bot_id)
       return Array.from(found).sort((a, b) => a - b)
     }),
 
@@ -503,7 +593,15 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
             removed++
           }
         }
-        return { updates, deliveries: removed }
+        let sent = 0
+        for (const [id, send] of sends) {
+          if (sent >= limit) break
+          if (send.status === "sent" && send.updated_at < before) {
+            sends.delete(id)
+            sent++
+          }
+        }
+        return { updates, deliveries: removed, sends: sent }
       }),
 
     nextDeliveries: (botId, limit) =>
@@ -540,6 +638,61 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         const delivery: Delivery = { ...current, status: "pending", attempts: 0, next_attempt_at: at, updated_at: at }
         deliveries.set(id, delivery)
         return Option.some(copyDelivery(delivery))
+      }),
+
+    nextSends: (botId, limit) =>
+      Effect.sync(() => {
+        const found: Array<RouteSend> = []
+        for (const send of sends.values()) {
+          if (found.length >= limit) break
+          if (send.bot_id === botId && send.status === "pending") found.push(copySend(send))
+        }
+        return found
+      }),
+
+    recordSend: (id, outcome, produced) =>
+      Effect.sync(() => {
+        if (!recordSendOutcome(id, outcome)) return
+        for (const mapping of produced) {
+          const mappingId = next.mapping++
+          mappings.set(mappingId, copyMapping({ ...mapping, id: mappingId }))
+        }
+      }),
+
+    listSends: (filter) =>
+      Effect.sync(() =>
+        byId(sends)
+          .reverse()
+          .filter((r) =>
+            (filter.bot_id === undefined || r.bot_id === filter.bot_id) &&
+            (filter.status === undefined || r.status === filter.status)
+          )
+          .slice(0, filter.limit)
+          .map(copySend)
+      ),
+
+    findReverse: (targetBotId, targetChatId, targetMessageId, since) =>
+      Effect.sync(() =>
+        newestMapping((m) =>
+          m.reversible && m.target_bot_id === targetBotId && m.target_chat_id === targetChatId &&
+          m.target_message_id === targetMessageId && m.created_at >= since
+        )
+      ),
+
+    findProduced: (chatId, messageId) =>
+      Effect.sync(() => newestMapping((m) => m.target_chat_id === chatId && m.target_message_id === messageId)),
+
+    pruneMappings: (before, limit) =>
+      Effect.sync(() => {
+        let removed = 0
+        for (const [id, mapping] of mappings) {
+          if (removed >= limit) break
+          if (mapping.created_at < before) {
+            mappings.delete(id)
+            removed++
+          }
+        }
+        return removed
       }),
 
     confirmBuffered: (botId, offset) =>

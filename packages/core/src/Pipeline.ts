@@ -2,8 +2,10 @@ import { Clock, Effect } from "effect"
 import type { StoredBot } from "./Bot.js"
 import { messagesOf } from "./Capture.js"
 import type { NewDelivery } from "./Delivery.js"
+import type { StorageError } from "./Errors.js"
 import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import { typeOf } from "./LongPoll.js"
+import type { Decision } from "./Routing.js"
 import { Storage } from "./Storage.js"
 
 /** How many inbox updates one read takes and one transaction completes. */
@@ -42,17 +44,36 @@ export const completionOf = (bot: StoredBot, update: InboxUpdate, now: number): 
   return { ...completion, buffer: { type: typeOf(payload), payload: update.payload, created_at } }
 }
 
-/**
- * Processes every pending update of the bot in update_id order until the inbox is empty, a batch
- * per transaction; `queued` is called after batches that added deliveries, `buffered` after batches
- * that added to the long-poll buffer. `current` is the bot as it is now, `undefined` once it is gone.
- */
-export const drain = (
-  botId: number,
-  current: () => StoredBot | undefined,
-  queued: Effect.Effect<void>,
-  buffered: Effect.Effect<void> = Effect.void
-) =>
+/** Route evaluation for one update of a bot. */
+export type Route = (bot: StoredBot, update: InboxUpdate, now: number) => Effect.Effect<Decision, StorageError>
+
+/** How many updates of a batch are routed at once (each may wait for the LLM). */
+const routingConcurrency = 8
+
+/** The update's completion with its route sends; a drop keeps it from the bot's backend and long-poll buffer. */
+const routed = (completion: UpdateCompletion, decision: Decision): UpdateCompletion =>
+  decision.dropped
+    ? { ...completion, deliveries: [], buffer: undefined, sends: decision.sends }
+    : decision.sends.length === 0
+    ? completion
+    : { ...completion, sends: decision.sends }
+
+/** What draining a bot's inbox works with and tells. */
+export interface Drain {
+  /** The bot as it is now; `undefined` once it is gone. */
+  readonly current: () => StoredBot | undefined
+  /** After batches that queued deliveries. */
+  readonly queued: Effect.Effect<void>
+  /** After batches that added to the long-poll buffer. */
+  readonly buffered?: Effect.Effect<void> | undefined
+  /** Evaluates routes; without it nothing is routed. */
+  readonly route?: Route | undefined
+  /** After batches that queued route sends, with the bots that make them. */
+  readonly sent?: ((senders: ReadonlySet<number>) => Effect.Effect<void>) | undefined
+}
+
+/** Processes every pending update of the bot in update_id order until the inbox is empty, a batch per transaction. */
+export const drain = (botId: number, { buffered, current, queued, route, sent }: Drain) =>
   Effect.gen(function*() {
     const storage = yield* Storage
     while (true) {
@@ -60,10 +81,18 @@ export const drain = (
       const bot = current()
       if (pending.length === 0 || bot === undefined) return
       const now = yield* Clock.currentTimeMillis
-      const completions = pending.map((update) => completionOf(bot, update, now))
+      const completions = route === undefined
+        ? pending.map((update) => completionOf(bot, update, now))
+        : yield* Effect.forEach(
+          pending,
+          (update) => Effect.map(route(bot, update, now), (decision) => routed(completionOf(bot, update, now), decision)),
+          { concurrency: routingConcurrency }
+        )
       yield* storage.completeUpdates(completions)
       if (completions.some((c) => c.deliveries.length > 0)) yield* queued
-      if (completions.some((c) => c.buffer !== undefined)) yield* buffered
+      const senders = new Set(completions.flatMap((c) => c.sends?.map((s) => s.bot_id) ?? []))
+      if (sent !== undefined && senders.size > 0) yield* sent(senders)
+      if (buffered !== undefined && completions.some((c) => c.buffer !== undefined)) yield* buffered
       if (pending.length < batchSize) return
       yield* Effect.yieldNow()
     }

@@ -183,10 +183,18 @@ export const resolve = (matched: Matched, chosen: Iterable<number>): Resolved =>
 
 /** Compiled routes per source bot, kept in memory and reloaded after routes or bots change. */
 export interface RouteSetsService {
-  /** The source bot's compiled routes, loaded from storage on first use after a change. */
-  readonly get: (sourceBotId: number) => Effect.Effect<Compiled, StorageError>
+  /** The bot's routes, loaded from storage on first use after a change. */
+  readonly get: (botId: number) => Effect.Effect<RouteSet, StorageError>
   /** `matches` against the source bot's current routes. */
   readonly match: (sourceBotId: number, message: Incoming) => Effect.Effect<Matched, StorageError>
+}
+
+/** A bot's routes as routing uses them. */
+export interface RouteSet {
+  /** The routes the bot is the source of. */
+  readonly compiled: Compiled
+  /** Ids of the enabled routes whose target is the bot: the routes replies may travel back on. */
+  readonly inbound: ReadonlySet<number>
 }
 
 /** Compiled routes per source bot, kept in memory and reloaded after routes or bots change. */
@@ -197,7 +205,7 @@ export const make: Effect.Effect<RouteSetsService, never, Storage | BotActivity 
   function*() {
     const storage = yield* Storage
     const changes = yield* (yield* BotActivity).subscribe
-    const cache = new Map<number, Compiled>()
+    const cache = new Map<number, RouteSet>()
     const reported = new Set<string>()
     let generation = 0
 
@@ -221,21 +229,24 @@ export const make: Effect.Effect<RouteSetsService, never, Storage | BotActivity 
       Effect.gen(function*() {
         const seen = generation
         const routes = yield* storage.listRoutes({ bot_id: botId })
-        const compiled = compile(routes.filter((r) => r.source_bot_id === botId))
-        yield* report(compiled.rejected)
-        if (seen === generation) cache.set(botId, compiled)
-        return compiled
+        const set: RouteSet = {
+          compiled: compile(routes.filter((r) => r.source_bot_id === botId)),
+          inbound: new Set(routes.filter((r) => r.enabled && r.target_bot_id === botId).map((r) => r.id))
+        }
+        yield* report(set.compiled.rejected)
+        if (seen === generation) cache.set(botId, set)
+        return set
       })
 
-    const get = (botId: number) =>
+    const routeSet = (botId: number) =>
       Effect.zipRight(catchUp, Effect.suspend(() => {
         const hit = cache.get(botId)
         return hit === undefined ? load(botId) : Effect.succeed(hit)
       }))
 
     return RouteSets.of({
-      get,
-      match: (botId, message) => Effect.map(get(botId), (compiled) => matches(compiled, message))
+      get: routeSet,
+      match: (botId, message) => Effect.map(routeSet(botId), (set) => matches(set.compiled, message))
     })
   }
 )

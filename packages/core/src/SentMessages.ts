@@ -1,6 +1,6 @@
 import { BotApi } from "@botrelay/telegram"
-import { Clock, Effect, Either, Option, Redacted, Schema } from "effect"
-import type { StoredBot } from "./Bot.js"
+import { Clock, Effect, Either, Option, Schema } from "effect"
+import { type StoredBot, userIdOf } from "./Bot.js"
 import * as CallParams from "./CallParams.js"
 import type { StorageError } from "./Errors.js"
 import { fromTelegram, type Message } from "./Message.js"
@@ -86,7 +86,7 @@ const copied = (bot: StoredBot, params: CallParams.CallParams, messageId: number
       onSome: (m) =>
         m.media_type === undefined || m.file_id === undefined ? {} : { media_type: m.media_type, file_id: m.file_id }
     })
-    const senderId = Number(Redacted.value(bot.token).split(":")[0])
+    const senderId = userIdOf(bot)
     const message: Message = {
       id: messageId,
       chat_id: chatId,

@@ -8,6 +8,7 @@ import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import type { BufferedUpdate, BufferQuery, BufferRetention, BufferState } from "./LongPoll.js"
 import type { Message, MessageQuery } from "./Message.js"
 import type { Route, RouteRecordInput } from "./Route.js"
+import type { NewRouteMapping, RouteMapping, RouteSend, SendOutcome, SendStatus } from "./RouteSend.js"
 import type { Tag, TagRecordInput } from "./Tag.js"
 
 /**
@@ -29,7 +30,8 @@ export interface StorageService {
   readonly listBots: Effect.Effect<ReadonlyArray<StoredBot>, StorageError>
   /**
    * Removes the bot with its routes, messages, inbox, ingress offset, webhook secret, deliveries,
-   * long-poll buffer and its place in operator keys; false when absent.
+   * long-poll buffer, the route sends it makes, the mappings it is source or target of, and its place
+   * in operator keys; false when absent.
    */
   readonly deleteBot: (id: number) => Effect.Effect<boolean, StorageError>
 
@@ -95,24 +97,27 @@ export interface StorageService {
   readonly pendingUpdates: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<InboxUpdate>, StorageError>
   /**
    * In one transaction for the whole batch: for each completion, saves the messages, queues the
-   * deliveries, adds the update to the bot's long-poll buffer (unless held there already) and marks
+   * deliveries and route sends, adds the update to the bot's long-poll buffer (unless held there already) and marks
    * the update processed. A completion whose update the inbox does not hold unprocessed is skipped,
    * so completing twice is harmless.
    */
   readonly completeUpdates: (completions: ReadonlyArray<UpdateCompletion>) => Effect.Effect<void, StorageError>
   /** How much of the bot's work is waiting: unprocessed updates plus pending deliveries. */
   readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
-  /** Ids of bots with unprocessed updates or pending deliveries (work left from before a restart). */
+  /** Ids of bots with unprocessed updates, pending deliveries or pending route sends (work left from before a restart). */
   readonly botsWithWork: Effect.Effect<ReadonlyArray<number>, StorageError>
   /**
-   * Deletes finished work older than `before`: processed inbox updates received before it and
-   * delivered deliveries last updated before it, at most `limit` rows of each. Dead and pending
-   * deliveries stay. Returns how many rows went.
+   * Deletes finished work older than `before`: processed inbox updates received before it, delivered
+   * deliveries and sent route sends last updated before it, at most `limit` rows of each. Dead and
+   * pending ones stay. Returns how many rows went.
    */
   readonly pruneFinished: (
     before: string,
     limit: number
-  ) => Effect.Effect<{ readonly updates: number; readonly deliveries: number }, StorageError>
+  ) => Effect.Effect<
+    { readonly updates: number; readonly deliveries: number; readonly sends: number },
+    StorageError
+  >
 
   /** The bot's oldest pending deliveries (FIFO by id), whether or not they are due, at most `limit`. */
   readonly nextDeliveries: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
@@ -131,6 +136,38 @@ export interface StorageService {
   }) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
   /** Puts a dead delivery back in line (pending, due now, attempts 0); `None` when absent or not dead. */
   readonly retryDelivery: (id: number, at: string) => Effect.Effect<Option.Option<Delivery>, StorageError>
+
+  /** The bot's oldest pending route sends (FIFO by id), whether or not they are due, at most `limit`. */
+  readonly nextSends: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<RouteSend>, StorageError>
+  /**
+   * In one transaction: records an attempt at a send (sent; pending again with attempts + 1, next time
+   * and error; or dead) and adds the mappings it produced. An unknown id records nothing.
+   */
+  readonly recordSend: (
+    id: number,
+    outcome: SendOutcome,
+    mappings: ReadonlyArray<NewRouteMapping>
+  ) => Effect.Effect<void, StorageError>
+  /** Route sends newest first, optionally of one sending bot and one status, at most `limit`. */
+  readonly listSends: (filter: {
+    readonly bot_id?: number
+    readonly status?: SendStatus
+    readonly limit: number
+  }) => Effect.Effect<ReadonlyArray<RouteSend>, StorageError>
+  /**
+   * The newest reversible mapping whose target is this message of this bot, created at or after
+   * `since`; `None` when there is none.
+   */
+  readonly findReverse: (
+    targetBotId: number,
+    targetChatId: number,
+    targetMessageId: number,
+    since: string
+  ) => Effect.Effect<Option.Option<RouteMapping>, StorageError>
+  /** The newest mapping (of any bot) whose target is this message: set when the service sent it. */
+  readonly findProduced: (chatId: number, messageId: number) => Effect.Effect<Option.Option<RouteMapping>, StorageError>
+  /** Deletes mappings created before `before`, at most `limit`; returns how many. */
+  readonly pruneMappings: (before: string, limit: number) => Effect.Effect<number, StorageError>
 
   /** Forgets the bot's buffered updates whose update_id is below `offset`; returns how many. */
   readonly confirmBuffered: (botId: number, offset: number) => Effect.Effect<number, StorageError>

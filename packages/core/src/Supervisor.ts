@@ -5,9 +5,13 @@ import { BotActivity } from "./BotActivity.js"
 import type { FloodControl } from "./FloodControl.js"
 import * as Housekeeping from "./Housekeeping.js"
 import * as Ingress from "./Ingress.js"
+import type { LlmRouter } from "./LlmRouter.js"
 import { LongPoll } from "./LongPoll.js"
 import * as Outbox from "./Outbox.js"
 import * as Pipeline from "./Pipeline.js"
+import * as RouteMatcher from "./RouteMatcher.js"
+import * as RouteSender from "./RouteSender.js"
+import * as Routing from "./Routing.js"
 import { Storage } from "./Storage.js"
 import * as Webhook from "./Webhook.js"
 
@@ -28,8 +32,12 @@ export interface Options {
   readonly outbox: Outbox.Options
   /** Where Telegram reaches this service; without it, bots in webhook mode get no ingress. */
   readonly publicUrl?: string | undefined
-  /** Deleting finished work; `Housekeeping.defaults` when omitted. */
-  readonly housekeeping?: Housekeeping.Options | undefined
+  /** Deleting finished work; `Housekeeping.defaults` when omitted. Mappings expire after `routing.mappingTtl`. */
+  readonly housekeeping?: Omit<Housekeeping.Options, "mappingTtl"> | undefined
+  /** Routing and the reverse path; `Routing.defaults` when omitted. */
+  readonly routing?: Routing.Options | undefined
+  /** Retrying route sends; `RouteSender.defaults` when omitted. */
+  readonly sends?: RouteSender.Options | undefined
 }
 
 /** Defaults of DESIGN.md section 5. */
@@ -49,6 +57,7 @@ type Mode = "poll" | "webhook"
 interface Wakeups {
   readonly inbox: Queue.Queue<void>
   readonly outbox: Queue.Queue<void>
+  readonly sends: Queue.Queue<void>
   /** Completed when the bot's work settles: its inbox processed and, if that queued deliveries, its outbox empty. */
   settled: Deferred.Deferred<void> | undefined
 }
@@ -64,6 +73,7 @@ export const make = (options: Options = defaults) =>
     const activity = yield* BotActivity
     const longPoll = yield* LongPoll
     const outbox = yield* Outbox.make(options.outbox)
+    const sender = yield* RouteSender.make(options.sends)
     const pollers = yield* FiberMap.make<number>()
     const workers = yield* FiberMap.make<number>()
     const ingressOf = new Map<number, { readonly mode: Mode; readonly token: Redacted.Redacted<string> }>()
@@ -72,7 +82,7 @@ export const make = (options: Options = defaults) =>
     /** Every bot as last read, for the workers. */
     const known = new Map<number, StoredBot>()
 
-    const wake = (botId: number, which: "inbox" | "outbox") =>
+    const wake = (botId: number, which: "inbox" | "outbox" | "sends") =>
       Effect.suspend(() => {
         const queues = wakeups.get(botId)
         return queues === undefined ? Effect.void : Effect.asVoid(Queue.offer(queues[which], undefined))
@@ -100,16 +110,23 @@ export const make = (options: Options = defaults) =>
       })
 
     const latest = (botId: number) => () => known.get(botId)
+    const bot = (botId: number) => known.get(botId)
+
+    const routing = yield* Routing.make({ bot, bots: () => known.values(), quiet: sender.quiet }, options.routing).pipe(
+      Effect.provideServiceEffect(RouteMatcher.RouteSets, RouteMatcher.make)
+    )
+    const wakeSenders = (senders: ReadonlySet<number>) => Effect.forEach(senders, (id) => wake(id, "sends"), { discard: true })
 
     const worker = (botId: number, queues: Wakeups) => {
       let queued = false
       return Effect.all([
-        Pipeline.drain(
-          botId,
-          latest(botId),
-          Effect.zipRight(Effect.sync(() => queued = true), wake(botId, "outbox")),
-          longPoll.buffered(botId)
-        ).pipe(
+        Pipeline.drain(botId, {
+          current: latest(botId),
+          queued: Effect.zipRight(Effect.sync(() => queued = true), wake(botId, "outbox")),
+          buffered: longPoll.buffered(botId),
+          route: routing.evaluate,
+          sent: wakeSenders
+        }).pipe(
           Effect.catchAll((e) => Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")))),
           Effect.zipRight(Effect.suspend(() => queued ? Effect.void : settle(queues))),
           Effect.zipRight(Queue.take(queues.inbox)),
@@ -122,8 +139,15 @@ export const make = (options: Options = defaults) =>
             onSome: (wait) => Effect.race(Effect.sleep(wait), Queue.take(queues.outbox))
           })),
           Effect.forever
+        ),
+        sender.sendDue(botId, bot).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Queue.take(queues.sends),
+            onSome: (wait) => Effect.race(Effect.sleep(wait), Queue.take(queues.sends))
+          })),
+          Effect.forever
         )
-      ], { concurrency: 2, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
+      ], { concurrency: 3, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
     }
 
     const ensureWorker = (botId: number) =>
@@ -132,6 +156,7 @@ export const make = (options: Options = defaults) =>
         const queues: Wakeups = {
           inbox: yield* Queue.sliding<void>(1),
           outbox: yield* Queue.sliding<void>(1),
+          sends: yield* Queue.sliding<void>(1),
           settled: undefined
         }
         wakeups.set(botId, queues)
@@ -212,11 +237,15 @@ export const make = (options: Options = defaults) =>
       })
 
     const changes = yield* activity.subscribe
-    yield* Effect.forkScoped(Housekeeping.run(options.housekeeping))
+    yield* Effect.forkScoped(Housekeeping.run({
+      ...(options.housekeeping ?? Housekeeping.defaults),
+      mappingTtl: (options.routing ?? Routing.defaults).mappingTtl
+    }))
     yield* reconcileAll.pipe(Effect.orDie)
     for (const botId of yield* storage.botsWithWork.pipe(Effect.orDie)) {
       yield* wake(botId, "inbox")
       yield* wake(botId, "outbox")
+      yield* wake(botId, "sends")
     }
     yield* Queue.take(changes).pipe(
       Effect.flatMap((change) => change._tag === "Routes" ? reconcileAll : reconcileOne(change.id)),
@@ -237,6 +266,12 @@ export const layer = (
 ): Layer.Layer<
   Supervisor,
   never,
-  Storage | BotActivity | LongPoll | FloodControl | TelegramClient.TelegramClient | HttpExchange.HttpExchange
+  | Storage
+  | BotActivity
+  | LongPoll
+  | FloodControl
+  | LlmRouter
+  | TelegramClient.TelegramClient
+  | HttpExchange.HttpExchange
 > =>
   Layer.scoped(Supervisor, make(options))

@@ -35,7 +35,7 @@ const setup = (options: LongPoll.Options = LongPoll.defaults) =>
           received_at: new Date(now).toISOString()
         }))
         yield* storage.commitUpdates(bot.id, updates, next + types.length)
-        yield* Pipeline.drain(bot.id, () => bot, Effect.void, longPoll.buffered(bot.id))
+        yield* Pipeline.drain(bot.id, { current: () => bot, queued: Effect.void, buffered: longPoll.buffered(bot.id) })
         return updates.map((u) => u.update_id)
       })
     const ids = (params: LongPoll.GetUpdates) =>
@@ -70,7 +70,7 @@ describe("LongPoll", () => {
       const { storage, longPoll, bot } = yield* setup()
       const payload = `{"update_id":${first},  "message":{"text":"привет 👋","id":12345678901234567890123}}`
       yield* storage.commitUpdates(bot.id, [{ update_id: first, payload, received_at: "" }], first + 1)
-      yield* Pipeline.drain(bot.id, () => bot, Effect.void, longPoll.buffered(bot.id))
+      yield* Pipeline.drain(bot.id, { current: () => bot, queued: Effect.void, buffered: longPoll.buffered(bot.id) })
       assert.deepStrictEqual(yield* longPoll.getUpdates(bot.id, {}), [{ update_id: first, payload }])
     })))
 
@@ -181,7 +181,7 @@ describe("LongPoll", () => {
       const off = yield* storage.insertBot(botInput(2, false))
       const update = { update_id: 5, payload: `{"update_id":5,"message":{}}`, received_at: "" }
       yield* storage.commitUpdates(off.id, [update], 6)
-      yield* Pipeline.drain(off.id, () => off, Effect.void, longPoll.buffered(off.id))
+      yield* Pipeline.drain(off.id, { current: () => off, queued: Effect.void, buffered: longPoll.buffered(off.id) })
       assert.strictEqual(yield* storage.countBuffered(off.id), 0)
       const error = yield* Effect.flip(longPoll.getUpdates(off.id, {}))
       assert.strictEqual(error._tag, "LongPollDisabled")

@@ -292,9 +292,10 @@ describe("RouteSets", () => {
         description: ""
       })
       const reverse = { source_bot_id: b.id, target_bot_id: a.id, condition_type: "all" as const, condition_value: "" }
-      yield* routes.add({ ...first, ...reverse })
+      const back = yield* routes.add({ ...first, ...reverse })
       const loaded = yield* sets.get(a.id)
-      assert.strictEqual(loaded.routes.length, 1)
+      assert.strictEqual(loaded.compiled.routes.length, 1)
+      assert.deepStrictEqual([...loaded.inbound], [back.id])
       assert.strictEqual(yield* sets.get(a.id), loaded)
       assert.deepStrictEqual(ids((yield* sets.match(a.id, message("hello"))).fired), [first.id])
 
@@ -305,7 +306,7 @@ describe("RouteSets", () => {
       yield* routes.update({ ...first, id: first.id, condition_value: "bye", enabled: false })
       assert.deepStrictEqual((yield* sets.match(a.id, message("bye"))).fired, [])
       yield* routes.remove(first.id)
-      assert.strictEqual((yield* sets.get(a.id)).routes.length, 0)
+      assert.strictEqual((yield* sets.get(a.id)).compiled.routes.length, 0)
     }).pipe(Effect.provide(services)))
 
   it.effect("a stored regex that is no longer accepted is reported once and never evaluated", () =>

@@ -5,6 +5,7 @@ import {
   Bots,
   Deliveries,
   FloodControl,
+  LlmRouter,
   LlmSettings,
   LongPoll,
   MemoryStorage,
@@ -20,6 +21,7 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
 const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
   Layer.provideMerge(Supervisor.layer()),
+  Layer.provideMerge(LlmRouter.layer),
   Layer.provideMerge(LlmSettings.layer()),
   Layer.provideMerge(LongPoll.layer()),
   Layer.provideMerge(TelegramClient.layer({ apiRoot: "http://127.0.0.1:9" })),

@@ -15,6 +15,8 @@ export interface Config {
   readonly bufferMaxUpdates: number
   /** How long, in seconds, a bot's long-poll buffer keeps an unconfirmed update. */
   readonly bufferMaxAge: number
+  /** How long, in seconds, replies to a routed message travel back to its sender. */
+  readonly routeMappingTtl: number
   /** The LLM router's settings from the environment; each one set here cannot be changed through the API. */
   readonly llmBaseUrl: string | undefined
   readonly llmApiKey: Redacted.Redacted<string> | undefined
@@ -37,6 +39,7 @@ export const settings = {
   logLevel: { flag: "log-level", env: "BOTRELAY_LOG_LEVEL", default: "info" },
   bufferMaxUpdates: { flag: "buffer-max-updates", env: "BOTRELAY_BUFFER_MAX_UPDATES", default: "10000" },
   bufferMaxAge: { flag: "buffer-max-age", env: "BOTRELAY_BUFFER_MAX_AGE", default: "24h" },
+  routeMappingTtl: { flag: "route-mapping-ttl", env: "BOTRELAY_ROUTE_MAPPING_TTL", default: "30d" },
   llmBaseUrl: { flag: "llm-base-url", env: "BOTRELAY_LLM_BASE_URL", default: undefined },
   llmApiKey: { flag: "llm-api-key", env: "BOTRELAY_LLM_API_KEY", default: undefined },
   llmModel: { flag: "llm-model", env: "BOTRELAY_LLM_MODEL", default: undefined },
@@ -136,6 +139,13 @@ export const fromValues = (
         "or of minutes, hours or days (15m, 24h, 7d)"
     )
   }
+  const routeMappingTtl = parseSeconds(read("routeMappingTtl")!)
+  if (routeMappingTtl === undefined) {
+    throw new ConfigError(
+      "BOTRELAY_ROUTE_MAPPING_TTL / --route-mapping-ttl must be a positive whole number of seconds (3600), " +
+        "or of minutes, hours or days (15m, 24h, 30d)"
+    )
+  }
   const llmBaseUrl = read("llmBaseUrl")?.trim().replace(/\/+$/, "")
   if (llmBaseUrl !== undefined && !isHttpUrl(llmBaseUrl)) {
     throw new ConfigError("BOTRELAY_LLM_BASE_URL / --llm-base-url must be an http or https URL")
@@ -166,6 +176,7 @@ export const fromValues = (
     logLevel,
     bufferMaxUpdates,
     bufferMaxAge,
+    routeMappingTtl,
     llmBaseUrl,
     llmApiKey: llmApiKey === undefined ? undefined : Redacted.make(llmApiKey),
     llmModel,

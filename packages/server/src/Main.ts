@@ -70,7 +70,14 @@ export const servicesLayer = (
     & Partial<
       Pick<
         Config,
-        "publicUrl" | "bufferMaxUpdates" | "bufferMaxAge" | "llmBaseUrl" | "llmApiKey" | "llmModel" | "llmTimeoutMs"
+        | "publicUrl"
+        | "bufferMaxUpdates"
+        | "bufferMaxAge"
+        | "routeMappingTtl"
+        | "llmBaseUrl"
+        | "llmApiKey"
+        | "llmModel"
+        | "llmTimeoutMs"
       >
     >,
   runtime: Supervisor.Options = Supervisor.defaults
@@ -94,7 +101,11 @@ export const servicesLayer = (
   Layer.mergeAll(
     Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(config.publicUrl)))),
     Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
-    Layer.provideMerge(Supervisor.layer({ ...runtime, publicUrl: config.publicUrl ?? runtime.publicUrl })),
+    Layer.provideMerge(Supervisor.layer({
+      ...runtime,
+      publicUrl: config.publicUrl ?? runtime.publicUrl,
+      ...(config.routeMappingTtl === undefined ? {} : { routing: { mappingTtl: Duration.seconds(config.routeMappingTtl) } })
+    })),
     Layer.provideMerge(LlmRouter.layer),
     Layer.provideMerge(LlmSettings.layer(llmOverrides(config))),
     Layer.provideMerge(LongPoll.layer(longPollOptions(config))),

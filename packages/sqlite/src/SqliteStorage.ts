@@ -1,4 +1,4 @@
-import type { ApiKey, Bot, Delivery, Inbox, LongPoll, Message, Route, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Delivery, Inbox, LongPoll, Message, Route, RouteSend, Tag } from "@botrelay/core"
 import { Bot as BotModule, Errors, Storage } from "@botrelay/core"
 import BetterSqlite3 from "better-sqlite3"
 import type { Scope } from "effect"
@@ -22,6 +22,8 @@ import type {
   DeliveriesTable,
   InboxTable,
   MessagesTable,
+  RouteMappingsTable,
+  RouteSendsTable,
   RoutesTable,
   TagsTable
 } from "./Tables.js"
@@ -73,6 +75,8 @@ type TagRow = Selectable<TagsTable>
 type ApiKeyRow = Selectable<ApiKeysTable>
 type InboxRow = Selectable<InboxTable>
 type DeliveryRow = Selectable<DeliveriesTable>
+type RouteSendRow = Selectable<RouteSendsTable>
+type RouteMappingRow = Selectable<RouteMappingsTable>
 
 const toBot = (r: BotRow): Bot.StoredBot => ({
   id: r.id,
@@ -188,6 +192,41 @@ const toDelivery = (r: DeliveryRow): Delivery.Delivery => ({
   last_error: r.last_error,
   created_at: r.created_at,
   updated_at: r.updated_at
+})
+
+const toRouteSend = (r: RouteSendRow): RouteSend.RouteSend => ({
+  id: r.id,
+  bot_id: r.bot_id,
+  kind: r.kind,
+  route_id: r.route_id,
+  source_bot_id: r.source_bot_id,
+  update_id: r.update_id,
+  from_chat_id: r.from_chat_id,
+  message_id: r.message_id,
+  chat_id: r.chat_id,
+  reply_to_message_id: r.reply_to_message_id,
+  hop: r.hop,
+  message: r.message,
+  status: r.status,
+  attempts: r.attempts,
+  next_attempt_at: r.next_attempt_at,
+  last_error: r.last_error,
+  created_at: r.created_at,
+  updated_at: r.updated_at
+})
+
+const toRouteMapping = (r: RouteMappingRow): RouteSend.RouteMapping => ({
+  id: r.id,
+  route_id: r.route_id,
+  source_bot_id: r.source_bot_id,
+  source_chat_id: r.source_chat_id,
+  source_message_id: r.source_message_id,
+  target_bot_id: r.target_bot_id,
+  target_chat_id: r.target_chat_id,
+  target_message_id: r.target_message_id,
+  hop: r.hop,
+  reversible: r.reversible === 1,
+  created_at: r.created_at
 })
 
 /** A literal, not a bound parameter, so that SQLite can use the partial index on unprocessed updates. */
@@ -516,6 +555,150 @@ const deadQuery = compile((lastError: string, at: string, id: number) =>
   })).where("id", "=", id)
 )
 
+const queueSendQuery = compile((
+  botId: number,
+  kind: RouteSend.SendKind,
+  routeId: number,
+  sourceBotId: number,
+  updateId: number,
+  fromChatId: number,
+  messageId: number,
+  chatId: number,
+  replyToMessageId: number,
+  hop: number,
+  message: string,
+  nextAttemptAt: string,
+  createdAt: string,
+  updatedAt: string
+) =>
+  db.insertInto("botrelay_route_sends").values({
+    bot_id: botId,
+    kind,
+    route_id: routeId,
+    source_bot_id: sourceBotId,
+    update_id: updateId,
+    from_chat_id: fromChatId,
+    message_id: messageId,
+    chat_id: chatId,
+    reply_to_message_id: replyToMessageId,
+    hop,
+    message,
+    status: pending,
+    attempts: sql.lit(0),
+    next_attempt_at: nextAttemptAt,
+    last_error: sql.lit(""),
+    created_at: createdAt,
+    updated_at: updatedAt
+  })
+)
+
+/** The oldest sent route sends last updated before a time. */
+const pruneSendsQuery = compile((before: string, limit: number) =>
+  db.deleteFrom("botrelay_route_sends").where("id", "in", (eb) =>
+    eb.selectFrom("botrelay_route_sends")
+      .select("id")
+      .where("status", "=", sql.lit("sent"))
+      .where("updated_at", "<", before)
+      .orderBy("updated_at")
+      .orderBy("id")
+      .limit(limit))
+)
+
+const nextSendsQuery = compile((botId: number, limit: number) =>
+  db.selectFrom("botrelay_route_sends")
+    .selectAll()
+    .where("bot_id", "=", botId)
+    .where("status", "=", pending)
+    .orderBy("id")
+    .limit(limit)
+)
+
+const sentQuery = compile((at: string, id: number) =>
+  db.updateTable("botrelay_route_sends").set((eb) => ({
+    status: sql.lit<"sent">("sent"),
+    attempts: eb("attempts", "+", eb.lit(1)),
+    last_error: sql.lit(""),
+    updated_at: at
+  })).where("id", "=", id)
+)
+
+const sendLaterQuery = compile((nextAttemptAt: string, lastError: string, at: string, id: number) =>
+  db.updateTable("botrelay_route_sends").set((eb) => ({
+    status: pending,
+    attempts: eb("attempts", "+", eb.lit(1)),
+    next_attempt_at: nextAttemptAt,
+    last_error: lastError,
+    updated_at: at
+  })).where("id", "=", id)
+)
+
+const sendDeadQuery = compile((lastError: string, at: string, id: number) =>
+  db.updateTable("botrelay_route_sends").set((eb) => ({
+    status: sql.lit<"dead">("dead"),
+    attempts: eb("attempts", "+", eb.lit(1)),
+    last_error: lastError,
+    updated_at: at
+  })).where("id", "=", id)
+)
+
+const insertMappingQuery = compile((
+  routeId: number,
+  sourceBotId: number,
+  sourceChatId: number,
+  sourceMessageId: number,
+  targetBotId: number,
+  targetChatId: number,
+  targetMessageId: number,
+  hop: number,
+  reversible: number,
+  createdAt: string
+) =>
+  db.insertInto("botrelay_route_mappings").values({
+    route_id: routeId,
+    source_bot_id: sourceBotId,
+    source_chat_id: sourceChatId,
+    source_message_id: sourceMessageId,
+    target_bot_id: targetBotId,
+    target_chat_id: targetChatId,
+    target_message_id: targetMessageId,
+    hop,
+    reversible,
+    created_at: createdAt
+  })
+)
+
+const findReverseQuery = compile((botId: number, chatId: number, messageId: number, since: string) =>
+  db.selectFrom("botrelay_route_mappings")
+    .selectAll()
+    .where("target_bot_id", "=", botId)
+    .where("target_chat_id", "=", chatId)
+    .where("target_message_id", "=", messageId)
+    .where("reversible", "=", sql.lit(1))
+    .where("created_at", ">=", since)
+    .orderBy("id", "desc")
+    .limit(sql.lit(1))
+)
+
+const findProducedQuery = compile((chatId: number, messageId: number) =>
+  db.selectFrom("botrelay_route_mappings")
+    .selectAll()
+    .where("target_chat_id", "=", chatId)
+    .where("target_message_id", "=", messageId)
+    .orderBy("id", "desc")
+    .limit(sql.lit(1))
+)
+
+/** The oldest mappings created before a time. */
+const pruneMappingsQuery = compile((before: string, limit: number) =>
+  db.deleteFrom("botrelay_route_mappings").where("id", "in", (eb) =>
+    eb.selectFrom("botrelay_route_mappings")
+      .select("id")
+      .where("created_at", "<", before)
+      .orderBy("created_at")
+      .orderBy("id")
+      .limit(limit))
+)
+
 const insertBufferedQuery = compile((
   botId: number,
   updateId: number,
@@ -625,6 +808,16 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     delivered: prepare(deliveredQuery),
     retryLater: prepare(retryLaterQuery),
     dead: prepare(deadQuery),
+    queueSend: prepare(queueSendQuery),
+    pruneSends: prepare(pruneSendsQuery),
+    nextSends: prepare(nextSendsQuery),
+    sent: prepare(sentQuery),
+    sendLater: prepare(sendLaterQuery),
+    sendDead: prepare(sendDeadQuery),
+    insertMapping: prepare(insertMappingQuery),
+    findReverse: prepare(findReverseQuery),
+    findProduced: prepare(findProducedQuery),
+    pruneMappings: prepare(pruneMappingsQuery),
     insertBuffered: prepare(insertBufferedQuery),
     confirmBuffered: prepare(confirmBufferedQuery),
     keepNewestBuffered: prepare(keepNewestBufferedQuery),
@@ -741,6 +934,11 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
   const deleteBot = transaction((id: number): boolean => {
     run(db.deleteFrom("botrelay_deliveries").where("bot_id", "=", id))
+    run(db.deleteFrom("botrelay_route_sends").where("bot_id", "=", id))
+    run(
+      db.deleteFrom("botrelay_route_mappings")
+        .where((eb) => eb.or([eb("source_bot_id", "=", id), eb("target_bot_id", "=", id)]))
+    )
     run(db.deleteFrom("botrelay_inbox").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_ingress").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_webhooks").where("bot_id", "=", id))
@@ -867,12 +1065,62 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       for (const d of completion.deliveries) {
         hot.queueDelivery.run(d.bot_id, d.update_id, d.url, d.payload, d.created_at, d.created_at, d.created_at)
       }
+      for (const r of completion.sends ?? []) {
+        hot.queueSend.run(
+          r.bot_id,
+          r.kind,
+          r.route_id,
+          r.source_bot_id,
+          r.update_id,
+          r.from_chat_id,
+          r.message_id,
+          r.chat_id,
+          r.reply_to_message_id,
+          r.hop,
+          r.message,
+          r.created_at,
+          r.created_at,
+          r.created_at
+        )
+      }
       const b = completion.buffer
       if (b !== undefined) {
         hot.insertBuffered.run(completion.bot_id, completion.update_id, b.type, b.payload, b.created_at)
       }
     }
   })
+
+  const recordSend = transaction(
+    (id: number, outcome: RouteSend.SendOutcome, mappings: ReadonlyArray<RouteSend.NewRouteMapping>): void => {
+      let changed: number
+      switch (outcome.status) {
+        case "sent":
+          changed = hot.sent.run(outcome.at, id)
+          break
+        case "pending":
+          changed = hot.sendLater.run(outcome.next_attempt_at, outcome.last_error, outcome.at, id)
+          break
+        case "dead":
+          changed = hot.sendDead.run(outcome.last_error, outcome.at, id)
+          break
+      }
+      if (changed === 0) return
+      for (const m of mappings) {
+        hot.insertMapping.run(
+          m.route_id,
+          m.source_bot_id,
+          m.source_chat_id,
+          m.source_message_id,
+          m.target_bot_id,
+          m.target_chat_id,
+          m.target_message_id,
+          m.hop,
+          bit(m.reversible),
+          m.created_at
+        )
+      }
+    }
+  )
 
   const trimBuffered = transaction((botId: number, retention: LongPoll.BufferRetention): number => {
     const dropped = hot.keepNewestBuffered.run(botId, botId, Math.max(0, retention.max_updates - 1)) +
@@ -1104,13 +1352,15 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     pruneFinished: (before, limit) =>
       groupCommit("pruneFinished", () => ({
         updates: hot.pruneUpdates.run(before, limit),
-        deliveries: hot.pruneDeliveries.run(before, limit)
+        deliveries: hot.pruneDeliveries.run(before, limit),
+        sends: hot.pruneSends.run(before, limit)
       })),
 
     botsWithWork: attempt("botsWithWork", () =>
       all(
         db.selectFrom("botrelay_inbox").select("bot_id").where("processed", "=", unprocessed)
           .union(db.selectFrom("botrelay_deliveries").select("bot_id").where("status", "=", "pending"))
+          .union(db.selectFrom("botrelay_route_sends").select("bot_id").where("status", "=", "pending"))
           .orderBy("bot_id")
       ).map((r) => r.bot_id)),
 
@@ -1139,6 +1389,27 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
           ),
           toDelivery
         )),
+
+    nextSends: (botId, limit) => attempt("nextSends", () => hot.nextSends.all(botId, limit).map(toRouteSend)),
+
+    recordSend: (id, outcome, mappings) => groupCommit("recordSend", () => recordSend(id, outcome, mappings)),
+
+    listSends: (filter) =>
+      attempt("listSends", () => {
+        let query = db.selectFrom("botrelay_route_sends").selectAll().orderBy("id", "desc").limit(filter.limit)
+        if (filter.bot_id !== undefined) query = query.where("bot_id", "=", filter.bot_id)
+        if (filter.status !== undefined) query = query.where("status", "=", filter.status)
+        return all(query).map(toRouteSend)
+      }),
+
+    findReverse: (targetBotId, targetChatId, targetMessageId, since) =>
+      attempt("findReverse", () =>
+        first(hot.findReverse.all(targetBotId, targetChatId, targetMessageId, since), toRouteMapping)),
+
+    findProduced: (chatId, messageId) =>
+      attempt("findProduced", () => first(hot.findProduced.all(chatId, messageId), toRouteMapping)),
+
+    pruneMappings: (before, limit) => groupCommit("pruneMappings", () => hot.pruneMappings.run(before, limit)),
 
     confirmBuffered: (botId, offset) =>
       groupCommit("confirmBuffered", () => hot.confirmBuffered.run(botId, offset)),

@@ -145,6 +145,44 @@ export interface SettingsTable {
   readonly value: string
 }
 
+/** `botrelay_route_sends`: the outbox of messages routes pass on, FIFO per sending bot by id. */
+export interface RouteSendsTable {
+  readonly id: Generated<number>
+  readonly bot_id: number
+  readonly kind: "forward" | "copy" | "reply"
+  readonly route_id: number
+  readonly source_bot_id: number
+  readonly update_id: number
+  readonly from_chat_id: number
+  readonly message_id: number
+  readonly chat_id: number
+  readonly reply_to_message_id: number
+  readonly hop: number
+  /** The message as the receiving bot got it (JSON text). */
+  readonly message: string
+  readonly status: "pending" | "sent" | "dead"
+  readonly attempts: number
+  readonly next_attempt_at: string
+  readonly last_error: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+/** `botrelay_route_mappings`: which message a route send produced from which; `reversible` is 0/1. */
+export interface RouteMappingsTable {
+  readonly id: Generated<number>
+  readonly route_id: number
+  readonly source_bot_id: number
+  readonly source_chat_id: number
+  readonly source_message_id: number
+  readonly target_bot_id: number
+  readonly target_chat_id: number
+  readonly target_message_id: number
+  readonly hop: number
+  readonly reversible: number
+  readonly created_at: string
+}
+
 /** The Kysely schema of everything Botrelay keeps in SQLite. */
 export interface Database {
   readonly botrelay_bots: BotsTable
@@ -160,4 +198,6 @@ export interface Database {
   readonly botrelay_long_poll_buffer: LongPollBufferTable
   readonly botrelay_long_poll_state: LongPollStateTable
   readonly botrelay_settings: SettingsTable
+  readonly botrelay_route_sends: RouteSendsTable
+  readonly botrelay_route_mappings: RouteMappingsTable
 }

@@ -300,6 +300,8 @@ describe("SqliteStorage", () => {
         "botrelay_messages",
         "botrelay_migrations",
         "botrelay_migrations_lock",
+        "botrelay_route_mappings",
+        "botrelay_route_sends",
         "botrelay_routes",
         "botrelay_settings",
         "botrelay_tags",

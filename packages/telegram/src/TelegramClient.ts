@@ -64,6 +64,26 @@ export interface Service {
     params?: Readonly<Record<string, unknown>>,
     options?: CallOptions
   ) => Effect.Effect<unknown, TelegramError>
+  /**
+   * Calls a method with one file uploaded as multipart/form-data and returns its `result` undecoded.
+   * Parameters that are not strings are sent as JSON, as the Bot API reads them.
+   */
+  readonly upload: (
+    token: Token,
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    file: Upload
+  ) => Effect.Effect<unknown, TelegramError>
+  /** The bytes of a file `getFile` described, at most `maxBytes` (a larger file fails the call). */
+  readonly download: (token: Token, filePath: string, maxBytes: number) => Effect.Effect<Uint8Array, TelegramError>
+}
+
+/** A file sent in a multipart call, as the parameter `field`. */
+export interface Upload {
+  readonly field: string
+  readonly filename: string
+  readonly contentType: string
+  readonly bytes: Uint8Array
 }
 
 /** The Bot API client. */
@@ -176,6 +196,33 @@ interface Answered {
 
 const jsonHeaders = { "content-type": "application/json", accept: "application/json" }
 
+const encoder = new TextEncoder()
+
+const quoted = (value: string) => value.replace(/["\\\r\n]/g, (c) => encodeURIComponent(c))
+
+/** A multipart/form-data body of the parameters and the file, its parts delimited by `boundary`. */
+const multipart = (params: Readonly<Record<string, unknown>>, file: Upload, boundary: string): Uint8Array => {
+  const parts: Array<Uint8Array> = []
+  for (const [name, value] of Object.entries(params)) {
+    if (value === undefined) continue
+    const text = typeof value === "string" ? value : JSON.stringify(value)
+    parts.push(encoder.encode(`--${boundary}\r\ncontent-disposition: form-data; name="${quoted(name)}"\r\n\r\n${text}\r\n`))
+  }
+  parts.push(encoder.encode(
+    `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(file.field)}"; filename="${
+      quoted(file.filename)
+    }"\r\ncontent-type: ${file.contentType}\r\n\r\n`
+  ))
+  parts.push(file.bytes, encoder.encode(`\r\n--${boundary}--\r\n`))
+  const body = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
+  let at = 0
+  for (const part of parts) {
+    body.set(part, at)
+    at += part.length
+  }
+  return body
+}
+
 /** A client that makes its calls with `http`. */
 export const makeWith = (options: Options, http: HttpExchange.Service): Service => {
   const apiRoot = options.apiRoot.replace(/\/+$/, "")
@@ -188,20 +235,24 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
     token: Token,
     method: string,
     params: Readonly<Record<string, unknown>>,
-    callTimeout: Duration.Duration
+    callTimeout: Duration.Duration,
+    file?: Upload
   ): Effect.Effect<Answered, TelegramError> => {
     const fail = (reason: TelegramTransportError["reason"], description: string) =>
       transport(method, reason, description)
-    let body: string
+    const boundary = file === undefined ? "" : `botrelay${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`
+    let body: string | Uint8Array
     try {
-      body = JSON.stringify(params)
+      body = file === undefined ? JSON.stringify(params) : multipart(params, file, boundary)
     } catch {
       return Effect.fail(fail("Transport", "the request body could not be sent"))
     }
     return http.exchange({
       method: "POST",
       url: `${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`,
-      headers: jsonHeaders,
+      headers: file === undefined
+        ? jsonHeaders
+        : { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" },
       body,
       timeout: callTimeout
     }).pipe(
@@ -315,7 +366,36 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
         params,
         Schema.Unknown,
         callOptions?.timeout === undefined ? timeout : Duration.decode(callOptions.timeout)
-      ).pipe(traced("call", method))
+      ).pipe(traced("call", method)),
+    upload: (token, method, params, file) =>
+      request(token, method, params, timeout, file).pipe(
+        Effect.map((answered) => answered.result),
+        traced("upload", method)
+      ),
+    download: (token, filePath, maxBytes) =>
+      http.exchange({
+        method: "GET",
+        url: `${apiRoot}/file/bot${encodeToken(Redacted.value(token))}/${filePath.split("/").map(encodeURIComponent).join("/")}`,
+        headers: {},
+        timeout,
+        maxBytes
+      }).pipe(
+        Effect.mapError((error) =>
+          transport("download", error.reason === "Timeout" ? "Timeout" : "Transport", error.description)
+        ),
+        Effect.flatMap((answer) =>
+          answer.status === 200
+            ? Effect.succeed(answer.body)
+            : Effect.fail(
+              new TelegramApiError({
+                method: "download",
+                error_code: answer.status,
+                description: `the file could not be downloaded (HTTP ${answer.status})`
+              })
+            )
+        ),
+        traced("download")
+      )
   }
 }
 

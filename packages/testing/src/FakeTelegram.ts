@@ -84,6 +84,8 @@ export interface UserMessage {
   /** A photo in three sizes, each a file that `getFile` and the download route know. */
   readonly photo?: boolean
   readonly caption?: string
+  /** The text's or caption's formatting; commands in a text are marked when omitted. */
+  readonly entities?: ReadonlyArray<BotApi.MessageEntity>
   /** A message of that chat, as the bot sees it. */
   readonly reply_to_message_id?: number
 }
@@ -128,7 +130,10 @@ export interface FakeTelegram {
   readonly userSends: (botId: number, message: UserMessage) => BotApi.Message
   /** A user edits their message; an `edited_message` update goes to the bot (every bot in a group). */
   readonly userEdits: (botId: number, chatId: number, messageId: number, text: string) => BotApi.Message
-  /** A post in a channel; a `channel_post` update goes to every bot in it. */
+  /**
+   * A post in a channel; a `channel_post` update goes to every bot in it. Posts bots send to a channel
+   * reach its other bots the same way.
+   */
   readonly channelPost: (botId: number, chatId: number, text: string) => BotApi.Message
   /** A user presses an inline button of `message`; a `callback_query` update goes to the bot. */
   readonly userPresses: (
@@ -785,6 +790,9 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
     chatHistory.messages.set(message.message_id, message)
     chatHistory.authors.set(message.message_id, bot.id)
     record(bot, method, message, upload)
+    if (chat.type === "channel") {
+      for (const member of audience(bot, chat)) if (member !== bot) pushUpdate(member, { channel_post: message })
+    }
     return message
   }
 
@@ -1707,8 +1715,15 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
         date: now(),
         ...reply,
         ...(options.photo === true
-          ? { photo: photoSizes(), ...(options.caption === undefined ? {} : { caption: options.caption }) }
-          : { text: options.text, ...commandEntities(options.text!) })
+          ? {
+            photo: photoSizes(),
+            ...(options.caption === undefined ? {} : { caption: options.caption }),
+            ...(options.entities === undefined ? {} : { caption_entities: options.entities })
+          }
+          : {
+            text: options.text,
+            ...(options.entities === undefined ? commandEntities(options.text!) : { entities: options.entities })
+          })
       } as BotApi.Message
       chatHistory.messages.set(message.message_id, message)
       for (const recipient of recipients) pushUpdate(recipient, { message })

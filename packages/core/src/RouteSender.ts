@@ -1,0 +1,289 @@
+import { BotApi, TelegramClient, type TelegramError } from "@botrelay/telegram"
+import { Clock, Deferred, Duration, Effect, Either, Exit, Option, type ParseResult, Schema } from "effect"
+import * as Backoff from "./Backoff.js"
+import { type StoredBot, userIdOf } from "./Bot.js"
+import { FloodControl } from "./FloodControl.js"
+import { fromTelegram, type Message } from "./Message.js"
+import * as Resend from "./Resend.js"
+import type { NewRouteMapping, RouteSend, SendOutcome } from "./RouteSend.js"
+import { Storage } from "./Storage.js"
+
+/** How route sends are retried. */
+export interface Options {
+  /** Retry waits: from `retryBase`, doubling, up to `retryCap`, with jitter. */
+  readonly retryBase: Duration.DurationInput
+  readonly retryCap: Duration.DurationInput
+  /** How long a send is retried before it is given up. */
+  readonly maxAge: Duration.DurationInput
+}
+
+/** Defaults: retries from 1 s up to 5 min apart, for 24 h, as deliveries to backends. */
+export const defaults: Options = {
+  retryBase: Duration.seconds(1),
+  retryCap: Duration.minutes(5),
+  maxAge: Duration.hours(24)
+}
+
+/** How many due sends one read takes. */
+const batchSize = 50
+
+/** How long route evaluation waits for sends into a chat before it looks whether a message there is the service's. */
+const fenceTimeout = Duration.seconds(30)
+
+const decodeMessage = Schema.decodeUnknownEither(Schema.parseJson(BotApi.Message))
+const decodeSent = Schema.decodeUnknown(BotApi.Message)
+
+/** Telegram's answers meaning the sending bot cannot see the message it was asked to forward or copy. */
+const unseen = /message to (forward|copy) not found|chat not found|message not found|MESSAGE_ID_INVALID/i
+
+const cannotSee = (e: TelegramError.TelegramError) =>
+  e._tag === "TelegramApiError" && e.error_code === 400 && unseen.test(e.description)
+
+/** Failures worth trying again: no answer, Telegram's own trouble, or rate limits beyond the pacer's retries. */
+const isTransient = (e: TelegramError.TelegramError) =>
+  e._tag === "TelegramTransportError" || e.error_code >= 500 || e.error_code === 429
+
+/** A failure that is not Telegram's: the message or an answer could not be read, or the file is too large. */
+class Unsendable extends Error {}
+
+const unreadable = (_: ParseResult.ParseError) => new Unsendable("Telegram's answer could not be read")
+
+const describe = (e: TelegramError.TelegramError | Unsendable) =>
+  e instanceof Unsendable ? e.message : e._tag === "TelegramApiError" ? `${e.error_code} ${e.description}` : e.message
+
+/** A bot's route sends, oldest first, made through Telegram, with their content sent again when needed. */
+export const make = (options: Options = defaults) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const telegram = yield* TelegramClient.TelegramClient
+    const flood = yield* FloodControl
+    const maxAge = Duration.toMillis(options.maxAge)
+    /** Chats with sends under way, with what completes when the last of them is recorded. */
+    const sending = new Map<number, { count: number; readonly done: Deferred.Deferred<void> }>()
+
+    const begin = (chatId: number) =>
+      Effect.sync(() => {
+        const entry = sending.get(chatId)
+        if (entry !== undefined) entry.count++
+        else sending.set(chatId, { count: 1, done: Deferred.unsafeMake(undefined as never) })
+      })
+
+    const end = (chatId: number) =>
+      Effect.suspend(() => {
+        const entry = sending.get(chatId)
+        if (entry === undefined || --entry.count > 0) return Effect.void
+        sending.delete(chatId)
+        return Deferred.done(entry.done, Exit.void)
+      })
+
+    /**
+     * Waits until no send into the chat is under way (at most 30 s): a message there that a send
+     * produced is recorded as the service's by then.
+     */
+    const quiet = (chatId: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const entry = sending.get(chatId)
+        return entry === undefined
+          ? Effect.void
+          : Deferred.await(entry.done).pipe(Effect.timeout(fenceTimeout), Effect.ignore)
+      })
+
+    /** The content of the message, sent by `sender` itself: the sender's line first unless it is a reply going back. */
+    const resend = (sender: StoredBot, receiver: StoredBot, job: RouteSend, message: BotApi.Message) =>
+      Effect.gen(function*() {
+        const content = Resend.contentOf(message)
+        const header = job.kind === "reply" ? undefined : Resend.headerOf(message)
+        const reply = job.reply_to_message_id === 0
+          ? {}
+          : { reply_parameters: { message_id: job.reply_to_message_id, allow_sending_without_reply: true } }
+        const sent: Array<BotApi.Message> = []
+        const call = (method: string, params: Record<string, unknown>) =>
+          flood.send(sender.id, job.chat_id, telegram.call(sender.token, method, { chat_id: job.chat_id, ...params }))
+        const sendText = (text: Resend.Formatted, withReply: boolean) =>
+          call("sendMessage", { text: text.text, entities: text.entities, ...(withReply ? reply : {}) }).pipe(
+            Effect.flatMap((result) => Effect.mapError(decodeSent(result), unreadable)),
+            Effect.map((m) => void sent.push(m))
+          )
+
+        switch (content._tag) {
+          case "Text": {
+            const text = header === undefined ? content.text : Resend.prefixed(header, content.text, Resend.textLimit)
+            if (text === undefined) {
+              yield* sendText(header!, false)
+              yield* sendText(content.text, true)
+            } else yield* sendText(text, true)
+            break
+          }
+          case "Unsupported": {
+            if (header === undefined) return yield* Effect.fail(new Unsendable("the message has no text or media to send"))
+            const note = { text: "(a message Botrelay cannot send again)", entities: [] }
+            yield* sendText(Resend.prefixed(header, note, Resend.textLimit) ?? header, true)
+            break
+          }
+          case "Media": {
+            if (content.file_size !== undefined && content.file_size > Resend.maxFileBytes) {
+              return yield* Effect.fail(new Unsendable(`the file is larger than ${Resend.maxFileBytes} bytes`))
+            }
+            const file = yield* telegram.getFile(receiver.token, { file_id: content.file_id })
+            if (file.file_path === undefined) return yield* Effect.fail(new Unsendable("Telegram gave no file path"))
+            const bytes = yield* telegram.download(receiver.token, file.file_path, Resend.maxFileBytes)
+            const caption = content.caption === undefined
+              ? undefined
+              : header === undefined
+              ? content.caption
+              : Resend.prefixed(header, content.caption, Resend.captionLimit)
+            if (header !== undefined && caption === undefined) yield* sendText(header, false)
+            const upload = { field: content.field, filename: Resend.fileNameOf(content, file.file_path), contentType: content.mime_type, bytes }
+            const params = {
+              ...(caption === undefined || caption.text === "" ? {} : { caption: caption.text, caption_entities: caption.entities }),
+              ...reply
+            }
+            const result = yield* flood.send(
+              sender.id,
+              job.chat_id,
+              telegram.upload(sender.token, content.method, { chat_id: job.chat_id, ...params }, upload)
+            )
+            sent.push(yield* Effect.mapError(decodeSent(result), unreadable))
+            break
+          }
+        }
+        return sent
+      })
+
+    /** forwardMessage or copyMessage as the route says; a reply going back is a copy replying to the original. */
+    const pass = (sender: StoredBot, job: RouteSend, message: BotApi.Message) => {
+      const from = { chat_id: job.chat_id, from_chat_id: job.from_chat_id, message_id: job.message_id }
+      if (job.kind === "forward") {
+        return flood.send(sender.id, job.chat_id, telegram.forwardMessage(sender.token, from)).pipe(
+          Effect.map((m): ReadonlyArray<BotApi.Message> => [m])
+        )
+      }
+      const reply = job.reply_to_message_id === 0
+        ? {}
+        : { reply_parameters: { message_id: job.reply_to_message_id, allow_sending_without_reply: true } }
+      return flood.send(sender.id, job.chat_id, telegram.copyMessage(sender.token, { ...from, ...reply })).pipe(
+        Effect.flatMap((id) => Clock.currentTimeMillis.pipe(Effect.map((now) => [copyOf(message, id.message_id, job, sender, now)])))
+      )
+    }
+
+    /** The copy as its chat holds it: the original's content under the sender's name. */
+    const copyOf = (
+      original: BotApi.Message,
+      messageId: number,
+      job: RouteSend,
+      sender: StoredBot,
+      now: number
+    ): BotApi.Message => ({
+      ...original,
+      message_id: messageId,
+      chat: { id: job.chat_id, type: job.chat_id < 0 ? "group" : "private" },
+      from: { id: userIdOf(sender), is_bot: true, first_name: sender.name, username: sender.username },
+      date: Math.floor(now / 1000)
+    })
+
+    const attempt = (job: RouteSend, sender: StoredBot, receiver: StoredBot) =>
+      Effect.gen(function*() {
+        const message = decodeMessage(job.message)
+        if (Either.isLeft(message)) return yield* Effect.fail(new Unsendable("the message could not be read"))
+        const unseenChat = message.right.chat.type === "private" && job.bot_id !== job.source_bot_id
+        return yield* (unseenChat
+          ? resend(sender, receiver, job, message.right)
+          : pass(sender, job, message.right).pipe(
+            Effect.catchIf(cannotSee, () => resend(sender, receiver, job, message.right))
+          ))
+      })
+
+    const mappingsOf = (job: RouteSend, sent: ReadonlyArray<BotApi.Message>, at: string): Array<NewRouteMapping> =>
+      sent.map((m) => ({
+        route_id: job.route_id,
+        source_bot_id: job.source_bot_id,
+        source_chat_id: job.from_chat_id,
+        source_message_id: job.message_id,
+        target_bot_id: job.bot_id,
+        target_chat_id: job.chat_id,
+        target_message_id: m.message_id,
+        hop: job.hop,
+        reversible: job.kind !== "reply",
+        created_at: at
+      }))
+
+    /** Sends one job and records its outcome with the mappings and captured messages; true when it may go on. */
+    const sendOne = (job: RouteSend, sender: StoredBot, receiver: StoredBot) =>
+      Effect.acquireUseRelease(
+        begin(job.chat_id),
+        () =>
+          Effect.gen(function*() {
+            const result = yield* Effect.either(attempt(job, sender, receiver))
+            const now = yield* Clock.currentTimeMillis
+            const at = new Date(now).toISOString()
+            if (Either.isRight(result)) {
+              if (sender.manage_enabled) {
+                const captured: ReadonlyArray<Message> = result.right.map((m) => fromTelegram(sender.id, m, "out"))
+                yield* Effect.forEach(captured, storage.saveMessage, { discard: true })
+              }
+              yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, result.right, at))
+              return "sent" as const
+            }
+            const error = result.left
+            const last_error = describe(error)
+            const retry = !(error instanceof Unsendable) && isTransient(error) &&
+              now - Date.parse(job.created_at) < maxAge
+            const outcome: SendOutcome = retry
+              ? {
+                status: "pending",
+                at,
+                last_error,
+                next_attempt_at: new Date(
+                  now + Math.max(
+                    Duration.toMillis(Backoff.delay(job.attempts, options.retryBase, options.retryCap)),
+                    error instanceof Unsendable || error._tag !== "TelegramApiError" ? 0 : (error.retry_after ?? 0) * 1000
+                  )
+                ).toISOString()
+              }
+              : { status: "dead", at, last_error }
+            if (outcome.status === "dead") {
+              yield* Effect.logWarning("a route send was given up").pipe(
+                Effect.annotateLogs({ send_id: job.id, route_id: job.route_id, error: last_error })
+              )
+            }
+            yield* storage.recordSend(job.id, outcome, [])
+            return outcome.status
+          }),
+        () => end(job.chat_id)
+      )
+
+    /**
+     * Makes the bot's due sends in order. Returns how long to wait for the next one, or `None` when none
+     * is left. `bot` gives a bot as it is now, `undefined` once it is gone.
+     */
+    const sendDue = (
+      botId: number,
+      bot: (id: number) => StoredBot | undefined
+    ): Effect.Effect<Option.Option<Duration.Duration>> =>
+      Effect.gen(function*() {
+        while (true) {
+          const batch = yield* storage.nextSends(botId, batchSize)
+          const sender = bot(botId)
+          if (batch.length === 0 || sender === undefined) return Option.none()
+          for (const job of batch) {
+            const due = Date.parse(job.next_attempt_at) - (yield* Clock.currentTimeMillis)
+            if (due > 0) return Option.some(Duration.millis(due))
+            const receiver = bot(job.source_bot_id)
+            if (receiver === undefined) {
+              const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+              yield* storage.recordSend(job.id, { status: "dead", at, last_error: "the receiving bot is gone" }, [])
+              continue
+            }
+            const status = yield* sendOne(job, sender, receiver)
+            if (status === "pending") return Option.some(Duration.zero)
+          }
+          if (batch.length < batchSize) return Option.none()
+        }
+      }).pipe(
+        Effect.catchAll((e) =>
+          Effect.logError("route sends failed", e.cause).pipe(Effect.as(Option.some(Duration.seconds(1))))
+        )
+      )
+
+    return { sendDue, quiet } as const
+  })

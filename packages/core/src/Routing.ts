@@ -1,0 +1,192 @@
+import { Duration, Effect, Option } from "effect"
+import { type StoredBot, userIdOf } from "./Bot.js"
+import type { StorageError } from "./Errors.js"
+import type { InboxUpdate } from "./Inbox.js"
+import { type Candidate, LlmRouter } from "./LlmRouter.js"
+import { matches, resolve, RouteSets } from "./RouteMatcher.js"
+import type { Route } from "./Route.js"
+import type { NewRouteSend } from "./RouteSend.js"
+import { Storage } from "./Storage.js"
+
+/** How routing behaves. */
+export interface Options {
+  /** How long a routed message's replies travel back. */
+  readonly mappingTtl: Duration.DurationInput
+}
+
+/** Defaults: replies travel back for 30 days. */
+export const defaults: Options = { mappingTtl: Duration.days(30) }
+
+/** What routing decides for one update: the sends it queues, and whether the source bot's backend and buffer skip it. */
+export interface Decision {
+  readonly sends: ReadonlyArray<NewRouteSend>
+  readonly dropped: boolean
+}
+
+const none: Decision = { sends: [], dropped: false }
+
+/** What routing reads of a message; the rest of it travels along as JSON. */
+interface Seen {
+  readonly message_id: number
+  readonly chat_id: number
+  readonly text: string
+  /** The sender's user id, 0 without one. */
+  readonly user_id: number
+  /** Sent by a bot, or without a sending user (a channel post): it may be the service's own. */
+  readonly maybeOwn: boolean
+  readonly reply_to: number | undefined
+  readonly json: string
+}
+
+const record = (value: unknown): Record<string, unknown> | undefined =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+
+const int = (value: unknown) => typeof value === "number" && Number.isSafeInteger(value) ? value : undefined
+
+/** The incoming message or channel post of an update, as routing reads it; undefined for other updates. */
+export const seen = (payload: string): Seen | undefined => {
+  let update: Record<string, unknown> | undefined
+  try {
+    update = record(JSON.parse(payload))
+  } catch {
+    return undefined
+  }
+  const message = record(update?.message) ?? record(update?.channel_post)
+  const chat = record(message?.chat)
+  const messageId = int(message?.message_id)
+  const chatId = int(chat?.id)
+  if (message === undefined || messageId === undefined || chatId === undefined) return undefined
+  const from = record(message.from)
+  const text = typeof message.text === "string" ? message.text : typeof message.caption === "string" ? message.caption : ""
+  return {
+    message_id: messageId,
+    chat_id: chatId,
+    text,
+    user_id: int(from?.id) ?? 0,
+    maybeOwn: from === undefined || from.is_bot === true,
+    reply_to: int(record(message.reply_to_message)?.message_id),
+    json: JSON.stringify(message)
+  }
+}
+
+/** What routing needs of the runtime around it. */
+export interface Runtime {
+  /** A bot as it is now; undefined when it is gone. */
+  readonly bot: (id: number) => StoredBot | undefined
+  readonly bots: () => Iterable<StoredBot>
+  /** Completes once no route send into the chat is under way. */
+  readonly quiet: (chatId: number) => Effect.Effect<void>
+}
+
+const describeBot = (bot: StoredBot) => {
+  const name = bot.name !== "" ? bot.name : bot.username !== "" ? `@${bot.username}` : `bot ${bot.id}`
+  return bot.description === "" ? name : `${name}: ${bot.description}`
+}
+
+/**
+ * Route evaluation for incoming updates (DESIGN.md section 5): the source bot's routes in id order, the
+ * LLM for its llm routes, and the reverse path for replies to routed messages. Messages the service sent
+ * never trigger either.
+ */
+export const make = (runtime: Runtime, options: Options = defaults) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const routeSets = yield* RouteSets
+    const llm = yield* LlmRouter
+    const ttl = Duration.toMillis(options.mappingTtl)
+
+    const isOwn = (message: Seen) =>
+      Effect.gen(function*() {
+        if (!message.maybeOwn) return false
+        if (message.user_id !== 0) {
+          for (const bot of runtime.bots()) if (userIdOf(bot) === message.user_id) return true
+        }
+        yield* runtime.quiet(message.chat_id)
+        return Option.isSome(yield* storage.findProduced(message.chat_id, message.message_id))
+      })
+
+    const send = (
+      bot: StoredBot,
+      update: InboxUpdate,
+      message: Seen,
+      created_at: string,
+      fields: Pick<NewRouteSend, "bot_id" | "kind" | "route_id" | "chat_id" | "reply_to_message_id">
+    ): NewRouteSend => ({
+      ...fields,
+      source_bot_id: bot.id,
+      update_id: update.update_id,
+      from_chat_id: message.chat_id,
+      message_id: message.message_id,
+      hop: 1,
+      message: message.json,
+      created_at
+    })
+
+    const reverse = (bot: StoredBot, update: InboxUpdate, message: Seen, now: number, inbound: ReadonlySet<number>) =>
+      Effect.gen(function*() {
+        if (message.reply_to === undefined || inbound.size === 0) return []
+        const since = new Date(now - ttl).toISOString()
+        const mapping = yield* storage.findReverse(bot.id, message.chat_id, message.reply_to, since)
+        if (Option.isNone(mapping) || !inbound.has(mapping.value.route_id)) return []
+        const back = mapping.value
+        const source = runtime.bot(back.source_bot_id)
+        if (source === undefined || source.disabled) return []
+        return [send(bot, update, message, new Date(now).toISOString(), {
+          bot_id: back.source_bot_id,
+          kind: "reply",
+          route_id: back.route_id,
+          chat_id: back.source_chat_id,
+          reply_to_message_id: back.source_message_id
+        })]
+      })
+
+    const candidate = (route: Route): Candidate => {
+      const target = runtime.bot(route.target_bot_id)
+      return {
+        route_id: route.id,
+        description: route.description,
+        hint: route.condition_value,
+        target: target === undefined ? "" : describeBot(target)
+      }
+    }
+
+    /** The update's route sends, and whether a drop route keeps it from the bot's backend and buffer. */
+    const evaluate = (bot: StoredBot, update: InboxUpdate, now: number): Effect.Effect<Decision, StorageError> =>
+      Effect.gen(function*() {
+        const { compiled, inbound } = yield* routeSets.get(bot.id)
+        if (compiled.routes.length === 0 && inbound.size === 0) return none
+        const message = seen(update.payload)
+        if (message === undefined || (yield* isOwn(message))) return none
+        const back = yield* reverse(bot, update, message, now, inbound)
+        if (compiled.routes.length === 0) return { sends: back, dropped: false }
+        const matched = matches(compiled, message)
+        const chosen = matched.llmCandidates.length === 0 ? [] : yield* llm.choose({
+          source_bot: describeBot(bot),
+          text: message.text,
+          candidates: matched.llmCandidates.map(candidate)
+        })
+        const { dropped, fired } = resolve(matched, chosen)
+        const created_at = new Date(now).toISOString()
+        const sends = [...back]
+        for (const route of fired) {
+          if (route.action === "drop") continue
+          const target = runtime.bot(route.target_bot_id)
+          if (target === undefined || target.disabled) {
+            yield* Effect.logWarning("a route's target bot is disabled; the route did not send").pipe(
+              Effect.annotateLogs({ route_id: route.id, target_bot_id: route.target_bot_id })
+            )
+            continue
+          }
+          sends.push(send(bot, update, message, created_at, {
+            bot_id: route.target_bot_id,
+            kind: route.action,
+            route_id: route.id,
+            chat_id: route.target_chat_id === 0 ? message.chat_id : route.target_chat_id,
+            reply_to_message_id: 0
+          }))
+        }
+        return { sends, dropped }
+      })
+
+    return { evaluate } as const
+  })
