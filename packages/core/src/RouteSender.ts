@@ -1,9 +1,9 @@
 import { BotApi, TelegramClient, type TelegramError } from "@botrelay/telegram"
-import { Clock, Deferred, Duration, Effect, Either, Exit, Option, type ParseResult, Schema } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Exit, FiberId, Option, type ParseResult, Schema } from "effect"
 import * as Backoff from "./Backoff.js"
 import { type StoredBot, userIdOf } from "./Bot.js"
 import { FloodControl } from "./FloodControl.js"
-import { fromTelegram, type Message } from "./Message.js"
+import { fromTelegram } from "./Message.js"
 import * as Resend from "./Resend.js"
 import type { NewRouteMapping, RouteSend, SendOutcome } from "./RouteSend.js"
 import { Storage } from "./Storage.js"
@@ -39,14 +39,22 @@ const unseen = /message to (forward|copy) not found|chat not found|message not f
 const cannotSee = (e: TelegramError.TelegramError) =>
   e._tag === "TelegramApiError" && e.error_code === 400 && unseen.test(e.description)
 
-/** Failures worth trying again: no answer, Telegram's own trouble, or rate limits beyond the pacer's retries. */
-const isTransient = (e: TelegramError.TelegramError) =>
-  e._tag === "TelegramTransportError" || e.error_code >= 500 || e.error_code === 429
-
 /** A failure that is not Telegram's: the message or an answer could not be read, or the file is too large. */
 class Unsendable extends Error {}
 
 const unreadable = (_: ParseResult.ParseError) => new Unsendable("Telegram's answer could not be read")
+
+/** Failures worth trying again: no answer, Telegram's own trouble, or rate limits beyond the pacer's retries. */
+const isTransient = (e: TelegramError.TelegramError | Unsendable): e is TelegramError.TelegramError =>
+  !(e instanceof Unsendable) && (e._tag === "TelegramTransportError" || e.error_code >= 500 || e.error_code === 429)
+
+
+/** How long a transient failure waits: the backoff, or longer when Telegram asks to. */
+const retryWait = (job: RouteSend, error: TelegramError.TelegramError, options: Options) =>
+  Math.max(
+    Duration.toMillis(Backoff.delay(job.attempts, options.retryBase, options.retryCap)),
+    error._tag === "TelegramApiError" ? (error.retry_after ?? 0) * 1000 : 0
+  )
 
 const describe = (e: TelegramError.TelegramError | Unsendable) =>
   e instanceof Unsendable ? e.message : e._tag === "TelegramApiError" ? `${e.error_code} ${e.description}` : e.message
@@ -58,47 +66,62 @@ export const make = (options: Options = defaults) =>
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
     const maxAge = Duration.toMillis(options.maxAge)
-    /** Chats with sends under way, with what completes when the last of them is recorded. */
-    const sending = new Map<number, { count: number; readonly done: Deferred.Deferred<void> }>()
+    /** Per chat, the sends handed to Telegram whose outcome is not recorded yet. */
+    const sending = new Map<number, Set<Deferred.Deferred<void>>>()
 
-    const begin = (chatId: number) =>
+    const track = (chatId: number, done: Deferred.Deferred<void>) =>
       Effect.sync(() => {
-        const entry = sending.get(chatId)
-        if (entry !== undefined) entry.count++
-        else sending.set(chatId, { count: 1, done: Deferred.unsafeMake(undefined as never) })
+        const inChat = sending.get(chatId)
+        if (inChat === undefined) sending.set(chatId, new Set([done]))
+        else inChat.add(done)
       })
 
-    const end = (chatId: number) =>
+    const untrack = (chatId: number, done: Deferred.Deferred<void>) =>
       Effect.suspend(() => {
-        const entry = sending.get(chatId)
-        if (entry === undefined || --entry.count > 0) return Effect.void
-        sending.delete(chatId)
-        return Deferred.done(entry.done, Exit.void)
+        const inChat = sending.get(chatId)
+        inChat?.delete(done)
+        if (inChat?.size === 0) sending.delete(chatId)
+        return Deferred.done(done, Exit.void)
       })
 
     /**
-     * Waits until no send into the chat is under way (at most 30 s): a message there that a send
-     * produced is recorded as the service's by then.
+     * Waits (at most 30 s) for the sends into the chat that Telegram may already have answered: once they
+     * are recorded, a message there that one of them produced is known as the service's.
      */
     const quiet = (chatId: number): Effect.Effect<void> =>
       Effect.suspend(() => {
-        const entry = sending.get(chatId)
-        return entry === undefined
+        const inChat = sending.get(chatId)
+        return inChat === undefined
           ? Effect.void
-          : Deferred.await(entry.done).pipe(Effect.timeout(fenceTimeout), Effect.ignore)
+          : Effect.forEach([...inChat], Deferred.await, { discard: true }).pipe(
+            Effect.timeout(fenceTimeout),
+            Effect.ignore
+          )
       })
 
-    /** The content of the message, sent by `sender` itself: the sender's line first unless it is a reply going back. */
-    const resend = (sender: StoredBot, receiver: StoredBot, job: RouteSend, message: BotApi.Message) =>
+    /** One attempt at a send: the job, its bots and message, and its calls into the target chat, paced and tracked. */
+    interface Attempt {
+      readonly job: RouteSend
+      readonly sender: StoredBot
+      readonly receiver: StoredBot
+      readonly message: BotApi.Message
+      readonly paced: <A>(call: Effect.Effect<A, TelegramError.TelegramError>) => Effect.Effect<A, TelegramError.TelegramError>
+    }
+
+    const replyParameters = (job: RouteSend) =>
+      job.reply_to_message_id === 0
+        ? {}
+        : { reply_parameters: { message_id: job.reply_to_message_id, allow_sending_without_reply: true } }
+
+    /** The content of the message, sent by the sender itself: the sender's line first unless it is a reply going back. */
+    const resend = ({ job, message, paced, receiver, sender }: Attempt) =>
       Effect.gen(function*() {
         const content = Resend.contentOf(message)
         const header = job.kind === "reply" ? undefined : Resend.headerOf(message)
-        const reply = job.reply_to_message_id === 0
-          ? {}
-          : { reply_parameters: { message_id: job.reply_to_message_id, allow_sending_without_reply: true } }
+        const reply = replyParameters(job)
         const sent: Array<BotApi.Message> = []
         const call = (method: string, params: Record<string, unknown>) =>
-          flood.send(sender.id, job.chat_id, telegram.call(sender.token, method, { chat_id: job.chat_id, ...params }))
+          paced(telegram.call(sender.token, method, { chat_id: job.chat_id, ...params }))
         const sendText = (text: Resend.Formatted, withReply: boolean) =>
           call("sendMessage", { text: text.text, entities: text.entities, ...(withReply ? reply : {}) }).pipe(
             Effect.flatMap((result) => Effect.mapError(decodeSent(result), unreadable)),
@@ -127,22 +150,24 @@ export const make = (options: Options = defaults) =>
             const file = yield* telegram.getFile(receiver.token, { file_id: content.file_id })
             if (file.file_path === undefined) return yield* Effect.fail(new Unsendable("Telegram gave no file path"))
             const bytes = yield* telegram.download(receiver.token, file.file_path, Resend.maxFileBytes)
-            const caption = content.caption === undefined
-              ? undefined
-              : header === undefined
+            const caption = content.caption === undefined || header === undefined
               ? content.caption
               : Resend.prefixed(header, content.caption, Resend.captionLimit)
             if (header !== undefined && caption === undefined) yield* sendText(header, false)
-            const upload = { field: content.field, filename: Resend.fileNameOf(content, file.file_path), contentType: content.mime_type, bytes }
+            const upload = {
+              field: content.field,
+              filename: Resend.fileNameOf(content, file.file_path),
+              contentType: content.mime_type,
+              bytes
+            }
             const params = {
-              ...(caption === undefined || caption.text === "" ? {} : { caption: caption.text, caption_entities: caption.entities }),
+              chat_id: job.chat_id,
+              ...(caption === undefined || caption.text === ""
+                ? {}
+                : { caption: caption.text, caption_entities: caption.entities }),
               ...reply
             }
-            const result = yield* flood.send(
-              sender.id,
-              job.chat_id,
-              telegram.upload(sender.token, content.method, { chat_id: job.chat_id, ...params }, upload)
-            )
+            const result = yield* paced(telegram.upload(sender.token, content.method, params, upload))
             sent.push(yield* Effect.mapError(decodeSent(result), unreadable))
             break
           }
@@ -151,18 +176,17 @@ export const make = (options: Options = defaults) =>
       })
 
     /** forwardMessage or copyMessage as the route says; a reply going back is a copy replying to the original. */
-    const pass = (sender: StoredBot, job: RouteSend, message: BotApi.Message) => {
+    const pass = ({ job, message, paced, sender }: Attempt) => {
       const from = { chat_id: job.chat_id, from_chat_id: job.from_chat_id, message_id: job.message_id }
       if (job.kind === "forward") {
-        return flood.send(sender.id, job.chat_id, telegram.forwardMessage(sender.token, from)).pipe(
+        return paced(telegram.forwardMessage(sender.token, from)).pipe(
           Effect.map((m): ReadonlyArray<BotApi.Message> => [m])
         )
       }
-      const reply = job.reply_to_message_id === 0
-        ? {}
-        : { reply_parameters: { message_id: job.reply_to_message_id, allow_sending_without_reply: true } }
-      return flood.send(sender.id, job.chat_id, telegram.copyMessage(sender.token, { ...from, ...reply })).pipe(
-        Effect.flatMap((id) => Clock.currentTimeMillis.pipe(Effect.map((now) => [copyOf(message, id.message_id, job, sender, now)])))
+      return paced(telegram.copyMessage(sender.token, { ...from, ...replyParameters(job) })).pipe(
+        Effect.flatMap((id) =>
+          Effect.map(Clock.currentTimeMillis, (now) => [copyOf(message, id.message_id, job, sender, now)])
+        )
       )
     }
 
@@ -181,16 +205,18 @@ export const make = (options: Options = defaults) =>
       date: Math.floor(now / 1000)
     })
 
-    const attempt = (job: RouteSend, sender: StoredBot, receiver: StoredBot) =>
+    /**
+     * Passes the message on, or sends its content again when the sender cannot see its chat: always for a
+     * private chat of another bot, else when Telegram says so.
+     */
+    const attempt = (attempt: Omit<Attempt, "message">, json: string) =>
       Effect.gen(function*() {
-        const message = decodeMessage(job.message)
-        if (Either.isLeft(message)) return yield* Effect.fail(new Unsendable("the message could not be read"))
-        const unseenChat = message.right.chat.type === "private" && job.bot_id !== job.source_bot_id
-        return yield* (unseenChat
-          ? resend(sender, receiver, job, message.right)
-          : pass(sender, job, message.right).pipe(
-            Effect.catchIf(cannotSee, () => resend(sender, receiver, job, message.right))
-          ))
+        const decoded = decodeMessage(json)
+        if (Either.isLeft(decoded)) return yield* Effect.fail(new Unsendable("the message could not be read"))
+        const ready = { ...attempt, message: decoded.right }
+        return yield* (decoded.right.chat.type === "private" && attempt.job.bot_id !== attempt.job.source_bot_id
+          ? resend(ready)
+          : pass(ready).pipe(Effect.catchIf(cannotSee, () => resend(ready))))
       })
 
     const mappingsOf = (job: RouteSend, sent: ReadonlyArray<BotApi.Message>, at: string): Array<NewRouteMapping> =>
@@ -207,50 +233,38 @@ export const make = (options: Options = defaults) =>
         created_at: at
       }))
 
-    /** Sends one job and records its outcome with the mappings and captured messages; true when it may go on. */
-    const sendOne = (job: RouteSend, sender: StoredBot, receiver: StoredBot) =>
-      Effect.acquireUseRelease(
-        begin(job.chat_id),
-        () =>
-          Effect.gen(function*() {
-            const result = yield* Effect.either(attempt(job, sender, receiver))
-            const now = yield* Clock.currentTimeMillis
-            const at = new Date(now).toISOString()
-            if (Either.isRight(result)) {
-              if (sender.manage_enabled) {
-                const captured: ReadonlyArray<Message> = result.right.map((m) => fromTelegram(sender.id, m, "out"))
-                yield* Effect.forEach(captured, storage.saveMessage, { discard: true })
-              }
-              yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, result.right, at))
-              return "sent" as const
-            }
-            const error = result.left
-            const last_error = describe(error)
-            const retry = !(error instanceof Unsendable) && isTransient(error) &&
-              now - Date.parse(job.created_at) < maxAge
-            const outcome: SendOutcome = retry
-              ? {
-                status: "pending",
-                at,
-                last_error,
-                next_attempt_at: new Date(
-                  now + Math.max(
-                    Duration.toMillis(Backoff.delay(job.attempts, options.retryBase, options.retryCap)),
-                    error instanceof Unsendable || error._tag !== "TelegramApiError" ? 0 : (error.retry_after ?? 0) * 1000
-                  )
-                ).toISOString()
-              }
-              : { status: "dead", at, last_error }
-            if (outcome.status === "dead") {
-              yield* Effect.logWarning("a route send was given up").pipe(
-                Effect.annotateLogs({ send_id: job.id, route_id: job.route_id, error: last_error })
-              )
-            }
-            yield* storage.recordSend(job.id, outcome, [])
-            return outcome.status
-          }),
-        () => end(job.chat_id)
-      )
+    /** Sends one job and records its outcome with the mappings and captured messages; returns the outcome's status. */
+    const sendOne = (job: RouteSend, sender: StoredBot, receiver: StoredBot) => {
+      const done = Deferred.unsafeMake<void>(FiberId.none)
+      const paced = <A>(call: Effect.Effect<A, TelegramError.TelegramError>) =>
+        flood.send(sender.id, job.chat_id, Effect.zipRight(track(job.chat_id, done), call))
+      return Effect.gen(function*() {
+        const result = yield* Effect.either(attempt({ job, sender, receiver, paced }, job.message))
+        const now = yield* Clock.currentTimeMillis
+        const at = new Date(now).toISOString()
+        if (Either.isRight(result)) {
+          if (sender.manage_enabled) {
+            yield* Effect.forEach(result.right, (m) => storage.saveMessage(fromTelegram(sender.id, m, "out")), {
+              discard: true
+            })
+          }
+          yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, result.right, at))
+          return "sent" as const
+        }
+        const error = result.left
+        const last_error = describe(error)
+        const outcome: SendOutcome = isTransient(error) && now - Date.parse(job.created_at) < maxAge
+          ? { status: "pending", at, last_error, next_attempt_at: new Date(now + retryWait(job, error, options)).toISOString() }
+          : { status: "dead", at, last_error }
+        if (outcome.status === "dead") {
+          yield* Effect.logWarning("a route send was given up").pipe(
+            Effect.annotateLogs({ send_id: job.id, route_id: job.route_id, error: last_error })
+          )
+        }
+        yield* storage.recordSend(job.id, outcome, [])
+        return outcome.status
+      }).pipe(Effect.ensuring(untrack(job.chat_id, done)))
+    }
 
     /**
      * Makes the bot's due sends in order. Returns how long to wait for the next one, or `None` when none

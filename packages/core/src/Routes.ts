@@ -4,6 +4,7 @@ import type { StorageError } from "./Errors.js"
 import type { NewRoute, Route, RouteUpdate } from "./Route.js"
 import { normalizeCondition, RouteNotFound } from "./Route.js"
 import { BotActivity } from "./BotActivity.js"
+import type { RouteSend, SendStatus } from "./RouteSend.js"
 import { Storage } from "./Storage.js"
 import { nowIso } from "./Time.js"
 
@@ -16,6 +17,12 @@ export interface RoutesService {
   /** Routes ordered by id; with a bot id, those where it is source or target. */
   readonly list: (botId?: number) => Effect.Effect<ReadonlyArray<Route>, StorageError>
   readonly remove: (id: number) => Effect.Effect<Route, RouteNotFound | StorageError>
+  /** Route sends newest first, optionally of one sending bot and one status. */
+  readonly sends: (filter: {
+    readonly bot_id?: number
+    readonly status?: SendStatus
+    readonly limit: number
+  }) => Effect.Effect<ReadonlyArray<RouteSend>, StorageError>
 }
 
 /** Managing routes between bots. */
@@ -77,7 +84,8 @@ export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = 
         Effect.tap(() => storage.deleteRoute(id)),
         Effect.tap(() => announce),
         Effect.withSpan("Routes.remove", { attributes: { id } })
-      )
+      ),
+    sends: storage.listSends
   })
 })
 

@@ -125,6 +125,7 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
     const reverse = (bot: StoredBot, update: InboxUpdate, message: Seen, now: number, inbound: ReadonlySet<number>) =>
       Effect.gen(function*() {
         if (message.reply_to === undefined || inbound.size === 0) return []
+        yield* runtime.quiet(message.chat_id)
         const since = new Date(now - ttl).toISOString()
         const mapping = yield* storage.findReverse(bot.id, message.chat_id, message.reply_to, since)
         if (Option.isNone(mapping) || !inbound.has(mapping.value.route_id)) return []

@@ -6,7 +6,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
-import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, Tag } from "@botrelay/core"
+import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, Tag } from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
 import { Context, Schema } from "effect"
 import * as ApiError from "./ApiError.js"
@@ -97,6 +97,13 @@ export class DeliveriesGroup extends HttpApiGroup.make("deliveries")
   .prefix("/bots/deliveries")
 {}
 
+/** Query of `GET /api/routes/sends`. */
+export const SendsQuery = Schema.Struct({
+  bot_id: Schema.optionalWith(Id, { exact: true }),
+  status: Schema.optionalWith(RouteSend.SendStatus, { exact: true }),
+  limit: DeliveriesQuery.fields.limit
+})
+
 /** Routes between bots. */
 export class RoutesGroup extends HttpApiGroup.make("routes")
   .add(HttpApiEndpoint.get("list", "/").setUrlParams(Schema.Struct({ bot_id: Schema.optional(Id) }))
@@ -104,6 +111,7 @@ export class RoutesGroup extends HttpApiGroup.make("routes")
   .add(HttpApiEndpoint.post("add", "/add").setPayload(Route.NewRoute).addSuccess(Route.Route))
   .add(HttpApiEndpoint.post("update", "/update").setPayload(Route.RouteUpdate).addSuccess(Route.Route))
   .add(HttpApiEndpoint.post("delete", "/delete").setUrlParams(IdParam).addSuccess(Route.Route))
+  .add(HttpApiEndpoint.get("sends", "/sends").setUrlParams(SendsQuery).addSuccess(Schema.Array(RouteSend.RouteSend)))
   .middleware(Authorization)
   .prefix("/routes")
 {}

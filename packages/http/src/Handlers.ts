@@ -143,6 +143,11 @@ const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
       .handle("list", ({ urlParams }) =>
         asAdmin(routes.list(urlParams.bot_id)))
       .handle("add", ({ payload }) => asAdmin(routes.add(payload)))
+      .handle("sends", ({ urlParams }) =>
+        requireOptionalBot(urlParams.bot_id).pipe(
+          Effect.zipRight(routes.sends(urlParams)),
+          Effect.catchAll(orDomain)
+        ))
       .handle("update", ({ payload }) =>
         asAdmin(routes.update(payload)))
       .handle("delete", ({ urlParams }) =>

@@ -107,6 +107,7 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/routes",
       "/api/routes/add",
       "/api/routes/delete",
+      "/api/routes/sends",
       "/api/routes/update",
       "/api/tags",
       "/api/tags/add",
