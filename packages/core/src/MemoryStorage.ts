@@ -110,7 +110,7 @@ const copySend = (r: RouteSend): RouteSend => ({
   chat_id: r.chat_id,
   reply_to_message_id: r.reply_to_message_id,
   hop: r.hop,
-  message: r.message,
+  payload: r.payload,
   status: r.status,
   attempts: r.attempts,
   next_attempt_at: r.next_attempt_at,

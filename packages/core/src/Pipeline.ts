@@ -44,11 +44,12 @@ export const completionOf = (bot: StoredBot, update: InboxUpdate, now: number): 
   return { ...completion, buffer: { type: typeOf(payload), payload: update.payload, created_at } }
 }
 
-/** Route evaluation for one update of a bot. */
-export type Route = (bot: StoredBot, update: InboxUpdate, now: number) => Effect.Effect<Decision, StorageError>
-
-/** How many updates of a batch are routed at once (each may wait for the LLM). */
-const routingConcurrency = 8
+/** Route evaluation for a batch of a bot's updates: a decision for each, in order. */
+export type Route = (
+  bot: StoredBot,
+  updates: ReadonlyArray<InboxUpdate>,
+  now: number
+) => Effect.Effect<ReadonlyArray<Decision>, StorageError>
 
 /** The update's completion with its route sends; a drop keeps it from the bot's backend and long-poll buffer. */
 const routed = (completion: UpdateCompletion, decision: Decision): UpdateCompletion =>
@@ -81,13 +82,11 @@ export const drain = (botId: number, { buffered, current, queued, route, sent }:
       const bot = current()
       if (pending.length === 0 || bot === undefined) return
       const now = yield* Clock.currentTimeMillis
-      const completions = route === undefined
-        ? pending.map((update) => completionOf(bot, update, now))
-        : yield* Effect.forEach(
-          pending,
-          (update) => Effect.map(route(bot, update, now), (decision) => routed(completionOf(bot, update, now), decision)),
-          { concurrency: routingConcurrency }
-        )
+      const decisions = route === undefined ? undefined : yield* route(bot, pending, now)
+      const completions = pending.map((update, i) => {
+        const completion = completionOf(bot, update, now)
+        return decisions === undefined ? completion : routed(completion, decisions[i]!)
+      })
       yield* storage.completeUpdates(completions)
       if (completions.some((c) => c.deliveries.length > 0)) yield* queued
       const senders = new Set(completions.flatMap((c) => c.sends?.map((s) => s.bot_id) ?? []))

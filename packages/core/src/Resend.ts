@@ -85,7 +85,9 @@ interface FileLike {
   readonly mime_type?: string | undefined
 }
 
-const mediaOf = (message: BotApi.Message): { file: FileLike; kind: MediaKind; name: string | undefined } | undefined => {
+const mediaOf = (
+  message: BotApi.Message
+): { readonly file: FileLike; readonly kind: MediaKind; readonly name: string | undefined } | undefined => {
   const photo = message.photo
   if (photo !== undefined && photo.length > 0) {
     const largest = photo.reduce((a, b) => (b.width * b.height > a.width * a.height ? b : a))

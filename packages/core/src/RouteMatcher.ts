@@ -15,8 +15,16 @@ export interface Incoming {
   readonly user_id: number
 }
 
+/** A message's text as conditions read it, each form computed once and only when needed. */
+interface Text {
+  /** The text in Unicode normal form C. */
+  readonly nfc: () => string
+  /** Whether the text has this word (case-folded, see `fold`). */
+  readonly hasWord: (word: string) => boolean
+}
+
 type Condition =
-  | { readonly _tag: "Test"; readonly test: (message: Incoming, nfc: () => string) => boolean }
+  | { readonly _tag: "Test"; readonly test: (message: Incoming, text: Text) => boolean }
   | { readonly _tag: "Llm" }
 
 interface CompiledRoute {
@@ -83,6 +91,55 @@ const keywordPattern = (value: string): RegExp | undefined => {
   return keywords.length === 0 ? undefined : new RegExp(keywords.map(phrase).join("|"), "iu")
 }
 
+/** Characters whose case folding (which `iu` regexes use) differs from their lowercase form. */
+const foldings: Readonly<Record<string, string>> = {
+  "\u00b5": "\u03bc",
+  "\u017f": "s",
+  "\u0345": "\u03b9",
+  "\u03c2": "\u03c3",
+  "\u03d0": "\u03b2",
+  "\u03d1": "\u03b8",
+  "\u03d5": "\u03c6",
+  "\u03d6": "\u03c0",
+  "\u03f0": "\u03ba",
+  "\u03f1": "\u03c1",
+  "\u03f5": "\u03b5",
+  "\u1e9b": "\u1e61",
+  "\u1fbe": "\u03b9"
+}
+const foldable = new RegExp(`[${Object.keys(foldings).join("")}]`, "gu")
+
+/** Lowercase, with the few characters whose case folding differs mapped as folding maps them. */
+const fold = (text: string) => text.toLowerCase().replace(foldable, (c) => foldings[c]!)
+
+const words = new RegExp(`(?:${word})+`, "gu")
+const wholeWord = new RegExp(`^(?:${word})+$`, "u")
+
+/**
+ * The words one of which a text must have for the keywords to match it: the folded first word of each
+ * keyword. Undefined when a keyword does not start with a whole word (it starts with punctuation or a
+ * script written without spaces), so the keywords' pattern must always be tried.
+ */
+const keywordWords = (value: string): ReadonlyArray<string> | undefined => {
+  const firsts: Array<string> = []
+  for (const keyword of value.split(",")) {
+    const trimmed = keyword.trim().normalize("NFC")
+    if (trimmed === "") continue
+    const first = fold(trimmed.split(/\s+/u)[0]!)
+    if (!wholeWord.test(first)) return undefined
+    firsts.push(first)
+  }
+  return firsts
+}
+
+/** The text view of a message. */
+const textOf = (message: Incoming): Text => {
+  let normalized: string | undefined
+  let found: Set<string> | undefined
+  const nfc = () => (normalized ??= message.text.normalize("NFC"))
+  return { nfc, hasWord: (w) => (found ??= new Set(fold(nfc()).match(words))).has(w) }
+}
+
 const ids = (value: string) => new Set(value.split(",").map((s) => Number(s.trim())))
 
 const never: Condition = { _tag: "Test", test: () => false }
@@ -126,7 +183,9 @@ export const compile = (routes: ReadonlyArray<Route>): Compiled => {
       }
       case "keyword": {
         const re = keywordPattern(route.condition_value)
-        const test = (_: Incoming, nfc: () => string) => re !== undefined && re.test(nfc())
+        const needed = keywordWords(route.condition_value)
+        const test = (_: Incoming, text: Text) =>
+          re !== undefined && (needed === undefined || needed.some(text.hasWord)) && re.test(text.nfc())
         compiled.push({ route, condition: { _tag: "Test", test } })
         break
       }
@@ -156,14 +215,13 @@ export const matches = (compiled: Compiled, message: Incoming): Matched => {
   const fired: Array<Route> = []
   const llmCandidates: Array<Route> = []
   const hasText = message.text.trim() !== ""
-  let normalized: string | undefined
-  const nfc = () => (normalized ??= message.text.normalize("NFC"))
+  const text = textOf(message)
   for (const { condition, route } of compiled.routes) {
     if (condition._tag === "Llm") {
       if (hasText) llmCandidates.push(route)
       continue
     }
-    if (!condition.test(message, nfc)) continue
+    if (!condition.test(message, text)) continue
     fired.push(route)
     if (route.action === "drop") return { fired, llmCandidates, dropped: true }
   }

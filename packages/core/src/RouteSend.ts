@@ -31,8 +31,8 @@ export const RouteSend = Schema.Struct({
   reply_to_message_id: Schema.Int,
   /** How many route sends led to this one; the message a person sent counts 0. */
   hop: Schema.Int,
-  /** The message as the receiving bot got it (JSON), for sending its content again. */
-  message: Schema.String,
+  /** The update that brought the message, as Telegram sent it (JSON): its content is sent again from it. */
+  payload: Schema.String,
   status: SendStatus,
   attempts: Schema.Int,
   next_attempt_at: Schema.String,

@@ -1,5 +1,17 @@
 import { BotApi, TelegramClient, type TelegramError } from "@botrelay/telegram"
-import { Clock, Deferred, Duration, Effect, Either, Exit, FiberId, Option, type ParseResult, Schema } from "effect"
+import {
+  Clock,
+  Data,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Exit,
+  FiberId,
+  Option,
+  type ParseResult,
+  Schema
+} from "effect"
 import * as Backoff from "./Backoff.js"
 import { type StoredBot, userIdOf } from "./Bot.js"
 import { FloodControl } from "./FloodControl.js"
@@ -30,7 +42,7 @@ const batchSize = 50
 /** How long route evaluation waits for sends into a chat before it looks whether a message there is the service's. */
 const fenceTimeout = Duration.seconds(30)
 
-const decodeMessage = Schema.decodeUnknownEither(Schema.parseJson(BotApi.Message))
+const decodeUpdate = Schema.decodeUnknownEither(Schema.parseJson(BotApi.Update))
 const decodeSent = Schema.decodeUnknown(BotApi.Message)
 
 /** Telegram's answers meaning the sending bot cannot see the message it was asked to forward or copy. */
@@ -40,14 +52,14 @@ const cannotSee = (e: TelegramError.TelegramError) =>
   e._tag === "TelegramApiError" && e.error_code === 400 && unseen.test(e.description)
 
 /** A failure that is not Telegram's: the message or an answer could not be read, or the file is too large. */
-class Unsendable extends Error {}
+class Unsendable extends Data.TaggedError("Unsendable")<{ readonly reason: string }> {}
 
-const unreadable = (_: ParseResult.ParseError) => new Unsendable("Telegram's answer could not be read")
+const unreadable = (_: ParseResult.ParseError) => new Unsendable({ reason: "Telegram's answer could not be read" })
 
 /** Failures worth trying again: no answer, Telegram's own trouble, or rate limits beyond the pacer's retries. */
 const isTransient = (e: TelegramError.TelegramError | Unsendable): e is TelegramError.TelegramError =>
-  !(e instanceof Unsendable) && (e._tag === "TelegramTransportError" || e.error_code >= 500 || e.error_code === 429)
-
+  e._tag === "TelegramTransportError" ||
+  (e._tag === "TelegramApiError" && (e.error_code >= 500 || e.error_code === 429))
 
 /** How long a transient failure waits: the backoff, or longer when Telegram asks to. */
 const retryWait = (job: RouteSend, error: TelegramError.TelegramError, options: Options) =>
@@ -57,7 +69,7 @@ const retryWait = (job: RouteSend, error: TelegramError.TelegramError, options: 
   )
 
 const describe = (e: TelegramError.TelegramError | Unsendable) =>
-  e instanceof Unsendable ? e.message : e._tag === "TelegramApiError" ? `${e.error_code} ${e.description}` : e.message
+  e._tag === "Unsendable" ? e.reason : e._tag === "TelegramApiError" ? `${e.error_code} ${e.description}` : e.message
 
 /** A bot's route sends, oldest first, made through Telegram, with their content sent again when needed. */
 export const make = (options: Options = defaults) =>
@@ -105,7 +117,9 @@ export const make = (options: Options = defaults) =>
       readonly sender: StoredBot
       readonly receiver: StoredBot
       readonly message: BotApi.Message
-      readonly paced: <A>(call: Effect.Effect<A, TelegramError.TelegramError>) => Effect.Effect<A, TelegramError.TelegramError>
+      readonly paced: <A>(
+        call: Effect.Effect<A, TelegramError.TelegramError>
+      ) => Effect.Effect<A, TelegramError.TelegramError>
     }
 
     const replyParameters = (job: RouteSend) =>
@@ -113,7 +127,7 @@ export const make = (options: Options = defaults) =>
         ? {}
         : { reply_parameters: { message_id: job.reply_to_message_id, allow_sending_without_reply: true } }
 
-    /** The content of the message, sent by the sender itself: the sender's line first unless it is a reply going back. */
+    /** The message's content, sent by the sender itself: the sender's line first unless it is a reply going back. */
     const resend = ({ job, message, paced, receiver, sender }: Attempt) =>
       Effect.gen(function*() {
         const content = Resend.contentOf(message)
@@ -138,17 +152,19 @@ export const make = (options: Options = defaults) =>
             break
           }
           case "Unsupported": {
-            if (header === undefined) return yield* Effect.fail(new Unsendable("the message has no text or media to send"))
+            if (header === undefined) {
+              return yield* new Unsendable({ reason: "the message has no text or media to send" })
+            }
             const note = { text: "(a message Botrelay cannot send again)", entities: [] }
             yield* sendText(Resend.prefixed(header, note, Resend.textLimit) ?? header, true)
             break
           }
           case "Media": {
             if (content.file_size !== undefined && content.file_size > Resend.maxFileBytes) {
-              return yield* Effect.fail(new Unsendable(`the file is larger than ${Resend.maxFileBytes} bytes`))
+              return yield* new Unsendable({ reason: `the file is larger than ${Resend.maxFileBytes} bytes` })
             }
             const file = yield* telegram.getFile(receiver.token, { file_id: content.file_id })
-            if (file.file_path === undefined) return yield* Effect.fail(new Unsendable("Telegram gave no file path"))
+            if (file.file_path === undefined) return yield* new Unsendable({ reason: "Telegram gave no file path" })
             const bytes = yield* telegram.download(receiver.token, file.file_path, Resend.maxFileBytes)
             const caption = content.caption === undefined || header === undefined
               ? content.caption
@@ -209,12 +225,13 @@ export const make = (options: Options = defaults) =>
      * Passes the message on, or sends its content again when the sender cannot see its chat: always for a
      * private chat of another bot, else when Telegram says so.
      */
-    const attempt = (attempt: Omit<Attempt, "message">, json: string) =>
+    const attempt = (attempt: Omit<Attempt, "message">, payload: string) =>
       Effect.gen(function*() {
-        const decoded = decodeMessage(json)
-        if (Either.isLeft(decoded)) return yield* Effect.fail(new Unsendable("the message could not be read"))
-        const ready = { ...attempt, message: decoded.right }
-        return yield* (decoded.right.chat.type === "private" && attempt.job.bot_id !== attempt.job.source_bot_id
+        const update = decodeUpdate(payload)
+        const message = Either.isRight(update) ? update.right.message ?? update.right.channel_post : undefined
+        if (message === undefined) return yield* new Unsendable({ reason: "the message could not be read" })
+        const ready = { ...attempt, message }
+        return yield* (message.chat.type === "private" && attempt.job.bot_id !== attempt.job.source_bot_id
           ? resend(ready)
           : pass(ready).pipe(Effect.catchIf(cannotSee, () => resend(ready))))
       })
@@ -239,7 +256,7 @@ export const make = (options: Options = defaults) =>
       const paced = <A>(call: Effect.Effect<A, TelegramError.TelegramError>) =>
         flood.send(sender.id, job.chat_id, Effect.zipRight(track(job.chat_id, done), call))
       return Effect.gen(function*() {
-        const result = yield* Effect.either(attempt({ job, sender, receiver, paced }, job.message))
+        const result = yield* Effect.either(attempt({ job, sender, receiver, paced }, job.payload))
         const now = yield* Clock.currentTimeMillis
         const at = new Date(now).toISOString()
         if (Either.isRight(result)) {
@@ -254,7 +271,12 @@ export const make = (options: Options = defaults) =>
         const error = result.left
         const last_error = describe(error)
         const outcome: SendOutcome = isTransient(error) && now - Date.parse(job.created_at) < maxAge
-          ? { status: "pending", at, last_error, next_attempt_at: new Date(now + retryWait(job, error, options)).toISOString() }
+          ? {
+            status: "pending",
+            at,
+            last_error,
+            next_attempt_at: new Date(now + retryWait(job, error, options)).toISOString()
+          }
           : { status: "dead", at, last_error }
         if (outcome.status === "dead") {
           yield* Effect.logWarning("a route send was given up").pipe(
@@ -268,7 +290,8 @@ export const make = (options: Options = defaults) =>
 
     /**
      * Makes the bot's due sends in order. Returns how long to wait for the next one, or `None` when none
-     * is left. `bot` gives a bot as it is now, `undefined` once it is gone.
+     * is left or the bot is disabled (its sends wait until it is enabled). `bot` gives a bot as it is now,
+     * `undefined` once it is gone.
      */
     const sendDue = (
       botId: number,
@@ -278,7 +301,7 @@ export const make = (options: Options = defaults) =>
         while (true) {
           const batch = yield* storage.nextSends(botId, batchSize)
           const sender = bot(botId)
-          if (batch.length === 0 || sender === undefined) return Option.none()
+          if (batch.length === 0 || sender === undefined || sender.disabled) return Option.none()
           for (const job of batch) {
             const due = Date.parse(job.next_attempt_at) - (yield* Clock.currentTimeMillis)
             if (due > 0) return Option.some(Duration.millis(due))

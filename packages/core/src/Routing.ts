@@ -3,7 +3,7 @@ import { type StoredBot, userIdOf } from "./Bot.js"
 import type { StorageError } from "./Errors.js"
 import type { InboxUpdate } from "./Inbox.js"
 import { type Candidate, LlmRouter } from "./LlmRouter.js"
-import { matches, resolve, RouteSets } from "./RouteMatcher.js"
+import { type Matched, matches, resolve, type RouteSet, RouteSets } from "./RouteMatcher.js"
 import type { Route } from "./Route.js"
 import type { NewRouteSend } from "./RouteSend.js"
 import { Storage } from "./Storage.js"
@@ -17,13 +17,16 @@ export interface Options {
 /** Defaults: replies travel back for 30 days. */
 export const defaults: Options = { mappingTtl: Duration.days(30) }
 
-/** What routing decides for one update: the sends it queues, and whether the source bot's backend and buffer skip it. */
+/** What routing decides for one update: the sends it queues, and whether the bot's backend and buffer skip it. */
 export interface Decision {
   readonly sends: ReadonlyArray<NewRouteSend>
   readonly dropped: boolean
 }
 
 const none: Decision = { sends: [], dropped: false }
+
+/** How many updates of a batch are looked at at once (each may wait for storage or the LLM). */
+const lookConcurrency = 8
 
 /** What routing reads of a message; the rest of it travels along as JSON. */
 interface Seen {
@@ -35,7 +38,6 @@ interface Seen {
   /** Sent by a bot, or without a sending user (a channel post): it may be the service's own. */
   readonly maybeOwn: boolean
   readonly reply_to: number | undefined
-  readonly json: string
 }
 
 const record = (value: unknown): Record<string, unknown> | undefined =>
@@ -57,15 +59,18 @@ export const seen = (payload: string): Seen | undefined => {
   const chatId = int(chat?.id)
   if (message === undefined || messageId === undefined || chatId === undefined) return undefined
   const from = record(message.from)
-  const text = typeof message.text === "string" ? message.text : typeof message.caption === "string" ? message.caption : ""
+  const text = typeof message.text === "string"
+    ? message.text
+    : typeof message.caption === "string"
+    ? message.caption
+    : ""
   return {
     message_id: messageId,
     chat_id: chatId,
     text,
     user_id: int(from?.id) ?? 0,
     maybeOwn: from === undefined || from.is_bot === true,
-    reply_to: int(record(message.reply_to_message)?.message_id),
-    json: JSON.stringify(message)
+    reply_to: int(record(message.reply_to_message)?.message_id)
   }
 }
 
@@ -118,7 +123,7 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
       from_chat_id: message.chat_id,
       message_id: message.message_id,
       hop: 1,
-      message: message.json,
+      payload: update.payload,
       created_at
     })
 
@@ -151,42 +156,104 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
       }
     }
 
-    /** The update's route sends, and whether a drop route keeps it from the bot's backend and buffer. */
-    const evaluate = (bot: StoredBot, update: InboxUpdate, now: number): Effect.Effect<Decision, StorageError> =>
+    /** Sends for the routes that fired; routes whose target bot is disabled or gone are added to `skipped`. */
+    const fire = (
+      bot: StoredBot,
+      update: InboxUpdate,
+      message: Seen,
+      now: number,
+      matched: Matched,
+      chosen: ReadonlyArray<number>,
+      back: ReadonlyArray<NewRouteSend>,
+      skipped: Array<Route>
+    ): Decision => {
+      const { dropped, fired } = resolve(matched, chosen)
+      if (fired.length === 0 && back.length === 0) return dropped ? { sends: [], dropped } : none
+      const created_at = new Date(now).toISOString()
+      const sends = [...back]
+      for (const route of fired) {
+        if (route.action === "drop") continue
+        const target = runtime.bot(route.target_bot_id)
+        if (target === undefined || target.disabled) {
+          skipped.push(route)
+          continue
+        }
+        sends.push(send(bot, update, message, created_at, {
+          bot_id: route.target_bot_id,
+          kind: route.action,
+          route_id: route.id,
+          chat_id: route.target_chat_id === 0 ? message.chat_id : route.target_chat_id,
+          reply_to_message_id: 0
+        }))
+      }
+      return { sends, dropped }
+    }
+
+    /** The decision for an update that needs storage or the LLM: maybe the service's own, a reply, llm routes. */
+    const look = (
+      bot: StoredBot,
+      update: InboxUpdate,
+      message: Seen,
+      now: number,
+      set: RouteSet,
+      matched: Matched,
+      skipped: Array<Route>
+    ) =>
       Effect.gen(function*() {
-        const { compiled, inbound } = yield* routeSets.get(bot.id)
-        if (compiled.routes.length === 0 && inbound.size === 0) return none
-        const message = seen(update.payload)
-        if (message === undefined || (yield* isOwn(message))) return none
-        const back = yield* reverse(bot, update, message, now, inbound)
-        if (compiled.routes.length === 0) return { sends: back, dropped: false }
-        const matched = matches(compiled, message)
+        if (yield* isOwn(message)) return none
+        const back = yield* reverse(bot, update, message, now, set.inbound)
         const chosen = matched.llmCandidates.length === 0 ? [] : yield* llm.choose({
           source_bot: describeBot(bot),
           text: message.text,
           candidates: matched.llmCandidates.map(candidate)
         })
-        const { dropped, fired } = resolve(matched, chosen)
-        const created_at = new Date(now).toISOString()
-        const sends = [...back]
-        for (const route of fired) {
-          if (route.action === "drop") continue
-          const target = runtime.bot(route.target_bot_id)
-          if (target === undefined || target.disabled) {
-            yield* Effect.logWarning("a route's target bot is disabled; the route did not send").pipe(
-              Effect.annotateLogs({ route_id: route.id, target_bot_id: route.target_bot_id })
-            )
+        return fire(bot, update, message, now, matched, chosen, back, skipped)
+      })
+
+    const warn = (skipped: ReadonlyArray<Route>) =>
+      Effect.forEach(skipped, (route) =>
+        Effect.logWarning("a route's target bot is disabled or gone; the route did not send").pipe(
+          Effect.annotateLogs({ route_id: route.id, target_bot_id: route.target_bot_id })
+        ), { discard: true })
+
+    /**
+     * What routing decides for each of a batch of the bot's updates, in order: its route sends, and whether a
+     * drop route keeps it from the bot's backend and buffer. Rule routes are decided at once; updates that need
+     * storage or the LLM are looked at a few at a time.
+     */
+    const evaluate = (
+      bot: StoredBot,
+      updates: ReadonlyArray<InboxUpdate>,
+      now: number
+    ): Effect.Effect<ReadonlyArray<Decision>, StorageError> =>
+      Effect.flatMap(routeSets.get(bot.id), (set) => {
+        if (set.compiled.routes.length === 0 && set.inbound.size === 0) return Effect.succeed(updates.map(() => none))
+        const decisions: Array<Decision> = []
+        const looks: Array<Effect.Effect<void, StorageError>> = []
+        const skipped: Array<Route> = []
+        for (const update of updates) {
+          const at = decisions.length
+          const message = seen(update.payload)
+          if (message === undefined) {
+            decisions.push(none)
             continue
           }
-          sends.push(send(bot, update, message, created_at, {
-            bot_id: route.target_bot_id,
-            kind: route.action,
-            route_id: route.id,
-            chat_id: route.target_chat_id === 0 ? message.chat_id : route.target_chat_id,
-            reply_to_message_id: 0
-          }))
+          const matched = matches(set.compiled, message)
+          if (
+            message.maybeOwn || (message.reply_to !== undefined && set.inbound.size > 0) ||
+            matched.llmCandidates.length > 0
+          ) {
+            decisions.push(none)
+            const decided = look(bot, update, message, now, set, matched, skipped)
+            looks.push(Effect.map(decided, (decision) => void (decisions[at] = decision)))
+          } else {
+            decisions.push(fire(bot, update, message, now, matched, [], [], skipped))
+          }
         }
-        return { sends, dropped }
+        const looked = looks.length === 0
+          ? Effect.void
+          : Effect.all(looks, { concurrency: lookConcurrency, discard: true })
+        return looked.pipe(Effect.zipRight(Effect.suspend(() => warn(skipped))), Effect.as(decisions))
       })
 
     return { evaluate } as const

@@ -115,7 +115,8 @@ export const make = (options: Options = defaults) =>
     const routing = yield* Routing.make({ bot, bots: () => known.values(), quiet: sender.quiet }, options.routing).pipe(
       Effect.provideServiceEffect(RouteMatcher.RouteSets, RouteMatcher.make)
     )
-    const wakeSenders = (senders: ReadonlySet<number>) => Effect.forEach(senders, (id) => wake(id, "sends"), { discard: true })
+    const wakeSenders = (senders: ReadonlySet<number>) =>
+      Effect.forEach(senders, (id) => wake(id, "sends"), { discard: true })
 
     const worker = (botId: number, queues: Wakeups) => {
       let queued = false
@@ -191,8 +192,10 @@ export const make = (options: Options = defaults) =>
     const reconcileBot = (bot: StoredBot, routeBots: ReadonlySet<number>) =>
       Effect.gen(function*() {
         const firstSight = !wakeups.has(bot.id)
+        const enabled = known.get(bot.id)?.disabled === true && !bot.disabled
         known.set(bot.id, bot)
         yield* ensureWorker(bot.id)
+        if (enabled) yield* wake(bot.id, "sends")
         const want = wantedMode(bot, routeBots)
         const current = ingressOf.get(bot.id)
         const stale = firstSight && want !== "webhook" && Option.isSome(yield* storage.webhookSecret(bot.id))

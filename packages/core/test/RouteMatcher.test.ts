@@ -91,6 +91,20 @@ describe("conditions", () => {
     assert.isTrue(keyword("価格", "この価格は"))
   })
 
+  it("keywords match as case folding does, whatever their first word looks like", () => {
+    assert.isTrue(keyword("σοφός", "ΣΟΦΌΣ"))
+    assert.isTrue(keyword("σοφόσ", "σοφός"))
+    assert.isTrue(keyword("\u00b5g", "5 \u03bcg"))
+    assert.isTrue(keyword("stop", "\u017ftop here"))
+    assert.isTrue(keyword("İstanbul", "İSTANBUL"))
+    assert.isTrue(keyword("東京", "東京都"))
+    assert.isTrue(keyword("abc", "東abc"))
+    assert.isTrue(keyword("#urgent", "this is #URGENT"))
+    assert.isTrue(keyword("kw1, late parcel", "my LATE\nparcel"))
+    assert.isFalse(keyword("kw1, late parcel", "lateparcel"))
+    assert.isTrue(keyword("e-mail", "send an E-Mail"))
+  })
+
   it("keywords may be phrases with punctuation", () => {
     assert.isTrue(keyword("new order", "a New   Order arrived"))
     assert.isFalse(keyword("new order", "renew orders"))

@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http"
 import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeLlm, FakeTelegram } from "@botrelay/testing"
+import * as Config from "../src/Config.js"
 import { eventually, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
@@ -91,10 +92,12 @@ const desk = async (route: Record<string, unknown> = {}, on = server) => {
 }
 
 const header = (user: { id: number; first_name: string; last_name?: string; username?: string }) =>
-  `${[user.first_name, user.last_name].filter(Boolean).join(" ")} (${user.username ? `@${user.username}, ` : ""}id ${user.id}):`
+  `${[user.first_name, user.last_name].filter(Boolean).join(" ")} (${
+    user.username === undefined ? "" : `@${user.username}, `
+  }id ${user.id}):`
 
 describe("routes", () => {
-  it("support desk with text: the operator bot posts the customer's message and the answer goes back as a reply", async () => {
+  it("support desk with text: the operator bot posts the message; the answer goes back as a reply", async () => {
     const d = await desk()
     const ann = fake.addUser({ first_name: "Ann", last_name: "Lee", username: "ann" })
     const bob = fake.addUser({ first_name: "Bob" })
@@ -104,7 +107,9 @@ describe("routes", () => {
       text,
       entities: [{ type: "italic", offset: 0, length: 2 }]
     })
-    const relayed = await fake.waitForSent((s) => s.botId === d.operatorTg.id && s.message.text?.endsWith(text) === true)
+    const relayedBy = (tail: string) =>
+      fake.waitForSent((s) => s.botId === d.operatorTg.id && s.message.text?.endsWith(tail) === true)
+    const relayed = await relayedBy(text)
     const line = header(ann)
     assert.strictEqual(relayed.method, "sendMessage")
     assert.strictEqual(relayed.message.chat.id, d.group.id)
@@ -114,7 +119,7 @@ describe("routes", () => {
       { type: "italic", offset: line.length + 1, length: 2 }
     ])
     const other = fake.userSends(d.supportTg.id, { user: bob, text: "me too" })
-    const relayedOther = await fake.waitForSent((s) => s.botId === d.operatorTg.id && s.message.text?.endsWith("me too") === true)
+    const relayedOther = await relayedBy("me too")
 
     fake.userSends(d.operatorTg.id, {
       chat: d.group.id,
@@ -211,6 +216,25 @@ describe("routes", () => {
     assert.isTrue(fake.calls.some((c) => c.method.toLowerCase() === "forwardmessage" && c.botId === bTg.id))
   })
 
+  it("a send Telegram fails with a 5xx is retried; one it refuses is given up and shown as dead", async () => {
+    const d = await desk()
+    const user = fake.addUser({ first_name: "Ola" })
+    fake.failNext("sendMessage", { error_code: 502, description: "Bad Gateway" }, { botId: d.operatorTg.id })
+    fake.userSends(d.supportTg.id, { user, text: "first" })
+    await processed(d.support.id, user.id, 1)
+    await settled(d.operator.id)
+    const refusal = "Forbidden: bot was kicked from the group chat"
+    fake.failNext("sendMessage", { error_code: 403, description: refusal }, { botId: d.operatorTg.id })
+    fake.userSends(d.supportTg.id, { user, text: "second" })
+    await processed(d.support.id, user.id, 2)
+    const done = await settled(d.operator.id)
+    assert.deepStrictEqual(done.map((s) => [s.status, s.attempts]), [["sent", 2], ["dead", 1]])
+    assert.strictEqual(done[1]!.last_error, `403 ${refusal}`)
+    const dead = await server.call(`/api/routes/sends?bot_id=${d.operator.id}&status=dead`)
+    assert.deepStrictEqual(dead.json.map((s: any) => s.id), [done[1]!.id])
+    assert.deepStrictEqual(sentBy(d.operatorTg).map((s) => s.message.text), [`${header(user)}\nfirst`])
+  })
+
   it("keyword routes match whole words, case-insensitively, in any script", async () => {
     const d = await desk({ condition_type: "keyword", condition_value: "help, refund,помощь" })
     const user = fake.addUser({ first_name: "Fay" })
@@ -251,12 +275,14 @@ describe("routes", () => {
       condition_value: `${g1!.id},${g2!.id}`
     })
     for (const user of [u1!, u2!, u3!]) fake.userSends(sourceTg.id, { user, text: `private ${user.first_name}` })
-    for (const group of [g1!, g2!, g3!]) fake.userSends(sourceTg.id, { chat: group.id, user: u3!, text: `in ${group.title}` })
+    for (const group of [g1!, g2!, g3!]) {
+      fake.userSends(sourceTg.id, { chat: group.id, user: u3!, text: `in ${group.title}` })
+    }
     for (const user of [u1!, u2!, u3!]) await processed(source.id, user.id, 1)
     for (const group of [g1!, g2!, g3!]) await processed(source.id, group.id, 1)
     const done = await settled(target.id)
     assert.deepStrictEqual(
-      done.map((s) => [s.route_id, JSON.parse(s.message).text]),
+      done.map((s) => [s.route_id, JSON.parse(s.payload).message.text]),
       [[byUser.id, "private U1"], [byUser.id, "private U2"], [byChat.id, "in g1"], [byChat.id, "in g2"]]
     )
   })
@@ -269,10 +295,11 @@ describe("routes", () => {
     fake.userSends(d.supportTg.id, { user, text: "order #56" })
     await processed(d.support.id, user.id, 3)
     const done = await settled(d.operator.id)
-    assert.deepStrictEqual(done.map((s) => JSON.parse(s.message).text ?? JSON.parse(s.message).caption), ["order #34", "order #56"])
+    const texts = done.map((s) => JSON.parse(s.payload).message).map((m) => m.text ?? m.caption)
+    assert.deepStrictEqual(texts, ["order #34", "order #56"])
   })
 
-  it("drop keeps the update from the backend and the long-poll buffer, keeps its history, and stops later routes", async () => {
+  it("drop keeps the update from the backend and long-poll buffer, not history, and stops later routes", async () => {
     const received: Array<any> = []
     const hook: Server = createServer((req, res) => {
       let body = ""
@@ -306,7 +333,7 @@ describe("routes", () => {
       await eventually(() => received.length >= 1 || undefined)
       const done = await settled(target.id)
       assert.deepStrictEqual(
-        done.map((s) => [s.route_id, JSON.parse(s.message).text]),
+        done.map((s) => [s.route_id, JSON.parse(s.payload).message.text]),
         [[before.id, "buy spam now"], [after.id, "hello"]]
       )
       assert.deepStrictEqual(received.map((u) => u.message.text), ["hello"])
@@ -336,7 +363,18 @@ describe("routes", () => {
     fake.userSends(d.supportTg.id, { user, text: "beta" })
     await processed(d.support.id, user.id, 3)
     const done = await settled(d.operator.id)
-    assert.deepStrictEqual(done.map((s) => JSON.parse(s.message).text), ["beta"])
+    assert.deepStrictEqual(done.map((s) => JSON.parse(s.payload).message.text), ["beta"])
+  })
+
+  it("a route whose target bot is disabled does not send, and says so in the log", async () => {
+    const d = await desk()
+    const toggled = await server.call(`/api/bots/toggle-disabled?id=${d.operator.id}`, { method: "POST" })
+    assert.strictEqual(toggled.status, 200, toggled.text)
+    const user = fake.addUser({ first_name: "Pia" })
+    fake.userSends(d.supportTg.id, { user, text: "anyone?" })
+    await processed(d.support.id, user.id, 1)
+    assert.deepStrictEqual(await sends(d.operator.id), [])
+    assert.isTrue(server.logs.some((line) => line.includes("the route did not send") && line.includes(`${d.route.id}`)))
   })
 
   it("the reverse path ignores messages that are not replies, and replies to messages nobody routed", async () => {
@@ -426,6 +464,13 @@ describe("redelivery", () => {
 })
 
 describe("the reverse path with a short mapping lifetime", () => {
+  it("BOTRELAY_ROUTE_MAPPING_TTL takes seconds or a unit, 30 days by default", () => {
+    assert.strictEqual(Config.fromValues({}, {}).routeMappingTtl, 30 * 86_400)
+    assert.strictEqual(Config.fromValues({}, { BOTRELAY_ROUTE_MAPPING_TTL: "7d" }).routeMappingTtl, 7 * 86_400)
+    assert.strictEqual(Config.fromValues({ "route-mapping-ttl": "90" }, {}).routeMappingTtl, 90)
+    assert.throws(() => Config.fromValues({ "route-mapping-ttl": "soon" }, {}), Config.ConfigError, /ROUTE_MAPPING_TTL/)
+  })
+
   it("replies after the mapping expired do not travel back", async () => {
     const short = await startServer({ telegramApi: fake.apiRoot, flags: { "route-mapping-ttl": "1" } })
     try {
@@ -490,7 +535,7 @@ describe("the LLM router", () => {
     assert.strictEqual(asked.routes[0].description, "Questions about invoices and payments")
   })
 
-  it("fires nothing when the model chooses none, times out or answers garbage, and never blocks rule routes", async () => {
+  it("fires nothing when the model chooses none, times out or answers garbage; rule routes still fire", async () => {
     const d = await llmDesk()
     const rule = await addRoute({
       source_bot_id: d.support.id,

@@ -159,7 +159,7 @@ export interface RouteSendsTable {
   readonly reply_to_message_id: number
   readonly hop: number
   /** The message as the receiving bot got it (JSON text). */
-  readonly message: string
+  readonly payload: string
   readonly status: "pending" | "sent" | "dead"
   readonly attempts: number
   readonly next_attempt_at: string

@@ -206,7 +206,8 @@ const multipart = (params: Readonly<Record<string, unknown>>, file: Upload, boun
   for (const [name, value] of Object.entries(params)) {
     if (value === undefined) continue
     const text = typeof value === "string" ? value : JSON.stringify(value)
-    parts.push(encoder.encode(`--${boundary}\r\ncontent-disposition: form-data; name="${quoted(name)}"\r\n\r\n${text}\r\n`))
+    const head = `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(name)}"\r\n\r\n`
+    parts.push(encoder.encode(`${head}${text}\r\n`))
   }
   parts.push(encoder.encode(
     `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(file.field)}"; filename="${
@@ -240,7 +241,9 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
   ): Effect.Effect<Answered, TelegramError> => {
     const fail = (reason: TelegramTransportError["reason"], description: string) =>
       transport(method, reason, description)
-    const boundary = file === undefined ? "" : `botrelay${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`
+    const boundary = file === undefined
+      ? ""
+      : `botrelay${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`
     let body: string | Uint8Array
     try {
       body = file === undefined ? JSON.stringify(params) : multipart(params, file, boundary)
@@ -375,7 +378,9 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
     download: (token, filePath, maxBytes) =>
       http.exchange({
         method: "GET",
-        url: `${apiRoot}/file/bot${encodeToken(Redacted.value(token))}/${filePath.split("/").map(encodeURIComponent).join("/")}`,
+        url: `${apiRoot}/file/bot${encodeToken(Redacted.value(token))}/${
+          filePath.split("/").map(encodeURIComponent).join("/")
+        }`,
         headers: {},
         timeout,
         maxBytes

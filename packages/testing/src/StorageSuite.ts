@@ -141,7 +141,7 @@ const newSend = (
   chat_id: 200,
   reply_to_message_id: 0,
   hop: 0,
-  message: `{"message_id":${updateId},"chat":{"id":100},"text":"hi"}`,
+  payload: `{"update_id":${updateId},"message":{"message_id":${updateId},"chat":{"id":100},"text":"hi"}}`,
   created_at: t1,
   ...overrides
 })
@@ -158,7 +158,7 @@ const queuedSend = (id: number, input: RouteSend.NewRouteSend): RouteSend.RouteS
   chat_id: input.chat_id,
   reply_to_message_id: input.reply_to_message_id,
   hop: input.hop,
-  message: input.message,
+  payload: input.payload,
   status: "pending",
   attempts: 0,
   next_attempt_at: input.created_at,
