@@ -250,42 +250,47 @@ export const make = (options: Options = defaults) =>
         created_at: at
       }))
 
-    /** Sends one job and records its outcome with the mappings and captured messages; returns the outcome's status. */
+    /**
+     * Sends one job and records its outcome with the mappings and captured messages; returns the outcome's
+     * status. Once Telegram has answered, the outcome is recorded even when the runtime is stopping.
+     */
     const sendOne = (job: RouteSend, sender: StoredBot, receiver: StoredBot) => {
       const done = Deferred.unsafeMake<void>(FiberId.none)
       const paced = <A>(call: Effect.Effect<A, TelegramError.TelegramError>) =>
         flood.send(sender.id, job.chat_id, Effect.zipRight(track(job.chat_id, done), call))
-      return Effect.gen(function*() {
-        const result = yield* Effect.either(attempt({ job, sender, receiver, paced }, job.payload))
-        const now = yield* Clock.currentTimeMillis
-        const at = new Date(now).toISOString()
-        if (Either.isRight(result)) {
-          if (sender.manage_enabled) {
-            yield* Effect.forEach(result.right, (m) => storage.saveMessage(fromTelegram(sender.id, m, "out")), {
-              discard: true
-            })
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const result = yield* Effect.either(restore(attempt({ job, sender, receiver, paced }, job.payload)))
+          const now = yield* Clock.currentTimeMillis
+          const at = new Date(now).toISOString()
+          if (Either.isRight(result)) {
+            if (sender.manage_enabled) {
+              yield* Effect.forEach(result.right, (m) => storage.saveMessage(fromTelegram(sender.id, m, "out")), {
+                discard: true
+              })
+            }
+            yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, result.right, at))
+            return "sent" as const
           }
-          yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, result.right, at))
-          return "sent" as const
-        }
-        const error = result.left
-        const last_error = describe(error)
-        const outcome: SendOutcome = isTransient(error) && now - Date.parse(job.created_at) < maxAge
-          ? {
-            status: "pending",
-            at,
-            last_error,
-            next_attempt_at: new Date(now + retryWait(job, error, options)).toISOString()
+          const error = result.left
+          const last_error = describe(error)
+          const outcome: SendOutcome = isTransient(error) && now - Date.parse(job.created_at) < maxAge
+            ? {
+              status: "pending",
+              at,
+              last_error,
+              next_attempt_at: new Date(now + retryWait(job, error, options)).toISOString()
+            }
+            : { status: "dead", at, last_error }
+          if (outcome.status === "dead") {
+            yield* Effect.logWarning("a route send was given up").pipe(
+              Effect.annotateLogs({ send_id: job.id, route_id: job.route_id, error: last_error })
+            )
           }
-          : { status: "dead", at, last_error }
-        if (outcome.status === "dead") {
-          yield* Effect.logWarning("a route send was given up").pipe(
-            Effect.annotateLogs({ send_id: job.id, route_id: job.route_id, error: last_error })
-          )
-        }
-        yield* storage.recordSend(job.id, outcome, [])
-        return outcome.status
-      }).pipe(Effect.ensuring(untrack(job.chat_id, done)))
+          yield* storage.recordSend(job.id, outcome, [])
+          return outcome.status
+        })
+      ).pipe(Effect.ensuring(untrack(job.chat_id, done)))
     }
 
     /**

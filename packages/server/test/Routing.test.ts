@@ -1,4 +1,7 @@
 import { createHash } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { createServer, type Server } from "node:http"
 import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -459,6 +462,46 @@ describe("redelivery", () => {
       assert.deepStrictEqual(sentBy(d.operatorTg).map((s) => s.message.text), [`${header(user)}\ntwice`])
     } finally {
       await hooked.close()
+    }
+  })
+})
+
+describe("restarts", () => {
+  it("a send waiting for Telegram survives a restart and is made once; processed updates are not routed again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "botrelay-routing-"))
+    let first: TestServer | undefined = await startServer({ telegramApi: fake.apiRoot, dir })
+    let second: TestServer | undefined
+    try {
+      const d = await desk({}, first)
+      const user = fake.addUser({ first_name: "Quinn" })
+      fake.userSends(d.supportTg.id, { user, text: "before" })
+      await eventually(() => sentBy(d.operatorTg).length === 1 || undefined)
+      const failure = { error_code: 500, description: "Internal Server Error" }
+      fake.failAlways("sendMessage", failure, { botId: d.operatorTg.id })
+      fake.userSends(d.supportTg.id, { user, text: "during" })
+      const on = first
+      await eventually(async () => (await sends(d.operator.id, on)).some((s) => s.last_error !== "") || undefined)
+      await first.close()
+      first = undefined
+      const calls = fake.calls.length
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      const late = fake.calls.slice(calls).filter((c) => c.method !== "getUpdates")
+      assert.deepStrictEqual(late.map((c) => c.method), [], "a closed server made calls")
+      fake.clearFailures()
+      second = await startServer({ telegramApi: fake.apiRoot, dir })
+      await eventually(() => sentBy(d.operatorTg).length === 2 || undefined, 10_000)
+      fake.userSends(d.supportTg.id, { user, text: "after" })
+      await processed(d.support.id, user.id, 3, second)
+      const done = await settled(d.operator.id, second)
+      assert.deepStrictEqual(done.map((s) => s.status), ["sent", "sent", "sent"])
+      assert.deepStrictEqual(
+        sentBy(d.operatorTg).map((s) => s.message.text!.split("\n")[1]),
+        ["before", "during", "after"]
+      )
+    } finally {
+      await first?.close()
+      await second?.close()
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })
