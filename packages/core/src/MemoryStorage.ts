@@ -98,7 +98,10 @@ const copyDelivery = (d: Delivery): Delivery => ({
   updated_at: d.updated_at
 })
 
-const copySend = (r: RouteSend): RouteSend => ({
+/** A route send as kept here: its payload stays in the inbox. */
+type StoredSend = Omit<RouteSend, "payload">
+
+const copySend = (r: StoredSend, payload: string): RouteSend => ({
   id: r.id,
   bot_id: r.bot_id,
   kind: r.kind,
@@ -110,7 +113,7 @@ const copySend = (r: RouteSend): RouteSend => ({
   chat_id: r.chat_id,
   reply_to_message_id: r.reply_to_message_id,
   hop: r.hop,
-  payload: r.payload,
+  payload,
   status: r.status,
   attempts: r.attempts,
   next_attempt_at: r.next_attempt_at,
@@ -169,7 +172,8 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
   /** In id order: ids only grow and an entry is never re-inserted, which `nextDeliveries` relies on. */
   const deliveries = new Map<number, Delivery>()
   /** In id order, like `deliveries`. */
-  const sends = new Map<number, RouteSend>()
+  const sends = new Map<number, StoredSend>()
+  const readSend = (r: StoredSend) => copySend(r, inboxes.get(r.source_bot_id)?.get(r.update_id)?.payload ?? "")
   /** In id order, like `deliveries`. */
   const mappings = new Map<number, RouteMapping>()
   const next = { bot: 1, route: 1, tag: 1, apiKey: 1, delivery: 1, send: 1, mapping: 1 }
@@ -529,7 +533,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
           }
           for (const send of completion.sends ?? []) {
             const id = next.send++
-            sends.set(id, copySend({
+            sends.set(id, {
               ...send,
               id,
               status: "pending",
@@ -537,7 +541,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
               next_attempt_at: send.created_at,
               last_error: "",
               updated_at: send.created_at
-            }))
+            })
           }
           if (completion.buffer !== undefined) {
             const buffer = buffers.get(completion.bot_id) ?? new Map<number, BufferEntry>()
@@ -645,7 +649,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         const found: Array<RouteSend> = []
         for (const send of sends.values()) {
           if (found.length >= limit) break
-          if (send.bot_id === botId && send.status === "pending") found.push(copySend(send))
+          if (send.bot_id === botId && send.status === "pending") found.push(readSend(send))
         }
         return found
       }),
@@ -668,7 +672,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
             (filter.status === undefined || r.status === filter.status)
           )
           .slice(0, filter.limit)
-          .map(copySend)
+          .map(readSend)
       ),
 
     findReverse: (targetBotId, targetChatId, targetMessageId, since) =>

@@ -31,7 +31,10 @@ export const RouteSend = Schema.Struct({
   reply_to_message_id: Schema.Int,
   /** How many route sends led to this one; the message a person sent counts 0. */
   hop: Schema.Int,
-  /** The update that brought the message, as Telegram sent it (JSON): its content is sent again from it. */
+  /**
+   * The update that brought the message, as Telegram sent it (JSON), read from the receiving bot's inbox;
+   * "" once the inbox no longer keeps it (24 hours after it was processed).
+   */
   payload: Schema.String,
   status: SendStatus,
   attempts: Schema.Int,
@@ -42,8 +45,14 @@ export const RouteSend = Schema.Struct({
 }).annotations({ identifier: "RouteSend" })
 export type RouteSend = typeof RouteSend.Type
 
-/** What processing an update adds to the send outbox: pending, due at `created_at`, no attempts. */
-export type NewRouteSend = Omit<RouteSend, "id" | "status" | "attempts" | "next_attempt_at" | "last_error" | "updated_at">
+/**
+ * What processing an update adds to the send outbox: pending, due at `created_at`, no attempts. The payload
+ * stays in the inbox.
+ */
+export type NewRouteSend = Omit<
+  RouteSend,
+  "id" | "payload" | "status" | "attempts" | "next_attempt_at" | "last_error" | "updated_at"
+>
 
 /** The result of one attempt at a send. */
 export type SendOutcome =

@@ -227,6 +227,7 @@ export const make = (options: Options = defaults) =>
      */
     const attempt = (attempt: Omit<Attempt, "message">, payload: string) =>
       Effect.gen(function*() {
+        if (payload === "") return yield* new Unsendable({ reason: "the update is no longer stored" })
         const update = decodeUpdate(payload)
         const message = Either.isRight(update) ? update.right.message ?? update.right.channel_post : undefined
         if (message === undefined) return yield* new Unsendable({ reason: "the message could not be read" })

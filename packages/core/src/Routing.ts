@@ -123,7 +123,6 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
       from_chat_id: message.chat_id,
       message_id: message.message_id,
       hop: 1,
-      payload: update.payload,
       created_at
     })
 

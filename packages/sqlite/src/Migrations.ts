@@ -269,7 +269,6 @@ export const migrations: Record<string, Migration> = {
         .addColumn("chat_id", "integer", (c) => c.notNull())
         .addColumn("reply_to_message_id", "integer", (c) => c.notNull().defaultTo(0))
         .addColumn("hop", "integer", (c) => c.notNull().defaultTo(0))
-        .addColumn("payload", "text", (c) => c.notNull())
         .addColumn("status", "text", (c) => c.notNull().defaultTo("pending"))
         .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
         .addColumn("next_attempt_at", "text", (c) => c.notNull())
@@ -281,11 +280,6 @@ export const migrations: Record<string, Migration> = {
         .createIndex("botrelay_route_sends_bot_status")
         .on("botrelay_route_sends")
         .columns(["bot_id", "status", "id"])
-        .execute()
-      await db.schema
-        .createIndex("botrelay_route_sends_status_updated")
-        .on("botrelay_route_sends")
-        .columns(["status", "updated_at"])
         .execute()
 
       await db.schema

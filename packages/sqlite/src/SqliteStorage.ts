@@ -185,7 +185,7 @@ const toDelivery = (r: DeliveryRow): Delivery.Delivery => ({
   bot_id: r.bot_id,
   update_id: r.update_id,
   url: r.url,
-  payload: r.payload,
+  payload: r.payload ?? "",
   status: r.status,
   attempts: r.attempts,
   next_attempt_at: r.next_attempt_at,
@@ -194,7 +194,7 @@ const toDelivery = (r: DeliveryRow): Delivery.Delivery => ({
   updated_at: r.updated_at
 })
 
-const toRouteSend = (r: RouteSendRow): RouteSend.RouteSend => ({
+const toRouteSend = (r: RouteSendRow & { readonly payload: string | null }): RouteSend.RouteSend => ({
   id: r.id,
   bot_id: r.bot_id,
   kind: r.kind,
@@ -206,7 +206,7 @@ const toRouteSend = (r: RouteSendRow): RouteSend.RouteSend => ({
   chat_id: r.chat_id,
   reply_to_message_id: r.reply_to_message_id,
   hop: r.hop,
-  payload: r.payload,
+  payload: r.payload ?? "",
   status: r.status,
   attempts: r.attempts,
   next_attempt_at: r.next_attempt_at,
@@ -566,7 +566,6 @@ const queueSendQuery = compile((
   chatId: number,
   replyToMessageId: number,
   hop: number,
-  payload: string,
   nextAttemptAt: string,
   createdAt: string,
   updatedAt: string
@@ -582,7 +581,6 @@ const queueSendQuery = compile((
     chat_id: chatId,
     reply_to_message_id: replyToMessageId,
     hop,
-    payload,
     status: pending,
     attempts: sql.lit(0),
     next_attempt_at: nextAttemptAt,
@@ -604,12 +602,19 @@ const pruneSendsQuery = compile((before: string, limit: number) =>
       .limit(limit))
 )
 
+/** Route sends with the payload of their update, while the inbox keeps it. */
+const sendsWithPayload = () =>
+  db.selectFrom("botrelay_route_sends as s")
+    .leftJoin("botrelay_inbox as i", (join) =>
+      join.onRef("i.bot_id", "=", "s.source_bot_id").onRef("i.update_id", "=", "s.update_id"))
+    .selectAll("s")
+    .select("i.payload")
+
 const nextSendsQuery = compile((botId: number, limit: number) =>
-  db.selectFrom("botrelay_route_sends")
-    .selectAll()
-    .where("bot_id", "=", botId)
-    .where("status", "=", pending)
-    .orderBy("id")
+  sendsWithPayload()
+    .where("s.bot_id", "=", botId)
+    .where("s.status", "=", pending)
+    .orderBy("s.id")
     .limit(limit)
 )
 
@@ -1077,7 +1082,6 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
           r.chat_id,
           r.reply_to_message_id,
           r.hop,
-          r.payload,
           r.created_at,
           r.created_at,
           r.created_at
@@ -1396,9 +1400,9 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
     listSends: (filter) =>
       attempt("listSends", () => {
-        let query = db.selectFrom("botrelay_route_sends").selectAll().orderBy("id", "desc").limit(filter.limit)
-        if (filter.bot_id !== undefined) query = query.where("bot_id", "=", filter.bot_id)
-        if (filter.status !== undefined) query = query.where("status", "=", filter.status)
+        let query = sendsWithPayload().orderBy("s.id", "desc").limit(filter.limit)
+        if (filter.bot_id !== undefined) query = query.where("s.bot_id", "=", filter.bot_id)
+        if (filter.status !== undefined) query = query.where("s.status", "=", filter.status)
         return all(query).map(toRouteSend)
       }),
 

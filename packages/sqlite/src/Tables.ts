@@ -158,8 +158,6 @@ export interface RouteSendsTable {
   readonly chat_id: number
   readonly reply_to_message_id: number
   readonly hop: number
-  /** The message as the receiving bot got it (JSON text). */
-  readonly payload: string
   readonly status: "pending" | "sent" | "dead"
   readonly attempts: number
   readonly next_attempt_at: string

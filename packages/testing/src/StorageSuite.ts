@@ -141,12 +141,16 @@ const newSend = (
   chat_id: 200,
   reply_to_message_id: 0,
   hop: 0,
-  payload: `{"update_id":${updateId},"message":{"message_id":${updateId},"chat":{"id":100},"text":"hi"}}`,
   created_at: t1,
   ...overrides
 })
 
-const queuedSend = (id: number, input: RouteSend.NewRouteSend): RouteSend.RouteSend => ({
+/** The send as storage reads it back: with the payload of its update in the receiving bot's inbox. */
+const queuedSend = (
+  id: number,
+  input: RouteSend.NewRouteSend,
+  payload = update(input.update_id).payload
+): RouteSend.RouteSend => ({
   id,
   bot_id: input.bot_id,
   kind: input.kind,
@@ -158,7 +162,7 @@ const queuedSend = (id: number, input: RouteSend.NewRouteSend): RouteSend.RouteS
   chat_id: input.chat_id,
   reply_to_message_id: input.reply_to_message_id,
   hop: input.hop,
-  payload: input.payload,
+  payload,
   status: "pending",
   attempts: 0,
   next_attempt_at: input.created_at,
@@ -1417,9 +1421,12 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
         sends: ReadonlyArray<RouteSend.NewRouteSend>
       ) =>
         Effect.gen(function*() {
-          const offset = yield* storage.ingressOffset(sourceBotId)
-          yield* storage.commitUpdates(sourceBotId, [update(offset + 1, { received_at: t2 })], offset + 2)
-          yield* storage.completeUpdates([completion(sourceBotId, offset + 1, { sends })])
+          const updateIds = [...new Set(sends.map((send) => send.update_id))]
+          const offset = Math.max(yield* storage.ingressOffset(sourceBotId), ...updateIds.map((id) => id + 1))
+          yield* storage.commitUpdates(sourceBotId, updateIds.map((id) => update(id, { received_at: t2 })), offset)
+          yield* storage.completeUpdates(
+            updateIds.map((id) => completion(sourceBotId, id, { sends: sends.filter((send) => send.update_id === id) }))
+          )
         })
 
       const sent = (at: string): RouteSend.SendOutcome => ({ status: "sent", at })
@@ -1688,6 +1695,19 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           assert.deepStrictEqual(yield* storage.pruneFinished(t1, 2), { updates: 0, deliveries: 0, sends: 0 })
           assert.deepStrictEqual(yield* sendIds(storage, { limit: 10 }), [7, 4, 3, 2])
           assert.deepStrictEqual(ids(yield* storage.nextSends(b.id, 10)), [3, 7])
+        }))
+
+      test("a send reads its payload from the receiving bot's inbox, and reads \"\" once the inbox dropped it", (storage) =>
+        Effect.gen(function*() {
+          const a = yield* storage.insertBot(botInput(1))
+          const b = yield* storage.insertBot(botInput(2))
+          const payload = "{\"update_id\":1,\"message\":{\"message_id\":1,\"text\":\"привет\"}}"
+          yield* storage.commitUpdates(a.id, [update(1, { payload, received_at: t0 })], 2)
+          yield* storage.completeUpdates([completion(a.id, 1, { sends: [newSend(b.id, a.id, 1)] })])
+          assert.deepStrictEqual((yield* storage.nextSends(b.id, 10)).map((r) => r.payload), [payload])
+          assert.deepStrictEqual(yield* storage.pruneFinished(t1, 10), { updates: 1, deliveries: 0, sends: 0 })
+          assert.deepStrictEqual((yield* storage.nextSends(b.id, 10)).map((r) => r.payload), [""])
+          assert.deepStrictEqual((yield* storage.listSends({ limit: 10 })).map((r) => r.payload), [""])
         }))
 
       test("botsWithWork includes bots with pending route sends only", (storage) =>
