@@ -35,8 +35,10 @@ import { isRunning, machineTicks, memoryMb, processTicks, stop, ticksPerSecond }
 type Fake = FakeTelegram.FakeTelegram
 
 /** A bot of the load run, with what the bench knows of each of its updates. */
-interface LoadBot {
+export interface LoadBot {
   readonly index: number
+  /** Its id in Botrelay, once registered. */
+  id: number
   readonly fake: FakeTelegram.FakeBot
   readonly user: { readonly id: number; readonly first_name: string }
   nextMessage: number
@@ -81,7 +83,7 @@ interface Figures {
 }
 
 /** Integrity of the load run: every confirmed update reached the backend exactly once. */
-interface Integrity {
+export interface Integrity {
   readonly created: number
   readonly confirmed: number
   readonly received: number
@@ -147,7 +149,6 @@ const startBackend = async (bots: ReadonlyArray<LoadBot>): Promise<Backend> => {
   }
 }
 
-
 const listBots = async (botrelay: Botrelay) => {
   const response = await fetch(`${botrelay.url}/api/bots`, { headers: botrelay.headers })
   const text = await response.text()
@@ -156,7 +157,7 @@ const listBots = async (botrelay: Botrelay) => {
 }
 
 /** Runs `task` for 0..n-1 with at most `width` at a time. */
-const inParallel = async (n: number, width: number, task: (i: number) => Promise<void>) => {
+export const inParallel = async (n: number, width: number, task: (i: number) => Promise<void>) => {
   let next = 0
   const lane = async () => {
     while (next < n) await task(next++)
@@ -186,8 +187,10 @@ const alive = (botrelay: Botrelay) => {
   if (!isRunning(botrelay.child)) throw new Error(`Botrelay exited during the run:\n${botrelay.child.output}`)
 }
 
+const orderText = (_: LoadBot, n: number) => `Hello! Where is my order #${n}? It was due yesterday.`
+
 /** A user's message to the bot, queued in FakeTelegram and stamped with its creation time. */
-const produce = (fake: Fake, bot: LoadBot) => {
+const produce = (fake: Fake, bot: LoadBot, text: (bot: LoadBot, n: number) => string) => {
   const n = bot.nextMessage++
   const update = fake.enqueue(bot.fake.id, {
     message: {
@@ -195,7 +198,7 @@ const produce = (fake: Fake, bot: LoadBot) => {
       from: { id: bot.user.id, is_bot: false, first_name: bot.user.first_name, language_code: "en" },
       chat: { id: bot.user.id, first_name: bot.user.first_name, type: "private" },
       date: Math.floor(Date.now() / 1000),
-      text: `Hello! Where is my order #${n}? It was due yesterday.`
+      text: text(bot, n)
     }
   })
   if (update === undefined) throw new Error(`FakeTelegram refused an update for bot ${bot.fake.id}`)
@@ -317,23 +320,23 @@ const integrity = (fake: Fake, bots: ReadonlyArray<LoadBot>, backend: Backend): 
   return { created, confirmed, received, missing, duplicated, unexpected, pending }
 }
 
-const ms = (n: number) =>
+export const ms = (n: number) =>
   Number.isNaN(n) ? "-" : `${n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US")} ms`
 
 const mb = (n: number) => Number.isNaN(n) ? "-" : `${n.toFixed(1)} MB`
 
-const cores = (ticks: number, seconds: number) => (ticks / ticksPerSecond / seconds).toFixed(2)
+export const cores = (ticks: number, seconds: number) => (ticks / ticksPerSecond / seconds).toFixed(2)
 
-const rate = (n: number) => `${count(n)}/s`
+export const rate = (n: number) => `${count(n)}/s`
 
 /** A measured window with its figures; `rate` for the paced runs. */
-interface Run {
+export interface Run {
   readonly window: Window
   readonly figures: Figures
   readonly rate?: number
 }
 
-interface LoadSettings {
+export interface LoadSettings {
   readonly bots: number
   readonly queue: number
   readonly warmup: number
@@ -343,16 +346,32 @@ interface LoadSettings {
   readonly drainLimit: number
 }
 
-interface LoadResult {
+export interface LoadResult {
   readonly windows: ReadonlyArray<Run>
   readonly integrity: Integrity
   readonly rss: number
   readonly peak: number
 }
 
-const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
+/** What a suite built on the load run changes in it. */
+export interface LoadHooks {
+  /** Prefix of progress lines. */
+  readonly label?: string
+  /** The text of a bot's n-th message. */
+  readonly text?: (bot: LoadBot, n: number) => string
+  /** Runs once the load bots are registered, before they are awaited polling. */
+  readonly setup?: (botrelay: Botrelay, fake: Fake, bots: ReadonlyArray<LoadBot>) => Promise<void>
+  /** Runs after the last drain, while the server and its database are still there. */
+  readonly inspect?: (database: string, fake: Fake) => void
+}
+
+/** The load run against a fresh server: saturated, then paced; each window drained before the next. */
+export const runLoad = async (settings: LoadSettings, hooks: LoadHooks = {}): Promise<LoadResult> => {
+  const label = hooks.label ?? "pipeline"
+  const text = hooks.text ?? orderText
   const fake = await FakeTelegram.start()
   const dir = makeTempDir()
+  const database = join(dir, "botrelay.db")
   const bots: Array<LoadBot> = []
   let backend: Backend | undefined
   let botrelay: Botrelay | undefined
@@ -360,6 +379,7 @@ const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
     for (let index = 0; index < settings.bots; index++) {
       bots.push({
         index,
+        id: 0,
         fake: fake.addBot(),
         user: fake.addUser({ first_name: `Customer ${index}` }),
         nextMessage: 1,
@@ -369,18 +389,19 @@ const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
       })
     }
     backend = await startBackend(bots)
-    botrelay = await startBotrelay(join(dir, "botrelay.db"), fake.apiRoot)
+    botrelay = await startBotrelay(database, fake.apiRoot)
     for (const bot of bots) {
-      await addBot(botrelay, {
+      bot.id = (await addBot(botrelay, {
         token: bot.fake.token,
         name: `Load bot ${bot.index}`,
         proxy_enabled: true,
         backend_url: `${backend.url}/${bot.index}`
-      })
+      })).id
     }
+    await hooks.setup?.(botrelay, fake, bots)
     await Promise.all(bots.map((bot) => fake.waitForPoll(bot.fake.id, "30 seconds")))
     process.stderr.write(
-      `pipeline: ${bots.length} bots polling; ${settings.queue} updates kept pending per bot, ` +
+      `${label}: ${bots.length} bots polling; ${settings.queue} updates kept pending per bot, ` +
         `warm-up ${settings.warmup} s, run ${settings.duration} s\n`
     )
 
@@ -390,7 +411,7 @@ const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
     const topUp = every(() => {
       for (const bot of bots) {
         const missing = settings.queue - fake.pendingUpdates(bot.fake.id).length
-        for (let i = 0; i < missing; i++) produce(fake, bot)
+        for (let i = 0; i < missing; i++) produce(fake, bot, text)
       }
     })
     await sleep(settings.warmup * 1000)
@@ -403,21 +424,21 @@ const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
     const saturated = closeSaturated()
     topUp.stop()
     const rss = memoryMb(server.child, "VmRSS")
-    process.stderr.write(`pipeline: load stopped with ${count(saturated.backlog)} updates on their way; draining\n`)
+    process.stderr.write(`${label}: load stopped with ${count(saturated.backlog)} updates on their way; draining\n`)
     saturated.drained = await drain(bots, server, settings.drainLimit)
     windows.push({ window: saturated, figures: figures(bots, saturated) })
 
     for (const target of settings.rates) {
       const pacedWarmup = Math.min(2, settings.pacedDuration / 5)
       process.stderr.write(
-        `pipeline: paced at ${count(target)} updates/s for ${settings.pacedDuration} s ` +
+        `${label}: paced at ${count(target)} updates/s for ${settings.pacedDuration} s ` +
           `(first ${pacedWarmup} s not counted)\n`
       )
       const started = performance.now()
       let produced = 0
       const pacer = every(() => {
         const due = Math.floor((performance.now() - started) / 1000 * target) - produced
-        for (let i = 0; i < due; i++) produce(fake, bots[produced++ % bots.length]!)
+        for (let i = 0; i < due; i++) produce(fake, bots[produced++ % bots.length]!, text)
       })
       await sleep(pacedWarmup * 1000)
       const closePaced = measure(`paced at ${count(target)}/s`, fake, bots, server)
@@ -431,6 +452,7 @@ const runLoad = async (settings: LoadSettings): Promise<LoadResult> => {
 
     await sleep(200)
     alive(server)
+    hooks.inspect?.(database, fake)
     return { windows, integrity: integrity(fake, bots, backend), rss, peak: memoryMb(server.child, "VmHWM") }
   } finally {
     if (botrelay !== undefined) await stop(botrelay.child)
@@ -520,7 +542,8 @@ const runIdle = async (botCount: number, seconds: number): Promise<Idle> => {
   }
 }
 
-const reportLoad = (settings: LoadSettings, load: LoadResult) => {
+/** Prints the load run's windows and integrity under `title`. */
+export const reportLoad = (settings: LoadSettings, load: LoadResult, title = "Pipeline") => {
   const results = table(
     [
       "run",
@@ -562,7 +585,7 @@ const reportLoad = (settings: LoadSettings, load: LoadResult) => {
     0
   )
   process.stdout.write(
-    `\nPipeline: ${settings.bots} proxy bots, FakeTelegram → Botrelay → backend, all on 127.0.0.1.\n` +
+    `\n${title}: ${settings.bots} proxy bots, FakeTelegram → Botrelay → backend, all on 127.0.0.1.\n` +
       `saturated: each bot's FakeTelegram queue topped up to ${settings.queue} updates, ` +
       `${settings.duration} s after a ${settings.warmup} s warm-up.\n` +
       (settings.rates.length > 0
@@ -655,7 +678,7 @@ const reportTargets = (load: LoadResult | undefined, idle: Idle | undefined) => 
 }
 
 /** Comma-separated rates (updates/s) from the environment; 0 or an empty list runs none. */
-const envRates = (name: string, fallback: ReadonlyArray<number>): ReadonlyArray<number> => {
+export const envRates = (name: string, fallback: ReadonlyArray<number>): ReadonlyArray<number> => {
   const raw = process.env[name]
   if (raw === undefined || raw.trim() === "") return fallback
   const rates = raw.split(",").map((part) => Number(part.trim()))
@@ -665,17 +688,30 @@ const envRates = (name: string, fallback: ReadonlyArray<number>): ReadonlyArray<
   return rates.filter((n) => n > 0)
 }
 
+/** The load run's shape from the BENCH_PIPELINE_* settings, with `bots` load bots. */
+export const loadSettings = (bots: number): LoadSettings => ({
+  bots,
+  queue: envInt("BENCH_PIPELINE_QUEUE", 100),
+  warmup: envInt("BENCH_PIPELINE_WARMUP", 3),
+  duration: envInt("BENCH_PIPELINE_DURATION", 20),
+  rates: envRates("BENCH_PIPELINE_RATE", [2000]),
+  pacedDuration: envInt("BENCH_PIPELINE_PACED_DURATION", 10),
+  drainLimit: envInt("BENCH_PIPELINE_DRAIN", 300)
+})
+
+/** Throws when the load run lost or duplicated updates. */
+export const checkIntegrity = ({ duplicated, missing, pending, unexpected }: Integrity): void => {
+  if (missing > 0 || duplicated > 0 || unexpected > 0) {
+    throw new Error(
+      `updates lost or duplicated: ${missing} confirmed but never delivered, ${duplicated} delivered again, ` +
+        `${unexpected} unknown deliveries (${pending} still pending in FakeTelegram)`
+    )
+  }
+}
+
 /** Runs the load run and the idle run and prints their tables; throws when updates were lost or duplicated. */
 export const runPipeline = async (): Promise<void> => {
-  const settings: LoadSettings = {
-    bots: envInt("BENCH_PIPELINE_BOTS", 20, true),
-    queue: envInt("BENCH_PIPELINE_QUEUE", 100),
-    warmup: envInt("BENCH_PIPELINE_WARMUP", 3),
-    duration: envInt("BENCH_PIPELINE_DURATION", 20),
-    rates: envRates("BENCH_PIPELINE_RATE", [2000]),
-    pacedDuration: envInt("BENCH_PIPELINE_PACED_DURATION", 10),
-    drainLimit: envInt("BENCH_PIPELINE_DRAIN", 300)
-  }
+  const settings = loadSettings(envInt("BENCH_PIPELINE_BOTS", 20, true))
   const idleBots = envInt("BENCH_IDLE_BOTS", 1000, true)
   const idleSeconds = envInt("BENCH_IDLE_DURATION", 10)
 
@@ -693,13 +729,6 @@ export const runPipeline = async (): Promise<void> => {
   }
   reportTargets(load, idle)
 
-  const { missing, duplicated, unexpected, pending } = load?.integrity ??
-    { missing: 0, duplicated: 0, unexpected: 0, pending: 0 }
-  if (missing > 0 || duplicated > 0 || unexpected > 0) {
-    throw new Error(
-      `updates lost or duplicated: ${missing} confirmed but never delivered, ${duplicated} delivered again, ` +
-        `${unexpected} unknown deliveries (${pending} still pending in FakeTelegram)`
-    )
-  }
+  if (load !== undefined) checkIntegrity(load.integrity)
   if (idleFailure !== undefined) throw idleFailure
 }
