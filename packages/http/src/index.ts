@@ -1,6 +1,7 @@
 export * as Api from "./Api.js"
 export * as ApiError from "./ApiError.js"
 export * as BotApiAnswer from "./BotApiAnswer.js"
+export * as Client from "./Client.js"
 export * as Handlers from "./Handlers.js"
 export * as HttpApp from "./HttpApp.js"
 export * as LocalMethods from "./LocalMethods.js"

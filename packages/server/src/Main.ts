@@ -1,33 +1,14 @@
-import { mkdirSync, writeFileSync, chmodSync } from "node:fs"
+import { chmodSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import {
-  ApiKeys,
-  BotActivity,
-  Bots,
-  Deliveries,
-  type Errors,
-  FloodControl,
-  LlmRouter,
-  LlmSettings,
-  LongPoll,
-  Messages,
-  Routes,
-  type Storage,
-  Supervisor,
-  Tags,
-  Webhook
-} from "@botrelay/core"
+import { ApiKeys, Bots, type Errors, type LlmSettings, type Storage, Supervisor } from "@botrelay/core"
 import { HttpApp, TgApi } from "@botrelay/http"
-import { SqliteStorage } from "@botrelay/sqlite"
-import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
-import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
+import { Botrelay, NodeHandler, ProxyFastPath } from "@botrelay/node"
+import type { SqliteStorage } from "@botrelay/sqlite"
+import { Console, Duration, Effect, Layer, Logger, Redacted } from "effect"
 import type { Config } from "./Config.js"
-import * as NodeHttpExchange from "./NodeHttpExchange.js"
-import * as ProxyFastPath from "./ProxyFastPath.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
@@ -35,20 +16,7 @@ const inMemory = (database: string) => database === ":memory:" || database === "
 export const storageLayer = (
   config: Pick<Config, "database">
 ): Layer.Layer<Storage.Storage, SqliteStorage.MigrationError | Errors.StorageError> =>
-  Layer.unwrapEffect(
-    Effect.sync(() => {
-      if (!inMemory(config.database)) mkdirSync(dirname(config.database), { recursive: true })
-      return SqliteStorage.layer({ filename: config.database })
-    })
-  )
-
-/** The long-poll buffer's retention from the configuration; the library defaults for what is not given. */
-const longPollOptions = (
-  config: Partial<Pick<Config, "bufferMaxUpdates" | "bufferMaxAge">>
-): LongPoll.Options => ({
-  maxUpdates: config.bufferMaxUpdates ?? LongPoll.defaults.maxUpdates,
-  maxAge: config.bufferMaxAge === undefined ? LongPoll.defaults.maxAge : Duration.seconds(config.bufferMaxAge)
-})
+  Botrelay.storageLayer(config.database)
 
 /** The LLM router's fixed settings: those the environment sets. */
 const llmOverrides = (
@@ -60,11 +28,8 @@ const llmOverrides = (
   ...(config.llmTimeoutMs === undefined ? {} : { timeout_ms: config.llmTimeoutMs })
 })
 
-/**
- * The core services on SQLite and the configured Telegram API; webhook mode when a public URL is configured.
- * Their `HttpExchange` (node:http) also serves the /tgapi proxy's calls read whole.
- */
-export const servicesLayer = (
+/** The instance options the configuration sets; the library defaults for what it does not. */
+export const botrelayOptions = (
   config:
     & Pick<Config, "database" | "telegramApi">
     & Partial<
@@ -81,40 +46,19 @@ export const servicesLayer = (
       >
     >,
   runtime: Supervisor.Options = Supervisor.defaults
-): Layer.Layer<
-  | Bots.Bots
-  | Routes.Routes
-  | Messages.Messages
-  | Tags.Tags
-  | ApiKeys.ApiKeys
-  | Supervisor.Supervisor
-  | LongPoll.LongPoll
-  | Deliveries.Deliveries
-  | LlmSettings.LlmSettings
-  | LlmRouter.LlmRouter
-  | BotActivity.BotActivity
-  | TelegramClient.TelegramClient
-  | HttpExchange.HttpExchange
-  | Storage.Storage,
-  SqliteStorage.MigrationError | Errors.StorageError
-> =>
-  Layer.mergeAll(
-    Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(config.publicUrl)))),
-    Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
-    Layer.provideMerge(Supervisor.layer({
-      ...runtime,
-      publicUrl: config.publicUrl ?? runtime.publicUrl,
-      ...(config.routeMappingTtl === undefined ? {} : { routing: { mappingTtl: Duration.seconds(config.routeMappingTtl) } })
-    })),
-    Layer.provideMerge(LlmRouter.layer),
-    Layer.provideMerge(LlmSettings.layer(llmOverrides(config))),
-    Layer.provideMerge(LongPoll.layer(longPollOptions(config))),
-    Layer.provideMerge(TelegramClient.layerHttpExchange({ apiRoot: config.telegramApi })),
-    Layer.provideMerge(storageLayer(config)),
-    Layer.provideMerge(BotActivity.layer),
-    Layer.provideMerge(FloodControl.layer()),
-    Layer.provideMerge(NodeHttpExchange.layer)
-  )
+): Botrelay.Options => ({
+  database: config.database,
+  telegramApi: config.telegramApi,
+  publicUrl: config.publicUrl,
+  longPoll: {
+    ...(config.bufferMaxUpdates === undefined ? {} : { maxUpdates: config.bufferMaxUpdates }),
+    ...(config.bufferMaxAge === undefined ? {} : { maxAge: Duration.seconds(config.bufferMaxAge) })
+  },
+  llm: llmOverrides(config),
+  runtime: config.routeMappingTtl === undefined
+    ? runtime
+    : { ...runtime, routing: { mappingTtl: Duration.seconds(config.routeMappingTtl) } }
+})
 
 /** Where the generated admin key is written. */
 export const adminKeyFile = (database: string) => join(dirname(database), "admin.key")
@@ -153,16 +97,6 @@ export const bootstrap = (
     }
   }).pipe(Effect.withSpan("bootstrap"))
 
-/**
- * Where the /tgapi proxy passes calls on to, the configured Telegram API, and the platform's keep-alive
- * HTTP client it streams uploads and downloads with; calls read whole go through the services' `HttpExchange`.
- */
-const proxyLayer = (config: Pick<Config, "telegramApi">) =>
-  Layer.mergeAll(
-    NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true }))),
-    TgApi.upstream(config.telegramApi)
-  )
-
 /** A node:http server that offers each request to `front` first; requests it takes never reach the app. */
 const frontedServer = (front: (req: IncomingMessage, res: ServerResponse) => boolean) => {
   const server = createServer()
@@ -181,11 +115,6 @@ const nodeServer = (config: Pick<Config, "port" | "host" | "telegramApi">) =>
       NodeHttpServer.layer(() => frontedServer(front), { port: config.port, host: config.host }))
   ).pipe(Layer.provide(TgApi.upstream(config.telegramApi)))
 
-/** When the server stops, answers held long polls before the socket waits for its requests to finish. */
-const answerLongPollsOnStop = Layer.scopedDiscard(
-  Effect.flatMap(LongPoll.LongPoll, (longPoll) => Effect.addFinalizer(() => longPoll.shutdown))
-)
-
 /**
  * The whole standalone server: storage, services, first-start duties and the HTTP API on a socket.
  * Storage is opened before the socket and closed after it, so in-flight requests finish first.
@@ -198,11 +127,13 @@ export const layer = (
   HttpServer.HttpServer,
   HttpServerError.ServeError | SqliteStorage.MigrationError | Errors.InvalidInput | Errors.StorageError
 > => {
-  const services = Layer.effectDiscard(bootstrap(config)).pipe(Layer.provideMerge(servicesLayer(config, runtime)))
+  const services = Layer.effectDiscard(bootstrap(config)).pipe(
+    Layer.provideMerge(Botrelay.servicesLayer(botrelayOptions(config, runtime)))
+  )
   return HttpApiBuilder.serve(HttpApp.withBodyLimit).pipe(
     Layer.provide(HttpApp.layer),
-    Layer.provide(proxyLayer(config)),
-    Layer.merge(answerLongPollsOnStop),
+    Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
+    Layer.merge(NodeHandler.answerLongPollsOnStop),
     HttpApp.withoutRequestSpans,
     HttpServer.withLogAddress,
     Layer.provideMerge(nodeServer(config)),

@@ -1,0 +1,116 @@
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { Readable } from "node:stream"
+import { HttpApiBuilder, type HttpClient, HttpMiddleware } from "@effect/platform"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { LongPoll } from "@botrelay/core"
+import { HttpApp, TgApi } from "@botrelay/http"
+import { Effect, Layer, type Scope } from "effect"
+import type { Services } from "./Botrelay.js"
+import * as ProxyFastPath from "./ProxyFastPath.js"
+
+/**
+ * A Node request handler serving Botrelay's whole HTTP surface: `/api`, `/tgapi` and the webhook ingress.
+ * Requests outside its prefix go to `next` when there is one (express, koa), else get a 404.
+ */
+export interface Handler {
+  (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void
+  /** Whether a request URL (path and query) is under the handler's prefix. */
+  readonly handles: (url: string) => boolean
+}
+
+/** Where /tgapi passes calls on to, and the keep-alive client it streams uploads and downloads with. */
+export const proxyLayer = (apiRoot: string): Layer.Layer<HttpClient.HttpClient | TgApi.Upstream> =>
+  Layer.mergeAll(
+    NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true }))),
+    TgApi.upstream(apiRoot)
+  )
+
+/** When the instance stops, answers held long polls first, so they do not hold up the shutdown. */
+export const answerLongPollsOnStop: Layer.Layer<never, never, LongPoll.LongPoll> = Layer.scopedDiscard(
+  Effect.flatMap(LongPoll.LongPoll, (longPoll) => Effect.addFinalizer(() => longPoll.shutdown))
+)
+
+/** `"/botrelay/"` → `"/botrelay"`; `""` and `"/"` → `""`. */
+const normalize = (prefix: string | undefined) => {
+  const trimmed = (prefix ?? "").replace(/\/+$/, "")
+  if (trimmed !== "" && !trimmed.startsWith("/")) throw new TypeError(`the prefix must start with "/": ${prefix}`)
+  return trimmed
+}
+
+/** The URL under the prefix, or undefined when the request is outside it. */
+const within = (url: string, prefix: string): string | undefined => {
+  if (prefix === "") return url
+  if (!url.startsWith(prefix)) return undefined
+  const rest = url.slice(prefix.length)
+  return rest === "" ? "/" : rest[0] === "/" ? rest : rest[0] === "?" ? `/${rest}` : undefined
+}
+
+/**
+ * The body a host's parser (express.json, body-parser, koa-bodyparser) already read, as bytes again:
+ * undefined when nothing read it. JSON and form bodies are written back from their parsed form.
+ */
+const consumedBody = (req: IncomingMessage): Uint8Array | undefined => {
+  if (!req.readableEnded) return undefined
+  const body: unknown = (req as { body?: unknown }).body
+  if (body === undefined || body === null) return new Uint8Array()
+  if (body instanceof Uint8Array) return body
+  if (typeof body === "string") return Buffer.from(body)
+  const type = req.headers["content-type"] ?? ""
+  return Buffer.from(
+    /application\/x-www-form-urlencoded/i.test(type)
+      ? new URLSearchParams(body as Record<string, string>).toString()
+      : JSON.stringify(body)
+  )
+}
+
+/** A request that reads `body` in place of its consumed stream. */
+const replayed = (req: IncomingMessage, body: Uint8Array): IncomingMessage => {
+  const { "transfer-encoding": _, ...headers } = req.headers
+  return Object.assign(Readable.from(body.length === 0 ? [] : [body]), {
+    headers: { ...headers, "content-length": String(body.length) },
+    rawHeaders: [],
+    method: req.method,
+    url: req.url,
+    httpVersion: req.httpVersion,
+    httpVersionMajor: req.httpVersionMajor,
+    httpVersionMinor: req.httpVersionMinor,
+    socket: req.socket,
+    connection: req.socket,
+    complete: true,
+    aborted: false
+  }) as unknown as IncomingMessage
+}
+
+const notFound = (res: ServerResponse) => {
+  res.writeHead(404, { "content-type": "application/json" })
+  res.end(JSON.stringify({ error: "not found", code: "not_found" }))
+}
+
+/**
+ * Builds the handler on the instance's services: the HTTP app (with its 1 MiB body limit and no
+ * per-request spans, whose URLs would carry tokens) behind the /tgapi fast path, under `prefix`.
+ */
+export const make = (options: {
+  readonly prefix?: string | undefined
+}): Effect.Effect<Handler, never, Scope.Scope | Services | HttpClient.HttpClient | TgApi.Upstream> =>
+  Effect.gen(function*() {
+    const prefix = normalize(options.prefix)
+    const app = yield* HttpApiBuilder.httpApp.pipe(
+      Effect.provide(Layer.mergeAll(HttpApp.layer, HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer))
+    )
+    const serve = yield* NodeHttpServer.makeHandler(HttpApp.withBodyLimit(app)).pipe(
+      HttpMiddleware.withTracerDisabledWhenEffect(() => true),
+      Effect.provide(NodeHttpServer.layerContext)
+    )
+    const fast = yield* ProxyFastPath.make
+    const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => {
+      const url = within(req.url ?? "/", prefix)
+      if (url === undefined) return next === undefined ? notFound(res) : next()
+      const consumed = consumedBody(req)
+      const request = consumed === undefined ? req : replayed(req, consumed)
+      request.url = url
+      if (!fast(request, res)) serve(request, res)
+    }
+    return Object.assign(handler, { handles: (url: string) => within(url, prefix) !== undefined })
+  })

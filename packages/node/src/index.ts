@@ -1,0 +1,6 @@
+export * as Adapters from "./Adapters.js"
+export * as Botrelay from "./Botrelay.js"
+export * as Instance from "./Instance.js"
+export * as NodeHandler from "./NodeHandler.js"
+export * as NodeHttpExchange from "./NodeHttpExchange.js"
+export * as ProxyFastPath from "./ProxyFastPath.js"
