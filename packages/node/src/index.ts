@@ -1,5 +1,7 @@
 export * as Adapters from "./Adapters.js"
 export * as Botrelay from "./Botrelay.js"
+export * as Facade from "./Facade.js"
+export { type Botrelay as BotrelayApp, BotrelayError, createBotrelay } from "./Facade.js"
 export * as Instance from "./Instance.js"
 export * as NodeHandler from "./NodeHandler.js"
 export * as NodeHttpExchange from "./NodeHttpExchange.js"

@@ -1,0 +1,48 @@
+import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
+import { Adapters, createBotrelay, type Instance } from "@botrelay/node"
+import Fastify from "fastify"
+
+/** Where the app listens, and how its Botrelay is set up. */
+export interface Options extends Pick<Instance.Options, "database" | "telegramApi" | "adminKey" | "logLevel"> {
+  /** 0 picks a free port. */
+  readonly port: number
+  /** `127.0.0.1` by default. */
+  readonly host?: string | undefined
+}
+
+/** Starts a fastify app with its own `GET /`, and Botrelay's API, Bot API proxy and webhooks under `/botrelay`. */
+export const start = async ({ port, host = "127.0.0.1", ...options }: Options) => {
+  const botrelay = await createBotrelay({ ...options, prefix: "/botrelay" })
+  const app = Fastify()
+  app.addHook("onRequest", Adapters.fastify(botrelay.handler))
+  app.get("/", async () => {
+    const bots = await botrelay.bots.list()
+    return { app: "fastify", bots: bots.map((bot) => bot.name) }
+  })
+  await app.listen({ port, host }).catch(async (error) => {
+    await botrelay.close()
+    throw error
+  })
+  return {
+    url: `http://${host}:${(app.server.address() as AddressInfo).port}`,
+    botrelay,
+    /** Closes the server and stops Botrelay, which answers held long polls so their connections can end. */
+    close: async () => {
+      await Promise.all([app.close(), botrelay.close()])
+    }
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { env } = process
+  const app = await start({
+    port: Number(env.PORT || 3000),
+    host: env.HOST || undefined,
+    database: env.BOTRELAY_DATABASE || "./data/botrelay.db",
+    telegramApi: env.BOTRELAY_TELEGRAM_API || undefined,
+    adminKey: env.BOTRELAY_ADMIN_KEY || undefined
+  })
+  console.log(`Listening on ${app.url}; Botrelay's API is at ${app.url}/botrelay/api`)
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void app.close())
+}

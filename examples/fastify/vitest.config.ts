@@ -1,0 +1,6 @@
+import { defineProject } from "vitest/config"
+
+export default defineProject({
+  ssr: { resolve: { conditions: ["@botrelay/source"] } },
+  test: { name: "example-fastify", include: ["test/**/*.test.ts"] }
+})

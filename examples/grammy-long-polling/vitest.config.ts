@@ -1,0 +1,6 @@
+import { defineProject } from "vitest/config"
+
+export default defineProject({
+  ssr: { resolve: { conditions: ["@botrelay/source"] } },
+  test: { name: "example-grammy-long-polling", include: ["test/**/*.test.ts"] }
+})
