@@ -1,4 +1,5 @@
 import type { BotApi } from "@botrelay/telegram"
+import * as Message from "./Message.js"
 
 /** Telegram's limits on a message's text and a media caption, in UTF-16 code units. */
 export const textLimit = 4096
@@ -85,19 +86,28 @@ interface FileLike {
   readonly mime_type?: string | undefined
 }
 
+/** The message's media file as `Message.mediaOf` chooses it (the largest photo), with how to upload it. */
 const mediaOf = (
   message: BotApi.Message
 ): { readonly file: FileLike; readonly kind: MediaKind; readonly name: string | undefined } | undefined => {
-  const photo = message.photo
-  if (photo !== undefined && photo.length > 0) {
-    const largest = photo.reduce((a, b) => (b.width * b.height > a.width * a.height ? b : a))
-    return { file: largest, kind: mediaKinds.photo, name: undefined }
+  const media = Message.mediaOf(message)
+  if (media === undefined || media.media_type === "callback") return undefined
+  const kind = mediaKinds[media.media_type]
+  if (media.media_type === "photo") {
+    const size = message.photo?.find((p) => p.file_id === media.file_id)
+    return size === undefined ? undefined : { file: size, kind, name: undefined }
   }
-  for (const key of ["animation", "video", "audio", "voice", "document", "sticker", "video_note"] as const) {
-    const file: FileLike | undefined = message[key]
-    if (file !== undefined) return { file, kind: mediaKinds[key], name: file.file_name }
+  const file: FileLike | undefined = message[media.media_type]
+  return file === undefined ? undefined : { file, kind, name: file.file_name }
+}
+
+/** The media fields of a message (`photo`, `video`, ...), as a copy of it carries them. */
+export const mediaFields = (message: BotApi.Message): Partial<BotApi.Message> => {
+  const fields: Partial<Record<keyof typeof mediaKinds, unknown>> = {}
+  for (const key of Object.keys(mediaKinds) as Array<keyof typeof mediaKinds>) {
+    if (message[key] !== undefined) fields[key] = message[key]
   }
-  return undefined
+  return fields as Partial<BotApi.Message>
 }
 
 /** "Jane Doe (@jane, id 42)": who sent the message, for the line that precedes its content. */

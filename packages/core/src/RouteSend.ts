@@ -29,7 +29,7 @@ export const RouteSend = Schema.Struct({
   chat_id: Schema.Int,
   /** The message the send replies to in `chat_id`; 0 for none. */
   reply_to_message_id: Schema.Int,
-  /** How many route sends led to this one; the message a person sent counts 0. */
+  /** How many route sends led to this one: always 1, since only messages people sent trigger routes. */
   hop: Schema.Int,
   /**
    * The update that brought the message, as Telegram sent it (JSON), read from the receiving bot's inbox;

@@ -40,7 +40,7 @@ export const defaults: Options = {
 const batchSize = 50
 
 /** How long route evaluation waits for sends into a chat before it looks whether a message there is the service's. */
-const fenceTimeout = Duration.seconds(30)
+const fenceTimeout = Duration.seconds(5)
 
 const decodeUpdate = Schema.decodeUnknownEither(Schema.parseJson(BotApi.Update))
 const decodeSent = Schema.decodeUnknown(BotApi.Message)
@@ -97,7 +97,7 @@ export const make = (options: Options = defaults) =>
       })
 
     /**
-     * Waits (at most 30 s) for the sends into the chat that Telegram may already have answered: once they
+     * Waits (at most 5 s) for the sends into the chat that Telegram may already have answered: once they
      * are recorded, a message there that one of them produced is known as the service's.
      */
     const quiet = (chatId: number): Effect.Effect<void> =>
@@ -111,12 +111,16 @@ export const make = (options: Options = defaults) =>
           )
       })
 
-    /** One attempt at a send: the job, its bots and message, and its calls into the target chat, paced and tracked. */
+    /**
+     * One attempt at a send: the job, its bots and message, its calls into the target chat (paced and tracked),
+     * and the messages it has produced so far.
+     */
     interface Attempt {
       readonly job: RouteSend
       readonly sender: StoredBot
       readonly receiver: StoredBot
       readonly message: BotApi.Message
+      readonly produced: Array<BotApi.Message>
       readonly paced: <A>(
         call: Effect.Effect<A, TelegramError.TelegramError>
       ) => Effect.Effect<A, TelegramError.TelegramError>
@@ -128,18 +132,17 @@ export const make = (options: Options = defaults) =>
         : { reply_parameters: { message_id: job.reply_to_message_id, allow_sending_without_reply: true } }
 
     /** The message's content, sent by the sender itself: the sender's line first unless it is a reply going back. */
-    const resend = ({ job, message, paced, receiver, sender }: Attempt) =>
+    const resend = ({ job, message, paced, produced, receiver, sender }: Attempt) =>
       Effect.gen(function*() {
         const content = Resend.contentOf(message)
         const header = job.kind === "reply" ? undefined : Resend.headerOf(message)
         const reply = replyParameters(job)
-        const sent: Array<BotApi.Message> = []
         const call = (method: string, params: Record<string, unknown>) =>
           paced(telegram.call(sender.token, method, { chat_id: job.chat_id, ...params }))
         const sendText = (text: Resend.Formatted, withReply: boolean) =>
           call("sendMessage", { text: text.text, entities: text.entities, ...(withReply ? reply : {}) }).pipe(
             Effect.flatMap((result) => Effect.mapError(decodeSent(result), unreadable)),
-            Effect.map((m) => void sent.push(m))
+            Effect.map((m) => void produced.push(m))
           )
 
         switch (content._tag) {
@@ -184,48 +187,60 @@ export const make = (options: Options = defaults) =>
               ...reply
             }
             const result = yield* paced(telegram.upload(sender.token, content.method, params, upload))
-            sent.push(yield* Effect.mapError(decodeSent(result), unreadable))
+            produced.push(yield* Effect.mapError(decodeSent(result), unreadable))
             break
           }
         }
-        return sent
       })
 
     /** forwardMessage or copyMessage as the route says; a reply going back is a copy replying to the original. */
-    const pass = ({ job, message, paced, sender }: Attempt) => {
+    const pass = ({ job, message, paced, produced, sender }: Attempt) => {
       const from = { chat_id: job.chat_id, from_chat_id: job.from_chat_id, message_id: job.message_id }
       if (job.kind === "forward") {
-        return paced(telegram.forwardMessage(sender.token, from)).pipe(
-          Effect.map((m): ReadonlyArray<BotApi.Message> => [m])
-        )
+        return paced(telegram.forwardMessage(sender.token, from)).pipe(Effect.map((m) => void produced.push(m)))
       }
       return paced(telegram.copyMessage(sender.token, { ...from, ...replyParameters(job) })).pipe(
         Effect.flatMap((id) =>
-          Effect.map(Clock.currentTimeMillis, (now) => [copyOf(message, id.message_id, job, sender, now)])
+          Effect.map(Clock.currentTimeMillis, (now) => {
+            produced.push(copyOf(message, id.message_id, job, sender, now))
+          })
         )
       )
     }
 
-    /** The copy as its chat holds it: the original's content under the sender's name. */
+    /** The copy as its chat holds it: the original's text or media from the sender, replying as the job says. */
     const copyOf = (
       original: BotApi.Message,
       messageId: number,
       job: RouteSend,
       sender: StoredBot,
       now: number
-    ): BotApi.Message => ({
-      ...original,
-      message_id: messageId,
-      chat: { id: job.chat_id, type: job.chat_id < 0 ? "group" : "private" },
-      from: { id: userIdOf(sender), is_bot: true, first_name: sender.name, username: sender.username },
-      date: Math.floor(now / 1000)
-    })
+    ): BotApi.Message => {
+      const { caption, caption_entities, entities, text } = original
+      const chat = { id: job.chat_id, type: job.chat_id < 0 ? "group" : "private" }
+      const date = Math.floor(now / 1000)
+      return {
+        ...Resend.mediaFields(original),
+        ...(text === undefined ? {} : { text, entities }),
+        ...(caption === undefined ? {} : { caption, caption_entities }),
+        message_id: messageId,
+        chat,
+        from: { id: userIdOf(sender), is_bot: true, first_name: sender.name, username: sender.username },
+        date,
+        ...(job.reply_to_message_id === 0
+          ? {}
+          : { reply_to_message: { message_id: job.reply_to_message_id, chat, date } })
+      }
+    }
 
     /**
      * Passes the message on, or sends its content again when the sender cannot see its chat: always for a
      * private chat of another bot, else when Telegram says so.
      */
-    const attempt = (attempt: Omit<Attempt, "message">, payload: string) =>
+    const attempt = (attempt: Omit<Attempt, "message">, payload: string): Effect.Effect<
+      void,
+      TelegramError.TelegramError | Unsendable
+    > =>
       Effect.gen(function*() {
         if (payload === "") return yield* new Unsendable({ reason: "the update is no longer stored" })
         const update = decodeUpdate(payload)
@@ -252,8 +267,9 @@ export const make = (options: Options = defaults) =>
       }))
 
     /**
-     * Sends one job and records its outcome with the mappings and captured messages; returns the outcome's
-     * status. Once Telegram has answered, the outcome is recorded even when the runtime is stopping.
+     * Sends one job and records its outcome with a mapping for every message it produced (also when a later
+     * message of the same attempt failed), keeping them in the sender's history; returns the outcome's status.
+     * Once Telegram has answered, the outcome is recorded even when the runtime is stopping.
      */
     const sendOne = (job: RouteSend, sender: StoredBot, receiver: StoredBot) => {
       const done = Deferred.unsafeMake<void>(FiberId.none)
@@ -261,16 +277,17 @@ export const make = (options: Options = defaults) =>
         flood.send(sender.id, job.chat_id, Effect.zipRight(track(job.chat_id, done), call))
       return Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
-          const result = yield* Effect.either(restore(attempt({ job, sender, receiver, paced }, job.payload)))
+          const produced: Array<BotApi.Message> = []
+          const result = yield* Effect.either(restore(attempt({ job, sender, receiver, paced, produced }, job.payload)))
           const now = yield* Clock.currentTimeMillis
           const at = new Date(now).toISOString()
+          if (sender.manage_enabled) {
+            yield* Effect.forEach(produced, (m) => storage.saveMessage(fromTelegram(sender.id, m, "out")), {
+              discard: true
+            })
+          }
           if (Either.isRight(result)) {
-            if (sender.manage_enabled) {
-              yield* Effect.forEach(result.right, (m) => storage.saveMessage(fromTelegram(sender.id, m, "out")), {
-                discard: true
-              })
-            }
-            yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, result.right, at))
+            yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, produced, at))
             return "sent" as const
           }
           const error = result.left
@@ -288,7 +305,7 @@ export const make = (options: Options = defaults) =>
               Effect.annotateLogs({ send_id: job.id, route_id: job.route_id, error: last_error })
             )
           }
-          yield* storage.recordSend(job.id, outcome, [])
+          yield* storage.recordSend(job.id, outcome, mappingsOf(job, produced, at))
           return outcome.status
         })
       ).pipe(Effect.ensuring(untrack(job.chat_id, done)))

@@ -1,5 +1,6 @@
 import { Duration, Effect, Option } from "effect"
 import { type StoredBot, userIdOf } from "./Bot.js"
+import { int, object } from "./CallParams.js"
 import type { StorageError } from "./Errors.js"
 import type { InboxUpdate } from "./Inbox.js"
 import { type Candidate, LlmRouter } from "./LlmRouter.js"
@@ -40,25 +41,20 @@ interface Seen {
   readonly reply_to: number | undefined
 }
 
-const record = (value: unknown): Record<string, unknown> | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
-
-const int = (value: unknown) => typeof value === "number" && Number.isSafeInteger(value) ? value : undefined
-
 /** The incoming message or channel post of an update, as routing reads it; undefined for other updates. */
 export const seen = (payload: string): Seen | undefined => {
-  let update: Record<string, unknown> | undefined
+  let update: Readonly<Record<string, unknown>> | undefined
   try {
-    update = record(JSON.parse(payload))
+    update = object(JSON.parse(payload))
   } catch {
     return undefined
   }
-  const message = record(update?.message) ?? record(update?.channel_post)
-  const chat = record(message?.chat)
+  const message = object(update?.message) ?? object(update?.channel_post)
+  const chat = object(message?.chat)
   const messageId = int(message?.message_id)
   const chatId = int(chat?.id)
   if (message === undefined || messageId === undefined || chatId === undefined) return undefined
-  const from = record(message.from)
+  const from = object(message.from)
   const text = typeof message.text === "string"
     ? message.text
     : typeof message.caption === "string"
@@ -70,7 +66,7 @@ export const seen = (payload: string): Seen | undefined => {
     text,
     user_id: int(from?.id) ?? 0,
     maybeOwn: from === undefined || from.is_bot === true,
-    reply_to: int(record(message.reply_to_message)?.message_id)
+    reply_to: int(object(message.reply_to_message)?.message_id)
   }
 }
 
@@ -209,11 +205,17 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
         return fire(bot, update, message, now, matched, chosen, back, skipped)
       })
 
+    /** Routes already reported as not sending, so a busy source bot logs each once. */
+    const warned = new Set<number>()
+
     const warn = (skipped: ReadonlyArray<Route>) =>
-      Effect.forEach(skipped, (route) =>
-        Effect.logWarning("a route's target bot is disabled or gone; the route did not send").pipe(
+      Effect.forEach(skipped, (route) => {
+        if (warned.has(route.id)) return Effect.void
+        warned.add(route.id)
+        return Effect.logWarning("a route's target bot is disabled or gone; the route does not send").pipe(
           Effect.annotateLogs({ route_id: route.id, target_bot_id: route.target_bot_id })
-        ), { discard: true })
+        )
+      }, { discard: true })
 
     /**
      * What routing decides for each of a batch of the bot's updates, in order: its route sends, and whether a

@@ -189,10 +189,11 @@ export const make = (options: Options = defaults) =>
     const wantedMode = (bot: StoredBot, routeBots: ReadonlySet<number>): Mode | undefined =>
       needsWebhook(bot, options.publicUrl) ? "webhook" : needsPolling(bot, routeBots) ? "poll" : undefined
 
-    const reconcileBot = (bot: StoredBot, routeBots: ReadonlySet<number>) =>
+    /** Applies the bot as stored now; `previous` is how it was known before (routing reads every bot from `known`). */
+    const reconcileBot = (bot: StoredBot, routeBots: ReadonlySet<number>, previous: StoredBot | undefined) =>
       Effect.gen(function*() {
         const firstSight = !wakeups.has(bot.id)
-        const enabled = known.get(bot.id)?.disabled === true && !bot.disabled
+        const enabled = previous?.disabled === true && !bot.disabled
         known.set(bot.id, bot)
         yield* ensureWorker(bot.id)
         if (enabled) yield* wake(bot.id, "sends")
@@ -229,14 +230,16 @@ export const make = (options: Options = defaults) =>
       const routeBots = yield* routeSources
       const present = new Set(bots.map((b) => b.id))
       for (const botId of [...wakeups.keys()]) if (!present.has(botId)) yield* stopBot(botId)
-      for (const bot of bots) yield* reconcileBot(bot, routeBots)
+      const previous = new Map(known)
+      for (const bot of bots) known.set(bot.id, bot)
+      for (const bot of bots) yield* reconcileBot(bot, routeBots, previous.get(bot.id))
     })
 
     const reconcileOne = (botId: number) =>
       Effect.gen(function*() {
         const bot = yield* storage.findBot(botId)
         if (Option.isNone(bot)) return yield* stopBot(botId)
-        yield* reconcileBot(bot.value, yield* routeSources)
+        yield* reconcileBot(bot.value, yield* routeSources, known.get(botId))
       })
 
     const changes = yield* activity.subscribe

@@ -99,6 +99,14 @@ export const status: Record<ApiError["_tag"], number> = {
   ServiceUnavailable: 503
 }
 
+/** The 400 for input that broke the contract's schemas: every issue in `details`, summed up in `error`. */
+export const invalidRequest = (details: ReadonlyArray<{ readonly path: string; readonly message: string }>) =>
+  new BadRequest({
+    error: `invalid request: ${details.map((d) => d.path === "" ? d.message : `${d.path}: ${d.message}`).join("; ")}`,
+    code: "invalid_request",
+    details
+  })
+
 /** Tells API errors from other failures. */
 export const isApiError = (u: unknown): u is ApiError =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in status &&

@@ -75,14 +75,8 @@ const notRouted = (request: HttpServerRequest.HttpServerRequest) => {
 
 const issuePath = (path: ReadonlyArray<PropertyKey>) => path.map(String).join(".")
 
-const decodeError = (e: HttpApiError.HttpApiDecodeError) => {
-  const details = e.issues.map((issue) => ({
-    path: issuePath(issue.path),
-    message: issue.message
-  }))
-  const summary = details.map((d) => d.path === "" ? d.message : `${d.path}: ${d.message}`).join("; ")
-  return json(400, { error: `invalid request: ${summary}`, code: "invalid_request", details })
-}
+const decodeError = (e: HttpApiError.HttpApiDecodeError) =>
+  render(ApiError.invalidRequest(e.issues.map((issue) => ({ path: issuePath(issue.path), message: issue.message }))))
 
 const tooLarge = json(413, {
   error: `request body is larger than ${maxBodyBytes} bytes`,

@@ -108,14 +108,11 @@ const decodeQuery = <A, I>(schema: Schema.Schema<A, I>, query: object | undefine
   )
 
 /** A schema violation as the API's 400 gives it. */
-const invalidRequest = (error: ParseResult.ParseError) => {
-  const details = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+const invalidRequest = (error: ParseResult.ParseError) =>
+  ApiError.invalidRequest(ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
     path: issue.path.map(String).join("."),
     message: issue.message
-  }))
-  const summary = details.map((d) => d.path === "" ? d.message : `${d.path}: ${d.message}`).join("; ")
-  return new ApiError.BadRequest({ error: `invalid request: ${summary}`, code: "invalid_request", details })
-}
+  })))
 
 const internalError = new ApiError.InternalServerError({ error: "internal error", code: "internal_error" })
 

@@ -377,7 +377,7 @@ describe("routes", () => {
     fake.userSends(d.supportTg.id, { user, text: "anyone?" })
     await processed(d.support.id, user.id, 1)
     assert.deepStrictEqual(await sends(d.operator.id), [])
-    assert.isTrue(server.logs.some((line) => line.includes("the route did not send") && line.includes(`${d.route.id}`)))
+    assert.isTrue(server.logs.some((line) => line.includes("the route does not send") && line.includes(`${d.route.id}`)))
   })
 
   it("the reverse path ignores messages that are not replies, and replies to messages nobody routed", async () => {

@@ -91,6 +91,9 @@ export class TelegramClient extends Context.Tag("@botrelay/telegram/TelegramClie
 
 const defaultTimeout = Duration.seconds(30)
 
+/** How long an upload or a download may take at least: files go up to 50 MB and 20 MB. */
+const fileTimeout = Duration.minutes(2)
+
 const Envelope = Schema.Struct({
   ok: Schema.Boolean,
   result: Schema.optionalWith(Schema.Unknown, { exact: true }),
@@ -198,6 +201,9 @@ const jsonHeaders = { "content-type": "application/json", accept: "application/j
 
 const encoder = new TextEncoder()
 
+/** A bare media type (`image/jpeg`); anything else in a part header could break the body. */
+const mediaType = /^[\w.+-]+\/[\w.+-]+$/
+
 const quoted = (value: string) => value.replace(/["\\\r\n]/g, (c) => encodeURIComponent(c))
 
 /** A multipart/form-data body of the parameters and the file, its parts delimited by `boundary`. */
@@ -212,7 +218,7 @@ const multipart = (params: Readonly<Record<string, unknown>>, file: Upload, boun
   parts.push(encoder.encode(
     `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(file.field)}"; filename="${
       quoted(file.filename)
-    }"\r\ncontent-type: ${file.contentType}\r\n\r\n`
+    }"\r\ncontent-type: ${mediaType.test(file.contentType) ? file.contentType : "application/octet-stream"}\r\n\r\n`
   ))
   parts.push(file.bytes, encoder.encode(`\r\n--${boundary}--\r\n`))
   const body = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
@@ -371,7 +377,7 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
         callOptions?.timeout === undefined ? timeout : Duration.decode(callOptions.timeout)
       ).pipe(traced("call", method)),
     upload: (token, method, params, file) =>
-      request(token, method, params, timeout, file).pipe(
+      request(token, method, params, Duration.max(timeout, fileTimeout), file).pipe(
         Effect.map((answered) => answered.result),
         traced("upload", method)
       ),
@@ -382,7 +388,7 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
           filePath.split("/").map(encodeURIComponent).join("/")
         }`,
         headers: {},
-        timeout,
+        timeout: Duration.max(timeout, fileTimeout),
         maxBytes
       }).pipe(
         Effect.mapError((error) =>
