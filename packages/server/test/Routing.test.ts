@@ -377,7 +377,8 @@ describe("routes", () => {
     fake.userSends(d.supportTg.id, { user, text: "anyone?" })
     await processed(d.support.id, user.id, 1)
     assert.deepStrictEqual(await sends(d.operator.id), [])
-    assert.isTrue(server.logs.some((line) => line.includes("the route does not send") && line.includes(`${d.route.id}`)))
+    const warned = (line: string) => line.includes("the route does not send") && line.includes(`${d.route.id}`)
+    assert.isTrue(server.logs.some(warned))
   })
 
   it("the reverse path ignores messages that are not replies, and replies to messages nobody routed", async () => {
@@ -467,7 +468,7 @@ describe("redelivery", () => {
 })
 
 describe("restarts", () => {
-  it("a send waiting for Telegram survives a restart and is made once; processed updates are not routed again", async () => {
+  it("a pending send survives a restart and is made once; updates queued while down are routed once", async () => {
     const dir = mkdtempSync(join(tmpdir(), "botrelay-routing-"))
     let first: TestServer | undefined = await startServer({ telegramApi: fake.apiRoot, dir })
     let second: TestServer | undefined
@@ -488,15 +489,16 @@ describe("restarts", () => {
       const late = fake.calls.slice(calls).filter((c) => c.method !== "getUpdates")
       assert.deepStrictEqual(late.map((c) => c.method), [], "a closed server made calls")
       fake.clearFailures()
+      fake.userSends(d.supportTg.id, { user, text: "while down" })
       second = await startServer({ telegramApi: fake.apiRoot, dir })
-      await eventually(() => sentBy(d.operatorTg).length === 2 || undefined, 10_000)
+      await eventually(() => sentBy(d.operatorTg).length === 3 || undefined, 10_000)
       fake.userSends(d.supportTg.id, { user, text: "after" })
-      await processed(d.support.id, user.id, 3, second)
+      await processed(d.support.id, user.id, 4, second)
       const done = await settled(d.operator.id, second)
-      assert.deepStrictEqual(done.map((s) => s.status), ["sent", "sent", "sent"])
+      assert.deepStrictEqual(done.map((s) => s.status), ["sent", "sent", "sent", "sent"])
       assert.deepStrictEqual(
         sentBy(d.operatorTg).map((s) => s.message.text!.split("\n")[1]),
-        ["before", "during", "after"]
+        ["before", "during", "while down", "after"]
       )
     } finally {
       await first?.close()
