@@ -98,6 +98,19 @@ const copyDelivery = (d: Delivery): Delivery => ({
   updated_at: d.updated_at
 })
 
+/** Deletes the first `limit` entries (in insertion order) that `done` accepts; returns how many went. */
+const prune = <V>(map: Map<number, V>, limit: number, done: (value: V) => boolean): number => {
+  let removed = 0
+  for (const [id, value] of map) {
+    if (removed >= limit) break
+    if (done(value)) {
+      map.delete(id)
+      removed++
+    }
+  }
+  return removed
+}
+
 /** A route send as kept here: its payload stays in the inbox. */
 type StoredSend = Omit<RouteSend, "payload">
 
@@ -589,23 +602,11 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
             }
           }
         }
-        let removed = 0
-        for (const [id, delivery] of deliveries) {
-          if (removed >= limit) break
-          if (delivery.status === "delivered" && delivery.updated_at < before) {
-            deliveries.delete(id)
-            removed++
-          }
+        return {
+          updates,
+          deliveries: prune(deliveries, limit, (d) => d.status === "delivered" && d.updated_at < before),
+          sends: prune(sends, limit, (r) => r.status === "sent" && r.updated_at < before)
         }
-        let sent = 0
-        for (const [id, send] of sends) {
-          if (sent >= limit) break
-          if (send.status === "sent" && send.updated_at < before) {
-            sends.delete(id)
-            sent++
-          }
-        }
-        return { updates, deliveries: removed, sends: sent }
       }),
 
     nextDeliveries: (botId, limit) =>
