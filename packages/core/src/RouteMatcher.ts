@@ -243,8 +243,6 @@ export const resolve = (matched: Matched, chosen: Iterable<number>): Resolved =>
 export interface RouteSetsService {
   /** The bot's routes, loaded from storage on first use after a change. */
   readonly get: (botId: number) => Effect.Effect<RouteSet, StorageError>
-  /** `matches` against the source bot's current routes. */
-  readonly match: (sourceBotId: number, message: Incoming) => Effect.Effect<Matched, StorageError>
 }
 
 /** A bot's routes as routing uses them. */
@@ -303,8 +301,7 @@ export const make: Effect.Effect<RouteSetsService, never, Storage | BotActivity 
       }))
 
     return RouteSets.of({
-      get: routeSet,
-      match: (botId, message) => Effect.map(routeSet(botId), (set) => matches(set.compiled, message))
+      get: routeSet
     })
   }
 )
