@@ -98,6 +98,19 @@ const copyDelivery = (d: Delivery): Delivery => ({
   updated_at: d.updated_at
 })
 
+/** Outbox entries newest first, of one bot and one status when the filter says so, at most `limit`. */
+const newestFirst = <A extends { readonly bot_id: number; readonly status: string }>(
+  byIdOrder: ReadonlyArray<A>,
+  filter: { readonly bot_id?: number; readonly status?: string; readonly limit: number }
+): Array<A> =>
+  [...byIdOrder]
+    .reverse()
+    .filter((a) =>
+      (filter.bot_id === undefined || a.bot_id === filter.bot_id) &&
+      (filter.status === undefined || a.status === filter.status)
+    )
+    .slice(0, filter.limit)
+
 /** Deletes the first `limit` entries (in insertion order) that `done` accepts; returns how many went. */
 const prune = <V>(map: Map<number, V>, limit: number, done: (value: V) => boolean): number => {
   let removed = 0
@@ -625,16 +638,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
       }),
 
     listDeliveries: (filter) =>
-      Effect.sync(() =>
-        byId(deliveries)
-          .reverse()
-          .filter((d) =>
-            (filter.bot_id === undefined || d.bot_id === filter.bot_id) &&
-            (filter.status === undefined || d.status === filter.status)
-          )
-          .slice(0, filter.limit)
-          .map(copyDelivery)
-      ),
+      Effect.sync(() => newestFirst(byId(deliveries), filter).map(copyDelivery)),
 
     retryDelivery: (id, at) =>
       Effect.sync(() => {
@@ -665,16 +669,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
       }),
 
     listSends: (filter) =>
-      Effect.sync(() =>
-        byId(sends)
-          .reverse()
-          .filter((r) =>
-            (filter.bot_id === undefined || r.bot_id === filter.bot_id) &&
-            (filter.status === undefined || r.status === filter.status)
-          )
-          .slice(0, filter.limit)
-          .map(readSend)
-      ),
+      Effect.sync(() => newestFirst(byId(sends), filter).map(readSend)),
 
     findReverse: (targetBotId, targetChatId, targetMessageId, since) =>
       Effect.sync(() =>
