@@ -1,0 +1,446 @@
+import * as Net from "node:net"
+import * as Tls from "node:tls"
+import { HttpExchange } from "@botrelay/telegram"
+import { Duration } from "effect"
+
+/** The answer read whole: status, headers (lower-case names, repeated ones joined by ", ") and body. */
+export interface Answer extends HttpExchange.Answer {
+  readonly body: Buffer
+}
+
+/** Called once with the answer or the failure, unless the call was cancelled first. */
+export type Callback = (failure: HttpExchange.HttpExchangeError | undefined, answer: Answer | undefined) => void
+
+/** Sends calls over keep-alive connections and reads their answers whole. */
+export interface Client {
+  /**
+   * Sends the call; the returned function cancels it (and drops its connection) without calling back.
+   * `host`, `content-length`, `connection` and `transfer-encoding` headers are set here.
+   */
+  readonly request: (request: HttpExchange.Request, callback: Callback) => () => void
+  /** Closes every connection, busy or idle. */
+  readonly close: () => void
+}
+
+/** The longest answer head (status line and headers) read. */
+const maxHeadBytes = 64 * 1024
+
+/** How long a connection may wait in the pool for its next call. */
+const idleTimeout = 30_000
+
+const tokenPattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const valuePattern = /^[\t\x20-\x7e\x80-\xff]*$/
+const targetPattern = /^[\x21-\x7e]+$/
+const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/
+const chunkSizeLine = /^([0-9A-Fa-f]{1,15})(?:[ \t]*;[^\r\n]*)?[ \t]*$/
+
+const notHttp = new HttpExchange.HttpExchangeError({
+  reason: "Request",
+  code: undefined,
+  description: "the method, path or a header cannot be sent in HTTP/1.1"
+})
+
+const empty = Buffer.alloc(0)
+
+/** A percent-encoded URL part decoded, or as it is when it does not decode. */
+const decoded = (part: string) => {
+  try {
+    return decodeURIComponent(part)
+  } catch {
+    return part
+  }
+}
+
+const hangUp = (): Error => Object.assign(new Error("socket hang up"), { code: "ECONNRESET" })
+
+const protocolError = (what: string): Error => Object.assign(new Error(what), { code: "HPE_INVALID_ANSWER" })
+
+interface Origin {
+  readonly key: string
+  readonly secure: boolean
+  readonly host: string
+  readonly port: number
+  /** The `Host` header. */
+  readonly authority: string
+}
+
+const originOf = (url: URL): Origin => {
+  const secure = url.protocol === "https:"
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname
+  const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port)
+  return { key: `${url.protocol}//${url.host}`, secure, host, port, authority: url.host }
+}
+
+/** How the answer's body ends. */
+type Framing =
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Length"; readonly length: number }
+  | { readonly _tag: "Chunked" }
+  | { readonly _tag: "Close" }
+
+interface Head {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly framing: Framing
+  readonly keepAlive: boolean
+}
+
+/** Parses a head (without its final blank line); a string says what is wrong with it. */
+const parseHead = (text: string, method: string): Head | string => {
+  const lines = text.split("\r\n")
+  const status = statusLine.exec(lines[0]!)
+  if (status === null) return "the status line is not HTTP/1.x"
+  const headers: Record<string, string> = {}
+  let last: string | undefined
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!
+    if (line.startsWith(" ") || line.startsWith("\t")) {
+      if (last === undefined) return "a header line is folded without a header"
+      headers[last] = `${headers[last]} ${line.trim()}`
+      continue
+    }
+    const colon = line.indexOf(":")
+    if (colon <= 0) return "a header line has no name"
+    const name = line.slice(0, colon).toLowerCase()
+    if (!tokenPattern.test(name)) return "a header name is not a token"
+    const value = line.slice(colon + 1).trim()
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`
+    last = name
+  }
+  const code = Number(status[2])
+  const http11 = status[1] === "1"
+  const connection = (headers["connection"] ?? "").toLowerCase()
+  let keepAlive = http11 ? !/(?:^|,)\s*close\s*(?:,|$)/.test(connection) : /(?:^|,)\s*keep-alive\s*(?:,|$)/.test(connection)
+  let framing: Framing
+  const encoding = headers["transfer-encoding"]
+  const length = headers["content-length"]
+  if (method === "HEAD" || code === 204 || code === 304 || code < 200) {
+    framing = { _tag: "None" }
+  } else if (encoding !== undefined) {
+    if (/(?:^|,)\s*chunked\s*$/i.test(encoding)) framing = { _tag: "Chunked" }
+    else {
+      framing = { _tag: "Close" }
+      keepAlive = false
+    }
+  } else if (length !== undefined) {
+    const values = new Set(length.split(",").map((v) => v.trim()))
+    const only = [...values][0]!
+    if (values.size !== 1 || !/^\d{1,15}$/.test(only)) return "the content-length is not a number"
+    framing = { _tag: "Length", length: Number(only) }
+  } else {
+    framing = { _tag: "Close" }
+    keepAlive = false
+  }
+  return { status: code, headers, framing, keepAlive }
+}
+
+/** A call on its connection, from the first byte sent to the last byte read. */
+interface Exchange {
+  readonly method: string
+  readonly maxBytes: number
+  readonly done: (failure: HttpExchange.HttpExchangeError | undefined, answer: Answer | undefined) => void
+  /** Bytes read and not yet taken. */
+  buffer: Buffer
+  head: Head | undefined
+  body: Array<Buffer>
+  size: number
+  /** Where a chunked body is: at a size line, in a chunk's data, at the CRLF after it, or in the trailers. */
+  chunk: "size" | "data" | "end" | "trailers"
+  /** Bytes of the current chunk still to read. */
+  chunkLeft: number
+}
+
+interface Connection {
+  readonly origin: Origin
+  readonly socket: Net.Socket
+  exchange: Exchange | undefined
+}
+
+/**
+ * An HTTP/1.1 client on node:net and node:tls for calls read whole: one request at a time per
+ * connection, connections kept alive per origin (idle ones closed after 30 s), bodies framed by
+ * content-length, chunked encoding or the connection's end, informational answers skipped. It does
+ * without node:http's streams and agents, which cost more than the rest of a proxied call.
+ */
+export const make = (options: {
+  /** Extra options for https connections, e.g. `ca` for a Bot API server with its own certificate authority. */
+  readonly tls?: Tls.ConnectionOptions | undefined
+} = {}): Client => {
+  const idle = new Map<string, Array<Connection>>()
+  const all = new Set<Connection>()
+
+  const forget = (connection: Connection) => {
+    all.delete(connection)
+    const pool = idle.get(connection.origin.key)
+    const at = pool === undefined ? -1 : pool.indexOf(connection)
+    if (at !== -1) pool!.splice(at, 1)
+  }
+
+  const release = (connection: Connection) => {
+    connection.exchange = undefined
+    if (connection.socket.destroyed) return forget(connection)
+    connection.socket.setTimeout(idleTimeout)
+    const pool = idle.get(connection.origin.key)
+    if (pool === undefined) idle.set(connection.origin.key, [connection])
+    else pool.push(connection)
+  }
+
+  const fail = (connection: Connection, failure: HttpExchange.HttpExchangeError) => {
+    const exchange = connection.exchange
+    connection.exchange = undefined
+    connection.socket.destroy()
+    exchange?.done(failure, undefined)
+  }
+
+  /** The connection broke (`error`) or ended: an answer framed by the end is complete, any other call fails. */
+  const ended = (connection: Connection, error: Error | undefined) => {
+    const exchange = connection.exchange
+    if (exchange === undefined) return
+    const head = exchange.head
+    if (head === undefined) return fail(connection, HttpExchange.requestFailed(error ?? hangUp()))
+    if (head.framing._tag === "Close" && error === undefined) return finish(connection, exchange)
+    fail(connection, HttpExchange.answerFailed(head.status, error ?? hangUp()))
+  }
+
+  const finish = (connection: Connection, exchange: Exchange) => {
+    const head = exchange.head!
+    const reusable = head.keepAlive && exchange.buffer.length === 0 && connection.socket.writableLength === 0
+    const body = exchange.body.length === 1 ? exchange.body[0]! : Buffer.concat(exchange.body, exchange.size)
+    if (reusable) release(connection)
+    else {
+      connection.exchange = undefined
+      connection.socket.destroy()
+    }
+    exchange.done(undefined, { status: head.status, headers: head.headers, body })
+  }
+
+  /** Takes body bytes; false when the call failed on them. */
+  const take = (connection: Connection, exchange: Exchange, bytes: Buffer): boolean => {
+    if (bytes.length === 0) return true
+    exchange.size += bytes.length
+    if (exchange.size > exchange.maxBytes) {
+      fail(connection, HttpExchange.tooLarge(exchange.head!.status, exchange.maxBytes))
+      return false
+    }
+    exchange.body.push(bytes)
+    return true
+  }
+
+  /** Reads chunked body bytes from the buffer: "done" once the body and its trailers are in, or what is wrong. */
+  const readChunks = (connection: Connection, exchange: Exchange): "more" | "done" | "failed" => {
+    let buffer = exchange.buffer
+    for (;;) {
+      if (exchange.chunk === "data") {
+        if (buffer.length === 0) break
+        const part = buffer.subarray(0, Math.min(exchange.chunkLeft, buffer.length))
+        buffer = buffer.subarray(part.length)
+        if (!take(connection, exchange, part)) return "failed"
+        exchange.chunkLeft -= part.length
+        if (exchange.chunkLeft === 0) exchange.chunk = "end"
+        continue
+      }
+      const end = buffer.indexOf("\r\n")
+      if (end === -1) {
+        if (buffer.length <= maxHeadBytes) break
+        return broken(connection, exchange, "a chunk line is too long")
+      }
+      const line = buffer.toString("latin1", 0, end)
+      buffer = buffer.subarray(end + 2)
+      if (exchange.chunk === "end") {
+        if (line !== "") return broken(connection, exchange, "a chunk does not end with CRLF")
+        exchange.chunk = "size"
+      } else if (exchange.chunk === "trailers") {
+        if (line === "") {
+          exchange.buffer = buffer
+          return "done"
+        }
+      } else {
+        const size = chunkSizeLine.exec(line)
+        if (size === null) return broken(connection, exchange, "a chunk size is not hexadecimal")
+        exchange.chunkLeft = parseInt(size[1]!, 16)
+        exchange.chunk = exchange.chunkLeft === 0 ? "trailers" : "data"
+      }
+    }
+    exchange.buffer = buffer
+    return "more"
+  }
+
+  const broken = (connection: Connection, exchange: Exchange, what: string) => {
+    fail(connection, HttpExchange.answerFailed(exchange.head?.status ?? 0, protocolError(what)))
+    return "failed" as const
+  }
+
+  const onData = (connection: Connection, chunk: Buffer) => {
+    const exchange = connection.exchange
+    if (exchange === undefined) return connection.socket.destroy()
+    exchange.buffer = exchange.buffer.length === 0 ? chunk : Buffer.concat([exchange.buffer, chunk])
+    while (exchange.head === undefined) {
+      const buffer = exchange.buffer
+      const end = buffer.indexOf("\r\n\r\n")
+      if (end === -1) {
+        if (buffer.length > maxHeadBytes) fail(connection, HttpExchange.requestFailed(protocolError("the head is too long")))
+        return
+      }
+      const head = parseHead(buffer.toString("latin1", 0, end), exchange.method)
+      if (typeof head === "string") return fail(connection, HttpExchange.requestFailed(protocolError(head)))
+      exchange.buffer = buffer.subarray(end + 4)
+      if (head.status === 101) return fail(connection, HttpExchange.requestFailed(protocolError("the server switched protocols")))
+      if (head.status >= 100 && head.status < 200) continue
+      exchange.head = head
+    }
+    const framing = exchange.head.framing
+    switch (framing._tag) {
+      case "None":
+        return finish(connection, exchange)
+      case "Length": {
+        const buffer = exchange.buffer
+        const wanted = framing.length - exchange.size
+        const part = buffer.length <= wanted ? buffer : buffer.subarray(0, wanted)
+        exchange.buffer = buffer.subarray(part.length)
+        if (!take(connection, exchange, part)) return
+        if (exchange.size === framing.length) finish(connection, exchange)
+        return
+      }
+      case "Chunked":
+        if (readChunks(connection, exchange) === "done") finish(connection, exchange)
+        return
+      case "Close": {
+        const buffer = exchange.buffer
+        exchange.buffer = empty
+        take(connection, exchange, buffer)
+      }
+    }
+  }
+
+  const connect = (origin: Origin): Connection => {
+    const socket = origin.secure
+      ? Tls.connect({
+        ...options.tls,
+        host: origin.host,
+        port: origin.port,
+        servername: Net.isIP(origin.host) === 0 ? origin.host : undefined,
+        ALPNProtocols: ["http/1.1"]
+      })
+      : Net.connect({ host: origin.host, port: origin.port })
+    socket.setNoDelay(true)
+    socket.setKeepAlive(true, idleTimeout)
+    const connection: Connection = { origin, socket, exchange: undefined }
+    all.add(connection)
+    socket.on("data", (chunk: Buffer) => onData(connection, chunk))
+    socket.on("timeout", () => {
+      if (connection.exchange === undefined) socket.destroy()
+    })
+    socket.on("error", (error) => ended(connection, error))
+    socket.on("end", () => {
+      ended(connection, undefined)
+      socket.destroy()
+    })
+    socket.on("close", () => {
+      ended(connection, undefined)
+      forget(connection)
+    })
+    return connection
+  }
+
+  const headOf = (request: HttpExchange.Request, url: URL, origin: Origin, length: number | undefined) => {
+    const target = `${url.pathname}${url.search}`
+    if (!tokenPattern.test(request.method) || !targetPattern.test(target)) return undefined
+    let head = `${request.method} ${target} HTTP/1.1\r\nhost: ${origin.authority}\r\n`
+    if ((url.username !== "" || url.password !== "") && request.headers["authorization"] === undefined) {
+      const credentials = `${decoded(url.username)}:${decoded(url.password)}`
+      head += `authorization: Basic ${Buffer.from(credentials).toString("base64")}\r\n`
+    }
+    for (const name in request.headers) {
+      const value = request.headers[name]!
+      if (!tokenPattern.test(name) || !valuePattern.test(value)) return undefined
+      if (name !== "host" && name !== "content-length" && name !== "transfer-encoding" && name !== "connection") {
+        head += `${name}: ${value}\r\n`
+      }
+    }
+    if (length !== undefined) head += `content-length: ${length}\r\n`
+    return `${head}\r\n`
+  }
+
+  const request = (request: HttpExchange.Request, callback: Callback): () => void => {
+    let url: URL
+    try {
+      url = new URL(request.url)
+    } catch (cause) {
+      callback(HttpExchange.invalidUrl(cause), undefined)
+      return () => {}
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      callback(HttpExchange.invalidUrl(undefined), undefined)
+      return () => {}
+    }
+    const origin = originOf(url)
+    const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body
+    const withoutBody = body === undefined && (request.method === "GET" || request.method === "HEAD")
+    const head = headOf(request, url, origin, withoutBody ? undefined : body?.length ?? 0)
+    if (head === undefined) {
+      callback(notHttp, undefined)
+      return () => {}
+    }
+    let settled = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const exchange: Exchange = {
+      method: request.method,
+      maxBytes: request.maxBytes ?? Infinity,
+      done: (failure, answer) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        callback(failure, answer)
+      },
+      buffer: empty,
+      head: undefined,
+      body: [],
+      size: 0,
+      chunk: "size",
+      chunkLeft: 0
+    }
+    const connection = idle.get(origin.key)?.pop() ?? connect(origin)
+    connection.exchange = exchange
+    connection.socket.setTimeout(0)
+    if (request.timeout !== undefined) {
+      const timeout = request.timeout
+      timer = setTimeout(() => {
+        if (connection.exchange === exchange) fail(connection, HttpExchange.timedOut(timeout))
+      }, Duration.toMillis(timeout))
+    }
+    if (body === undefined || body.length === 0) connection.socket.write(head, "latin1")
+    else if (body.length <= 16 * 1024) {
+      const whole = Buffer.allocUnsafe(head.length + body.length)
+      whole.write(head, 0, "latin1")
+      whole.set(body, head.length)
+      connection.socket.write(whole)
+    } else {
+      connection.socket.cork()
+      connection.socket.write(head, "latin1")
+      connection.socket.write(body)
+      connection.socket.uncork()
+    }
+    return () => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      if (connection.exchange === exchange) {
+        connection.exchange = undefined
+        connection.socket.destroy()
+      }
+    }
+  }
+
+  const close = () => {
+    for (const connection of all) {
+      const exchange = connection.exchange
+      connection.exchange = undefined
+      connection.socket.destroy()
+      exchange?.done(HttpExchange.requestFailed(hangUp()), undefined)
+    }
+    all.clear()
+    idle.clear()
+  }
+
+  return { request, close }
+}

@@ -1,0 +1,241 @@
+import { readFileSync } from "node:fs"
+import * as Https from "node:https"
+import * as Net from "node:net"
+import { HttpExchange } from "@botrelay/telegram"
+import { afterAll, afterEach, assert, beforeAll, beforeEach, describe, it } from "vitest"
+import * as Http1Client from "../src/Http1Client.js"
+
+/** How the raw server answers a request: the request's text (head and body) and its socket. */
+type Responder = (request: string, socket: Net.Socket) => void
+
+let respond: Responder = () => {}
+let connections = 0
+const received: Array<string> = []
+const sockets = new Set<Net.Socket>()
+
+/** A server that speaks raw bytes, so the tests can send answers node:http never would. */
+const server = Net.createServer((socket) => {
+  connections++
+  sockets.add(socket)
+  socket.on("close", () => sockets.delete(socket))
+  let pending = ""
+  socket.on("data", (chunk) => {
+    pending += chunk.toString("latin1")
+    for (;;) {
+      const end = pending.indexOf("\r\n\r\n")
+      if (end === -1) return
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(pending.slice(0, end))?.[1] ?? 0)
+      if (pending.length < end + 4 + length) return
+      const request = pending.slice(0, end + 4 + length)
+      pending = pending.slice(request.length)
+      received.push(request)
+      respond(request, socket)
+    }
+  })
+  socket.on("error", () => {})
+})
+let root = ""
+let client = Http1Client.make()
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  root = `http://127.0.0.1:${(server.address() as Net.AddressInfo).port}`
+})
+beforeEach(() => {
+  client = Http1Client.make()
+})
+afterEach(() => {
+  client.close()
+  for (const socket of sockets) socket.destroy()
+  received.length = 0
+  connections = 0
+})
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+})
+
+const call = (request: Partial<HttpExchange.Request> = {}, on: Http1Client.Client = client) =>
+  new Promise<{ failure?: HttpExchange.HttpExchangeError; answer?: Http1Client.Answer }>((resolve) => {
+    on.request(
+      { method: "POST", url: `${root}/bot1:secret/sendMessage`, headers: {}, body: "{}", timeout: 2_000, maxBytes: 1e6, ...request },
+      (failure, answer) => resolve(failure === undefined ? { answer: answer! } : { failure })
+    )
+  })
+
+const ok = (body: string, extra = "") =>
+  `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`
+
+/** Writes the bytes one at a time, each in its own packet. */
+const trickle = async (socket: Net.Socket, text: string) => {
+  for (const byte of Buffer.from(text)) {
+    socket.write(Buffer.of(byte))
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+}
+
+describe("Http1Client", () => {
+  it("sends the method, path, host, headers and body as one request, and keeps the connection for the next", async () => {
+    respond = (_, socket) => socket.write(ok(`{"ok":true}`, "x-twice: a\r\nX-Twice: b\r\n"))
+    const first = await call({ headers: { "content-type": "application/json", "x-secret": "s" }, body: `{"text":"é"}` })
+    const second = await call({ method: "GET", url: `${root}/bot1:secret/getMe?a=1`, body: undefined })
+    assert.strictEqual(first.answer?.status, 200)
+    assert.strictEqual(first.answer?.body.toString(), `{"ok":true}`)
+    assert.strictEqual(first.answer?.headers["x-twice"], "a, b")
+    assert.strictEqual(second.answer?.status, 200)
+    assert.strictEqual(connections, 1)
+    const [head, body] = received[0]!.split("\r\n\r\n")
+    assert.deepStrictEqual(head!.split("\r\n"), [
+      "POST /bot1:secret/sendMessage HTTP/1.1",
+      `host: ${root.slice(7)}`,
+      "content-type: application/json",
+      "x-secret: s",
+      `content-length: ${Buffer.byteLength(`{"text":"é"}`)}`
+    ])
+    assert.strictEqual(Buffer.from(body!, "latin1").toString("utf8"), `{"text":"é"}`)
+    assert.match(received[1]!, /^GET \/bot1:secret\/getMe\?a=1 HTTP\/1\.1\r\nhost: [^\r]+\r\n\r\n$/)
+  })
+
+  it("sends the URL's credentials as basic authorization", async () => {
+    respond = (_, socket) => socket.write(ok("{}"))
+    await call({ url: `http://ann%40x:p%3Ass@${root.slice(7)}/hook` })
+    const credentials = Buffer.from("ann@x:p:ss").toString("base64")
+    assert.isTrue(received[0]!.startsWith("POST /hook HTTP/1.1\r\n"))
+    assert.include(received[0]!, `\r\nauthorization: Basic ${credentials}\r\n`)
+  })
+
+  it("reads a chunked answer that arrives a byte at a time, with extensions and trailers", async () => {
+    respond = (_, socket) =>
+      void trickle(
+        socket,
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nx-trailer: t\r\n\r\n"
+      )
+    const { answer } = await call()
+    assert.strictEqual(answer?.body.toString(), "hello, world")
+    assert.strictEqual((await call()).answer?.body.toString(), "hello, world")
+    assert.strictEqual(connections, 1)
+  })
+
+  it("skips informational answers and reads bodiless ones", async () => {
+    respond = (request, socket) =>
+      socket.write(
+        request.includes("/empty")
+          ? "HTTP/1.1 204 No Content\r\n\r\n"
+          : `HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n${ok("done")}`
+      )
+    assert.strictEqual((await call()).answer?.body.toString(), "done")
+    const empty = await call({ url: `${root}/empty` })
+    assert.strictEqual(empty.answer?.status, 204)
+    assert.strictEqual(empty.answer?.body.length, 0)
+    assert.strictEqual((await call()).answer?.body.toString(), "done")
+    assert.strictEqual(connections, 1)
+  })
+
+  it("reads an answer framed by the connection's end, and opens a new connection after it", async () => {
+    respond = (_, socket) => socket.end("HTTP/1.0 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil the end")
+    assert.strictEqual((await call()).answer?.body.toString(), "until the end")
+    assert.strictEqual((await call()).answer?.body.toString(), "until the end")
+    assert.strictEqual(connections, 2)
+  })
+
+  it("does not reuse a connection the answer closes, nor one the server closed while idle", async () => {
+    respond = (_, socket) => socket.write(ok("x", "connection: close\r\n"))
+    await call()
+    await call()
+    assert.strictEqual(connections, 2)
+    respond = (_, socket) => socket.write(ok("y"))
+    await call()
+    for (const socket of sockets) socket.end()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.strictEqual((await call()).answer?.body.toString(), "y")
+    assert.strictEqual(connections, 4)
+  })
+
+  it("fails when the connection ends before the whole body, naming the status", async () => {
+    respond = (_, socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nshort")
+    const { failure } = await call()
+    assert.strictEqual(failure?.description, "the answer (HTTP 200) could not be read (ECONNRESET)")
+  })
+
+  it("fails when the connection ends before any answer", async () => {
+    respond = (_, socket) => socket.end()
+    const { failure } = await call()
+    assert.strictEqual(failure?.description, "the request failed (ECONNRESET)")
+  })
+
+  it("fails on an answer that is not HTTP/1.x, and on a broken chunked body", async () => {
+    respond = (_, socket) => socket.write("SSH-2.0-OpenSSH\r\n\r\n")
+    assert.strictEqual((await call()).failure?.description, "the request failed (HPE_INVALID_ANSWER)")
+    respond = (_, socket) => socket.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n")
+    assert.strictEqual((await call()).failure?.description, "the answer (HTTP 200) could not be read (HPE_INVALID_ANSWER)")
+    respond = (_, socket) => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 1, 2\r\n\r\n12")
+    assert.strictEqual((await call()).failure?.description, "the request failed (HPE_INVALID_ANSWER)")
+  })
+
+  it("fails past maxBytes, whatever the framing", async () => {
+    respond = (request, socket) =>
+      socket.write(
+        request.includes("/chunked")
+          ? `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n60\r\n${"x".repeat(0x60)}\r\n60\r\n${"x".repeat(0x60)}\r\n0\r\n\r\n`
+          : ok("x".repeat(200))
+      )
+    assert.strictEqual((await call({ maxBytes: 100 })).failure?.reason, "TooLarge")
+    const chunked = await call({ url: `${root}/chunked`, maxBytes: 100 })
+    assert.strictEqual(chunked.failure?.description, "the answer (HTTP 200) is larger than 100 bytes")
+  })
+
+  it("times out, dropping the connection, and sends nothing that would break the request", async () => {
+    respond = () => {}
+    const slow = await call({ timeout: 100 })
+    assert.strictEqual(slow.failure?.description, "no answer within 100ms")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.strictEqual(sockets.size, 0)
+    received.length = 0
+    const injected = await call({ headers: { "x-a": "1\r\nx-b: 2" } })
+    assert.strictEqual(injected.failure?.description, "the method, path or a header cannot be sent in HTTP/1.1")
+    assert.strictEqual((await call({ url: "ftp://127.0.0.1/x" })).failure?.description, "the URL is not valid")
+    assert.strictEqual(received.length, 0)
+  })
+
+  it("cancels a call without calling back, closing its connection", async () => {
+    respond = () => {}
+    let calledBack = false
+    const cancel = client.request(
+      { method: "POST", url: `${root}/x`, headers: {}, body: undefined, timeout: undefined, maxBytes: 1e6 },
+      () => (calledBack = true)
+    )
+    while (received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    cancel()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.isFalse(calledBack)
+    assert.strictEqual(sockets.size, 0)
+    assert.match(received[0]!, /^POST \/x HTTP\/1\.1\r\nhost: [^\r]+\r\ncontent-length: 0\r\n\r\n$/)
+  })
+
+  it("fails a refused connection with its code and nothing of the URL", async () => {
+    const { failure } = await call({ url: "http://127.0.0.1:9/bot1:secret/x" })
+    assert.strictEqual(failure?.description, "the request failed (ECONNREFUSED)")
+    assert.notInclude(JSON.stringify(failure), "secret")
+  })
+
+  it("speaks https, checking the server's certificate", async () => {
+    const fixture = (name: string) => readFileSync(new URL(`fixtures/${name}`, import.meta.url))
+    const tlsServer = Https.createServer({ key: fixture("localhost-key.pem"), cert: fixture("localhost-cert.pem") }, (req, res) => {
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(`{"ok":true,"result":"${req.url}"}`)
+    })
+    await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve))
+    const url = `https://127.0.0.1:${(tlsServer.address() as Net.AddressInfo).port}/bot1:t/getMe`
+    const trusting = Http1Client.make({ tls: { ca: fixture("localhost-cert.pem") } })
+    try {
+      const { answer } = await call({ url }, trusting)
+      assert.strictEqual(answer?.body.toString(), `{"ok":true,"result":"/bot1:t/getMe"}`)
+      const { failure } = await call({ url }, client)
+      assert.strictEqual(failure?.reason, "Request")
+      assert.strictEqual(failure?.code, "DEPTH_ZERO_SELF_SIGNED_CERT")
+    } finally {
+      trusting.close()
+      tlsServer.closeAllConnections()
+      await new Promise<void>((resolve) => tlsServer.close(() => resolve()))
+    }
+  })
+})
