@@ -399,6 +399,13 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         messages.set(messageKey(message.bot_id, message.chat_id, message.id), copyMessage(message))
       }),
 
+    saveMessages: (saved) =>
+      Effect.sync(() => {
+        for (const message of saved) {
+          messages.set(messageKey(message.bot_id, message.chat_id, message.id), copyMessage(message))
+        }
+      }),
+
     listMessages: (query) =>
       Effect.sync(() => {
         const found: Array<Message> = []

@@ -106,39 +106,36 @@ const copied = (bot: StoredBot, params: CallParams.CallParams, messageId: number
     return Option.some(message)
   })
 
-/**
- * Records in the bot's history what a successful Bot API call did, from its answer text (and, for
- * copyMessage and deletes, its parameters): sent, forwarded and edited messages and albums are
- * stored as "out" (an edit replaces the stored text and sets edit_date), a copy is stored with the
- * text and media of its source when the history holds it, and deleted messages are marked deleted.
- * Answers that are not `ok` are ignored. `method` is lower-case.
- */
-export const capture = (
-  bot: StoredBot,
-  method: string,
-  params: CallParams.CallParams,
-  answer: string
-): Effect.Effect<void, StorageError, Storage> =>
+/** A successful Bot API call to record: the bot, its method (lower-case), its parameters and its answer's text. */
+export interface Call {
+  readonly bot: StoredBot
+  readonly method: string
+  readonly params: CallParams.CallParams
+  readonly answer: string
+}
+
+/** The messages a call sent or edited, as its answer has them; undefined for calls whose record needs more. */
+const sentOrEdited = (call: Call, result: unknown): ReadonlyArray<Message> | undefined => {
+  if (messageMethods.has(call.method)) {
+    const message = decodeMessage(result)
+    return Either.isRight(message) ? [fromTelegram(call.bot.id, message.right, "out")] : []
+  }
+  if (call.method !== "sendmediagroup") return undefined
+  if (!Array.isArray(result)) return []
+  return result.flatMap((item) => {
+    const message = decodeMessage(item)
+    return Either.isRight(message) ? [fromTelegram(call.bot.id, message.right, "out")] : []
+  })
+}
+
+/** Records a copy or a delete. */
+const recordOther = (call: Call, result: unknown) =>
   Effect.gen(function*() {
-    const result = resultOf(answer)
-    if (Option.isNone(result)) return
     const storage = yield* Storage
-    if (messageMethods.has(method)) {
-      const message = decodeMessage(result.value)
-      if (Either.isRight(message)) yield* storage.saveMessage(fromTelegram(bot.id, message.right, "out"))
-      return
-    }
+    const { bot, method, params } = call
     switch (method) {
-      case "sendmediagroup": {
-        if (!Array.isArray(result.value)) return
-        for (const item of result.value) {
-          const message = decodeMessage(item)
-          if (Either.isRight(message)) yield* storage.saveMessage(fromTelegram(bot.id, message.right, "out"))
-        }
-        return
-      }
       case "copymessage": {
-        const id = decodeMessageId(result.value)
+        const id = decodeMessageId(result)
         if (Either.isLeft(id)) return
         const message = yield* copied(bot, params, id.right.message_id)
         if (Option.isSome(message)) yield* storage.saveMessage(message.value)
@@ -156,3 +153,33 @@ export const capture = (
       }
     }
   })
+
+/**
+ * Records in the bots' history what successful Bot API calls did, from their answers (and, for
+ * copyMessage and deletes, their parameters): sent, forwarded and edited messages and albums are
+ * stored as "out" (an edit replaces the stored text and sets edit_date), all in one write; a copy is
+ * stored with the text and media of its source when the history holds it, and deleted messages are
+ * marked deleted. Answers that are not `ok` are ignored.
+ */
+export const captureAll = (calls: ReadonlyArray<Call>): Effect.Effect<void, StorageError, Storage> =>
+  Effect.gen(function*() {
+    const messages: Array<Message> = []
+    const others: Array<readonly [Call, unknown]> = []
+    for (const call of calls) {
+      const result = resultOf(call.answer)
+      if (Option.isNone(result)) continue
+      const sent = sentOrEdited(call, result.value)
+      if (sent === undefined) others.push([call, result.value])
+      else messages.push(...sent)
+    }
+    if (messages.length > 0) yield* (yield* Storage).saveMessages(messages)
+    for (const [call, result] of others) yield* recordOther(call, result)
+  })
+
+/** `captureAll` for one call; `method` is lower-case. */
+export const capture = (
+  bot: StoredBot,
+  method: string,
+  params: CallParams.CallParams,
+  answer: string
+): Effect.Effect<void, StorageError, Storage> => captureAll([{ bot, method, params, answer }])

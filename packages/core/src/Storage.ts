@@ -48,6 +48,8 @@ export interface StorageService {
 
   /** Inserts or replaces the message with the same (bot_id, chat_id, id). */
   readonly saveMessage: (message: Message) => Effect.Effect<void, StorageError>
+  /** `saveMessage` for each message in order, in one write: all are saved, or none. */
+  readonly saveMessages: (messages: ReadonlyArray<Message>) => Effect.Effect<void, StorageError>
   /** One chat's messages, newest first (date desc, then id desc). */
   readonly listMessages: (query: MessageQuery) => Effect.Effect<ReadonlyArray<Message>, StorageError>
   /** The stored message with this (bot_id, chat_id, id); `None` when the history does not hold it. */

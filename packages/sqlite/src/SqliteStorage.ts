@@ -1245,6 +1245,10 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     deleteRoute: (id) => attempt("deleteRoute", () => run(db.deleteFrom("botrelay_routes").where("id", "=", id)) > 0),
 
     saveMessage: (m) => groupCommit("saveMessage", () => saveMessage(m)),
+    saveMessages: (messages) =>
+      groupCommit("saveMessages", () => {
+        for (const m of messages) saveMessage(m)
+      }),
 
     listMessages: (query) =>
       attempt("listMessages", () =>

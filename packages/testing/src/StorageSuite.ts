@@ -544,6 +544,22 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           )
         }))
 
+      test("saveMessages saves each in order, a later one replacing an earlier with the same key", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* storage.saveMessages([])
+          yield* storage.saveMessages([
+            message(bot.id, 10, 1, { text: "first" }),
+            message(bot.id, 10, 2, { direction: "out" }),
+            message(bot.id, 10, 1, { text: "replaced", edit_date: 1_700_000_500 })
+          ])
+          const found = yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 })
+          assert.deepStrictEqual(found, [
+            message(bot.id, 10, 2, { direction: "out" }),
+            message(bot.id, 10, 1, { text: "replaced", edit_date: 1_700_000_500 })
+          ])
+        }))
+
       test("listMessages orders by date desc, then id desc", (storage) =>
         Effect.gen(function*() {
           const bot = yield* storage.insertBot(botInput(1))
