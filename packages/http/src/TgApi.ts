@@ -132,6 +132,34 @@ export interface Relayed {
 export const passesWhole = (method: string, contentType: string | undefined): boolean =>
   methodPattern.test(method) && !LocalMethods.names.has(method.toLowerCase()) && isJsonOrForm(contentType)
 
+const decoder = new TextDecoder()
+
+/** The call as it goes to the Bot API at `apiRoot`: method, query string, content type and body unchanged. */
+export const upstreamRequest = (apiRoot: string, call: WholeCall): HttpExchange.Request => ({
+  method: call.httpMethod,
+  url: `${apiRoot}/bot${call.tokenSegment}/${call.method}${call.search}`,
+  headers: call.contentType === undefined ? {} : { "content-type": call.contentType },
+  body: call.body,
+  timeout: passTimeout,
+  maxBytes: maxBodyBytes
+})
+
+/** Telegram's answer as the client gets it. */
+export const relayed = (answer: HttpExchange.Answer): Relayed => ({
+  status: answer.status,
+  headers: passedHeaders(answer.headers),
+  body: answer.body
+})
+
+/** What to record in the bot's history of a call Telegram answered, or undefined when nothing. */
+export const captured = (call: WholeCall, answer: HttpExchange.Answer): SentMessages.Call | undefined => {
+  if (!call.bot.manage_enabled || answer.status !== 200) return undefined
+  const method = call.method.toLowerCase()
+  if (!SentMessages.captures(method)) return undefined
+  const params = SentMessages.needsParams(method) ? CallParams.parse(call.search, call.body, call.contentType) : {}
+  return { bot: call.bot, method, params, answer: decoder.decode(answer.body) }
+}
+
 /**
  * Passing on calls read whole, and capturing what calls sent for bots that keep history; shared by the
  * proxy's route and by hosts that serve the hottest calls closer to the socket.
@@ -141,12 +169,13 @@ export const makeRelay = Effect.gen(function*() {
   const exchange = yield* HttpExchange.HttpExchange
   const context = yield* Effect.context<Storage.Storage>()
 
-  const capture = (bot: Bot.StoredBot, method: string, params: CallParams.CallParams, answer: Uint8Array) =>
-    SentMessages.capture(bot, method, params, new TextDecoder().decode(answer)).pipe(
+  /** Records what the calls did in their bots' history; a failure is logged, never the client's. */
+  const capture = (calls: ReadonlyArray<SentMessages.Call>) =>
+    SentMessages.captureAll(calls).pipe(
       Effect.provide(context),
       Effect.catchAllCause((cause) =>
-        Effect.logWarning("could not capture a message sent through /tgapi", Cause.squash(cause)).pipe(
-          Effect.annotateLogs({ bot_id: bot.id, method })
+        Effect.logWarning("could not capture what calls through /tgapi sent", Cause.squash(cause)).pipe(
+          Effect.annotateLogs({ bot_ids: [...new Set(calls.map((c) => c.bot.id))].join(","), calls: calls.length })
         )
       )
     )
@@ -154,24 +183,13 @@ export const makeRelay = Effect.gen(function*() {
   /** Passes the call on and captures what it sent; Telegram's answer, or why there is none. */
   const passWhole = (call: WholeCall): Effect.Effect<Relayed, HttpExchange.HttpExchangeError> =>
     Effect.gen(function*() {
-      const lower = call.method.toLowerCase()
-      const capturing = call.bot.manage_enabled && SentMessages.captures(lower)
-      const answer = yield* exchange.exchange({
-        method: call.httpMethod,
-        url: `${apiRoot}/bot${call.tokenSegment}/${call.method}${call.search}`,
-        headers: call.contentType === undefined ? {} : { "content-type": call.contentType },
-        body: call.body,
-        timeout: passTimeout,
-        maxBytes: maxBodyBytes
-      })
-      if (capturing && answer.status === 200) {
-        const params = SentMessages.needsParams(lower) ? CallParams.parse(call.search, call.body, call.contentType) : {}
-        yield* capture(call.bot, lower, params, answer.body)
-      }
-      return { status: answer.status, headers: passedHeaders(answer.headers), body: answer.body }
+      const answer = yield* exchange.exchange(upstreamRequest(apiRoot, call))
+      const record = captured(call, answer)
+      if (record !== undefined) yield* capture([record])
+      return relayed(answer)
     })
 
-  return { passWhole, capture } as const
+  return { passWhole, capture, upstreamRequest: (call: WholeCall) => upstreamRequest(apiRoot, call) } as const
 })
 
 /** A call's request, as far as the proxy reads it. */
@@ -277,7 +295,7 @@ export const make = Effect.gen(function*() {
           Effect.mapError(clientFailure),
           HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
         )
-        yield* capture(bot, lower, {}, answer)
+        yield* capture([{ bot, method: lower, params: {}, answer: decoder.decode(answer) }])
         const headers = passedHeaders(response.headers)
         return HttpServerResponse.uint8Array(answer, { status: response.status, headers })
       }

@@ -1,7 +1,8 @@
 import type * as Http from "node:http"
-import { BotActivity, type Bot, Storage } from "@botrelay/core"
+import { BotActivity, type Bot, type SentMessages, Storage } from "@botrelay/core"
 import { BotApiAnswer, TgApi } from "@botrelay/http"
-import { Cause, Effect, Exit, Fiber, Option, Queue, Runtime } from "effect"
+import { Effect, Option, Queue, Runtime } from "effect"
+import * as Http1Client from "./Http1Client.js"
 
 /** Bodies up to this size are taken here; larger ones go the streaming way. */
 const maxBody = 1024 * 1024
@@ -12,17 +13,20 @@ const callPath = /^\/tgapi\/bot([^/?]+)\/([^/?]+)(\?.*)?$/
 /**
  * Serves the proxy's hottest calls on node:http directly, before Botrelay's HTTP app sees them: Bot API
  * calls of known, enabled bots with a JSON, form or empty body of declared length, passed on read whole
- * (`TgApi.makeRelay`, the same code the app's /tgapi route runs). The app's server stack costs more per
- * request than the whole pass-through, so this is what lets the proxy keep up with Telegram-speed
- * backends. Anything else (unknown tokens, local methods, uploads, files, bad paths) is left to the app,
- * which answers it; a bot's first call goes there too and makes it known here. Bots are forgotten on
- * every change to any bot, so a disabled or re-tokened bot is never served from here.
+ * over `Http1Client` (`TgApi.upstreamRequest` and `TgApi.captured`, as the app's /tgapi route does).
+ * The app's server stack and a fiber per call cost more than the whole pass-through, so this is what
+ * lets the proxy keep up with Telegram-speed backends. What the calls of one event-loop turn sent is
+ * captured in one write, and each client gets its answer once that write is done. Anything else
+ * (unknown tokens, local methods, uploads, files, bad paths) is left to the app, which answers it; a
+ * bot's first call goes there too and makes it known here. Bots are forgotten on every change to any
+ * bot, so a disabled or re-tokened bot is never served from here.
  */
 export const make = Effect.gen(function*() {
   const storage = yield* Storage.Storage
   const activity = yield* BotActivity.BotActivity
-  const { passWhole } = yield* TgApi.makeRelay
+  const { capture, upstreamRequest } = yield* TgApi.makeRelay
   const runtime = yield* Effect.runtime<never>()
+  const client = yield* Effect.acquireRelease(Effect.sync(() => Http1Client.make()), (c) => Effect.sync(c.close))
   const known = new Map<string, Bot.StoredBot>()
   /** Bumped on every change, so a lookup that started before one never stores what it read. */
   let generation = 0
@@ -48,35 +52,55 @@ export const make = Effect.gen(function*() {
       )
     })
 
+  /** Calls answered by Telegram whose record is being written, each with the answer its client waits for. */
+  let recording: Array<{ readonly call: SentMessages.Call; readonly answer: () => void }> = []
+
+  const record = () => {
+    const batch = recording
+    recording = []
+    Runtime.runFork(runtime)(capture(batch.map((b) => b.call))).addObserver(() => {
+      for (const { answer } of batch) answer()
+    })
+  }
+
   const send = (res: Http.ServerResponse, status: number, headers: Readonly<Record<string, string>>, body: Uint8Array) => {
+    if (res.destroyed) return
     res.writeHead(status, { ...headers, "content-length": body.length })
     res.end(body)
   }
 
-  const pass = (req: Http.IncomingMessage, res: Http.ServerResponse, call: Omit<TgApi.WholeCall, "body">) => {
+  const failed = (res: Http.ServerResponse, status: number, description: string) =>
+    send(res, status, { "content-type": "application/json" }, Buffer.from(BotApiAnswer.errorBody(status, description)))
+
+  const pass = (res: Http.ServerResponse, call: TgApi.WholeCall) => {
+    const cancel = client.request(upstreamRequest(call), (failure, answer) => {
+      if (failure !== undefined) return failed(res, 502, TgApi.exchangeFailureDescription(failure))
+      const relayed = TgApi.relayed(answer!)
+      const toRecord = TgApi.captured(call, answer!)
+      if (toRecord === undefined) return send(res, relayed.status, relayed.headers, relayed.body)
+      if (recording.length === 0) setImmediate(record)
+      recording.push({ call: toRecord, answer: () => send(res, relayed.status, relayed.headers, relayed.body) })
+    })
+    res.once("close", () => {
+      if (!res.writableFinished) cancel()
+    })
+  }
+
+  const read = (req: Http.IncomingMessage, res: Http.ServerResponse, call: Omit<TgApi.WholeCall, "body">) => {
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
       const body = chunks.length === 0 ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-      const fiber = Runtime.runFork(runtime)(passWhole({ ...call, body }))
-      res.once("close", () => {
-        if (!res.writableFinished) Runtime.runFork(runtime)(Fiber.interrupt(fiber))
-      })
-      fiber.addObserver((exit) => {
-        if (Exit.isSuccess(exit)) return send(res, exit.value.status, exit.value.headers, exit.value.body)
-        const failure = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
-        const description = failure === undefined ? undefined : TgApi.exchangeFailureDescription(failure)
-        if (description === undefined && !Exit.isInterrupted(exit)) {
-          Runtime.runFork(runtime)(
-            Effect.logError("a /tgapi call failed").pipe(Effect.annotateLogs({ bot_id: call.bot.id, method: call.method }))
+      try {
+        pass(res, { ...call, body })
+      } catch (error) {
+        Runtime.runFork(runtime)(
+          Effect.logError("a /tgapi call failed", error).pipe(
+            Effect.annotateLogs({ bot_id: call.bot.id, method: call.method })
           )
-        }
-        if (res.destroyed) return
-        const text = description === undefined
-          ? BotApiAnswer.errorBody(500, "Internal Server Error")
-          : BotApiAnswer.errorBody(502, description)
-        send(res, description === undefined ? 500 : 502, { "content-type": "application/json" }, Buffer.from(text))
-      })
+        )
+        failed(res, 500, "Internal Server Error")
+      }
     })
   }
 
@@ -101,7 +125,7 @@ export const make = Effect.gen(function*() {
       Runtime.runFork(runtime)(learn(token))
       return false
     }
-    pass(req, res, { bot, tokenSegment, method, search: search ?? "", httpMethod: req.method, contentType })
+    read(req, res, { bot, tokenSegment, method, search: search ?? "", httpMethod: req.method, contentType })
     return true
   }
 })

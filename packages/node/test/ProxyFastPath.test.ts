@@ -76,7 +76,7 @@ const serve = async (apiRoot: string) => {
       })))
   const stored = (botId: number, chatId: number) =>
     runtime.runPromise(Effect.flatMap(Storage.Storage, (storage) =>
-      storage.listMessages({ bot_id: botId, chat_id: chatId, limit: 10, offset: 0 })))
+      storage.listMessages({ bot_id: botId, chat_id: chatId, limit: 100, offset: 0 })))
   const changed = (botId: number) =>
     runtime.runPromise(Effect.flatMap(BotActivity.BotActivity, (a) => a.changed({ _tag: "Bot", id: botId })))
   return { call, addBot, stored, changed }
@@ -108,6 +108,36 @@ describe("the proxy's fast path", () => {
     const failing = await proxy.call(path, { chat_id: user.id, text: "" })
     assert.strictEqual(failing.status, 400)
     assert.include(JSON.parse(failing.text).description, "message text is empty")
+  })
+
+  it("records calls answered together, and answers each client only once its record is stored", async () => {
+    const proxy = await serve(fake.apiRoot)
+    const tg = fake.addBot()
+    const user = fake.addUser()
+    fake.userSends(tg.id, { user, text: "hi" })
+    const bot = await proxy.addBot(tg.token)
+    const path = `/tgapi/bot${tg.token}/sendMessage`
+    await proxy.call(path, { chat_id: user.id, text: "learn" })
+    await eventually(async () => (await proxy.call(path, { chat_id: user.id, text: "warm" })).status === 200 || undefined)
+    const before = (await proxy.stored(bot.id, user.id)).length
+
+    const texts = Array.from({ length: 30 }, (_, i) => `together ${i}`)
+    const answers = await Promise.all(texts.map((text) => proxy.call(path, { chat_id: user.id, text })))
+    assert.deepStrictEqual(answers.map((a) => a.status), texts.map(() => 200))
+    const history = await proxy.stored(bot.id, user.id)
+    assert.strictEqual(history.length, before + texts.length)
+    assert.sameMembers(history.filter((m) => m.text.startsWith("together")).map((m) => m.text), texts)
+
+    const [first, second] = answers.map((a) => JSON.parse(a.text).result.message_id as number)
+    const [deleted, copiedAnswer] = await Promise.all([
+      proxy.call(`/tgapi/bot${tg.token}/deleteMessage`, { chat_id: user.id, message_id: first }),
+      proxy.call(`/tgapi/bot${tg.token}/copyMessage`, { chat_id: user.id, from_chat_id: user.id, message_id: second })
+    ])
+    assert.strictEqual(deleted.status, 200)
+    const copy = JSON.parse(copiedAnswer.text).result.message_id as number
+    const after = await proxy.stored(bot.id, user.id)
+    assert.isTrue(after.find((m) => m.id === first)?.deleted)
+    assert.strictEqual(after.find((m) => m.id === copy)?.text, "together 1")
   })
 
   it("never takes local methods, uploads or file paths, and forgets bots on every change", async () => {
