@@ -1,9 +1,9 @@
-import { BotApi, HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
+import { HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Either, Option, Redacted, Schema } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import type { Delivery, DeliveryOutcome } from "./Delivery.js"
-import { fromTelegram } from "./Message.js"
+import { fromTelegram, Recorded } from "./Message.js"
 import { FloodControl } from "./FloodControl.js"
 import { Storage } from "./Storage.js"
 
@@ -29,7 +29,7 @@ export const defaults: Options = {
 /** Methods a webhook reply may not call: Botrelay owns the bot's ingress. */
 const refusedReplyMethods = new Set(["getupdates", "setwebhook", "deletewebhook", "logout", "close"])
 
-const decodeMessage = Schema.decodeUnknownEither(BotApi.Message)
+const decodeMessage = Schema.decodeUnknownEither(Recorded)
 
 /** A webhook reply in a backend's answer: `{"method": ...}` as JSON or form, else `undefined`. */
 export const webhookReply = (

@@ -3,7 +3,7 @@ import { Clock, Effect, Either, Option, Schema } from "effect"
 import { type StoredBot, userIdOf } from "./Bot.js"
 import * as CallParams from "./CallParams.js"
 import type { StorageError } from "./Errors.js"
-import { fromTelegram, type Message } from "./Message.js"
+import { fromTelegram, type Message, Recorded } from "./Message.js"
 import { Storage } from "./Storage.js"
 
 /** Methods whose `result` is the Message sent or edited (lower-case). */
@@ -46,7 +46,7 @@ export const captures = (method: string): boolean =>
 /** Whether capturing a call of `method` (lower-case) needs its parameters. */
 export const needsParams = (method: string): boolean => paramMethods.has(method)
 
-const decodeMessage = Schema.decodeUnknownEither(BotApi.Message)
+const decodeMessage = Schema.decodeUnknownEither(Recorded)
 const decodeMessageId = Schema.decodeUnknownEither(BotApi.MessageId)
 
 const resultOf = (answer: string): Option.Option<unknown> => {
