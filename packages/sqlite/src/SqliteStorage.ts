@@ -897,8 +897,8 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
   /**
    * The pipeline's writes of one event-loop turn, committed in one transaction (group commit): each
-   * runs in its own savepoint, so one failing write fails alone, and each caller resumes after the
-   * commit. Under load many bots write per turn, which saves most of the per-commit cost.
+   * runs in its own savepoint (a lone write needs none), so one failing write fails alone, and each
+   * caller resumes after the commit. Under load many bots write per turn, which saves most of the per-commit cost.
    */
   const groupCommit = (() => {
     type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }
@@ -908,15 +908,17 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
       queued = []
       let outcomes: Array<Outcome>
       try {
-        outcomes = sqlite.transaction(() =>
-          batch.map(({ write }): Outcome => {
-            try {
-              return { ok: true, value: sqlite.transaction(write)() }
-            } catch (error) {
-              return { ok: false, error }
-            }
-          })
-        )()
+        outcomes = batch.length === 1
+          ? [{ ok: true, value: sqlite.transaction(batch[0]!.write)() }]
+          : sqlite.transaction(() =>
+            batch.map(({ write }): Outcome => {
+              try {
+                return { ok: true, value: sqlite.transaction(write)() }
+              } catch (error) {
+                return { ok: false, error }
+              }
+            })
+          )()
       } catch (error) {
         outcomes = batch.map(() => ({ ok: false, error }))
       }
