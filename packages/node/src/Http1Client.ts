@@ -185,6 +185,15 @@ export const make = (options: {
     else pool.push(connection)
   }
 
+  /** The most recently used idle connection to the origin that is still open. */
+  const pooled = (origin: Origin): Connection | undefined => {
+    const pool = idle.get(origin.key)
+    for (let connection = pool?.pop(); connection !== undefined; connection = pool!.pop()) {
+      if (!connection.socket.destroyed) return connection
+    }
+    return undefined
+  }
+
   const fail = (connection: Connection, failure: HttpExchange.HttpExchangeError) => {
     const exchange = connection.exchange
     connection.exchange = undefined
@@ -399,7 +408,7 @@ export const make = (options: {
       chunk: "size",
       chunkLeft: 0
     }
-    const connection = idle.get(origin.key)?.pop() ?? connect(origin)
+    const connection = pooled(origin) ?? connect(origin)
     connection.exchange = exchange
     connection.socket.setTimeout(0)
     if (request.timeout !== undefined) {
