@@ -46,7 +46,7 @@ afterAll(async () => {
 })
 
 const implementations: ReadonlyArray<readonly [string, Layer.Layer<HttpExchange.HttpExchange>]> = [
-  ["node:http", NodeHttpExchange.layer],
+  ["Http1Client", NodeHttpExchange.layer],
   ["the platform HttpClient", HttpExchange.layer.pipe(Layer.provide(NodeHttpClient.layerUndici))]
 ]
 

@@ -82,14 +82,19 @@ const serve = async (apiRoot: string) => {
   return { call, addBot, stored, changed }
 }
 
+/** A FakeTelegram bot a user has written to, registered with the proxy. */
+const botWithChat = async (proxy: Awaited<ReturnType<typeof serve>>, manage_enabled = true) => {
+  const tg = fake.addBot()
+  const user = fake.addUser()
+  fake.userSends(tg.id, { user, text: "hi" })
+  const bot = await proxy.addBot(tg.token, manage_enabled)
+  return { tg, user, bot, send: `/tgapi/bot${tg.token}/sendMessage` }
+}
+
 describe("the proxy's fast path", () => {
   it("leaves a bot's first call to the app, then passes calls on itself and captures them", async () => {
     const proxy = await serve(fake.apiRoot)
-    const tg = fake.addBot()
-    const user = fake.addUser()
-    fake.userSends(tg.id, { user, text: "hi" })
-    const bot = await proxy.addBot(tg.token)
-    const path = `/tgapi/bot${tg.token}/sendMessage`
+    const { bot, send: path, tg, user } = await botWithChat(proxy)
 
     assert.strictEqual((await proxy.call(path, { chat_id: user.id, text: "first" })).status, 418)
     const answer = await eventually(async () => {
@@ -112,11 +117,7 @@ describe("the proxy's fast path", () => {
 
   it("records calls answered together, and answers each client only once its record is stored", async () => {
     const proxy = await serve(fake.apiRoot)
-    const tg = fake.addBot()
-    const user = fake.addUser()
-    fake.userSends(tg.id, { user, text: "hi" })
-    const bot = await proxy.addBot(tg.token)
-    const path = `/tgapi/bot${tg.token}/sendMessage`
+    const { bot, send: path, tg, user } = await botWithChat(proxy)
     await proxy.call(path, { chat_id: user.id, text: "learn" })
     await eventually(async () => (await proxy.call(path, { chat_id: user.id, text: "warm" })).status === 200 || undefined)
     const before = (await proxy.stored(bot.id, user.id)).length
@@ -142,11 +143,7 @@ describe("the proxy's fast path", () => {
 
   it("never takes local methods, uploads or file paths, and forgets bots on every change", async () => {
     const proxy = await serve(fake.apiRoot)
-    const tg = fake.addBot()
-    const user = fake.addUser()
-    fake.userSends(tg.id, { user, text: "hi" })
-    const bot = await proxy.addBot(tg.token, false)
-    const send = `/tgapi/bot${tg.token}/sendMessage`
+    const { bot, send, tg, user } = await botWithChat(proxy, false)
     await proxy.call(send, { chat_id: user.id, text: "learn" })
     await eventually(async () => (await proxy.call(send, { chat_id: user.id, text: "x" })).status === 200 || undefined)
 
