@@ -104,6 +104,7 @@ const parseHead = (text: string, method: string): Head | string => {
     const name = line.slice(0, colon).toLowerCase()
     if (!tokenPattern.test(name)) return "a header name is not a token"
     const value = line.slice(colon + 1).trim()
+    if (!valuePattern.test(value)) return "a header value has control characters"
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`
     last = name
   }

@@ -169,6 +169,8 @@ describe("Http1Client", () => {
     assert.strictEqual((await call()).failure?.description, "the answer (HTTP 200) could not be read (HPE_INVALID_ANSWER)")
     respond = (_, socket) => socket.write("HTTP/1.1 200 OK\r\ncontent-length: 1, 2\r\n\r\n12")
     assert.strictEqual((await call()).failure?.description, "the request failed (HPE_INVALID_ANSWER)")
+    respond = (_, socket) => socket.write("HTTP/1.1 200 OK\r\nx-a: 1\nx-b: 2\r\ncontent-length: 0\r\n\r\n")
+    assert.strictEqual((await call()).failure?.description, "the request failed (HPE_INVALID_ANSWER)")
   })
 
   it("fails past maxBytes, whatever the framing", async () => {
