@@ -159,21 +159,26 @@ const recordOther = (call: Call, result: unknown) =>
  * copyMessage and deletes, their parameters): sent, forwarded and edited messages and albums are
  * stored as "out" (an edit replaces the stored text and sets edit_date), all in one write; a copy is
  * stored with the text and media of its source when the history holds it, and deleted messages are
- * marked deleted. Answers that are not `ok` are ignored.
+ * marked deleted. Answers that are not `ok` are ignored. The writes run together, and one that fails
+ * does not keep the others from being made; the effect then fails with the first failure.
  */
 export const captureAll = (calls: ReadonlyArray<Call>): Effect.Effect<void, StorageError, Storage> =>
   Effect.gen(function*() {
+    const storage = yield* Storage
     const messages: Array<Message> = []
-    const others: Array<readonly [Call, unknown]> = []
+    const writes: Array<Effect.Effect<void, StorageError, Storage>> = []
     for (const call of calls) {
       const result = resultOf(call.answer)
       if (Option.isNone(result)) continue
       const sent = sentOrEdited(call, result.value)
-      if (sent === undefined) others.push([call, result.value])
+      if (sent === undefined) writes.push(recordOther(call, result.value))
       else messages.push(...sent)
     }
-    if (messages.length > 0) yield* (yield* Storage).saveMessages(messages)
-    for (const [call, result] of others) yield* recordOther(call, result)
+    if (messages.length > 0) writes.push(storage.saveMessages(messages))
+    if (writes.length <= 1) return yield* Effect.forEach(writes, (write) => write, { discard: true })
+    const outcomes = yield* Effect.all(writes, { concurrency: "unbounded", mode: "either" })
+    const failure = outcomes.find(Either.isLeft)
+    if (failure !== undefined) return yield* Effect.fail(failure.left)
   })
 
 /** `captureAll` for one call; `method` is lower-case. */

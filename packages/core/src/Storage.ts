@@ -48,7 +48,10 @@ export interface StorageService {
 
   /** Inserts or replaces the message with the same (bot_id, chat_id, id). */
   readonly saveMessage: (message: Message) => Effect.Effect<void, StorageError>
-  /** `saveMessage` for each message in order, in one write: all are saved, or none. */
+  /**
+   * `saveMessage` for each message in order, in one write. A message that cannot be saved (its bot was
+   * deleted meanwhile) does not keep the others from being saved; the effect then fails.
+   */
   readonly saveMessages: (messages: ReadonlyArray<Message>) => Effect.Effect<void, StorageError>
   /** One chat's messages, newest first (date desc, then id desc). */
   readonly listMessages: (query: MessageQuery) => Effect.Effect<ReadonlyArray<Message>, StorageError>

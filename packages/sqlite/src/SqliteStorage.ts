@@ -1021,6 +1021,24 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     )
   }
 
+  /** Saves the messages, all at once, or one by one when that fails; what the first unsaved one failed with. */
+  const saveEach = (messages: ReadonlyArray<Message.Message>): unknown => {
+    try {
+      sqlite.transaction(() => messages.forEach(saveMessage))()
+      return undefined
+    } catch {
+      let failure: unknown = undefined
+      for (const m of messages) {
+        try {
+          sqlite.transaction(() => saveMessage(m))()
+        } catch (error) {
+          failure ??= error
+        }
+      }
+      return failure
+    }
+  }
+
   const updateBot = transaction((id: number, set: Updateable<BotsTable>): Array<BotRow> => {
     if (Object.keys(set).length === 0) return findBotRow(id)
     const token = set.token
@@ -1248,9 +1266,13 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
     saveMessage: (m) => groupCommit("saveMessage", () => saveMessage(m)),
     saveMessages: (messages) =>
-      groupCommit("saveMessages", () => {
-        for (const m of messages) saveMessage(m)
-      }),
+      groupCommit("saveMessages", () => saveEach(messages)).pipe(
+        Effect.flatMap((failure) =>
+          failure === undefined
+            ? Effect.void
+            : Effect.fail(new Errors.StorageError({ operation: "saveMessages", cause: failure }))
+        )
+      ),
 
     listMessages: (query) =>
       attempt("listMessages", () =>

@@ -132,6 +132,23 @@ describe("SqliteStorage", () => {
       assert.strictEqual((yield* storage.insertBot(botInput(3))).id, 3)
     }))
 
+  it.scoped("saveMessages saves the others when one cannot be saved, and fails", () =>
+    Effect.gen(function*() {
+      const storage = yield* SqliteStorage.make({ filename: join(yield* tempDir, "botrelay.db") })
+      const bot = yield* storage.insertBot(botInput(1))
+      const gone = yield* storage.insertBot(botInput(2))
+      yield* storage.deleteBot(gone.id)
+      const saved = yield* Effect.either(storage.saveMessages([
+        message(bot.id, 10, 1, 10),
+        message(gone.id, 10, 2, 20),
+        message(bot.id, 10, 3, 30)
+      ]))
+      assert.isTrue(Either.isLeft(saved))
+      assert.strictEqual(Either.isLeft(saved) ? saved.left.operation : "", "saveMessages")
+      const stored = yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 10, offset: 0 })
+      assert.deepStrictEqual(stored.map((m) => m.id), [3, 1])
+    }))
+
   it.scoped("committed updates, the offset and queued deliveries survive closing and reopening the file", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
