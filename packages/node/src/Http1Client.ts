@@ -25,8 +25,11 @@ export interface Client {
 /** The longest answer head (status line and headers) read. */
 const maxHeadBytes = 64 * 1024
 
-/** How long a connection may wait in the pool for its next call. */
+/** How long a connection may wait in the pool for its next call, unless the server's `keep-alive` says less. */
 const idleTimeout = 30_000
+
+/** The most idle connections kept per origin; more are closed. */
+const maxIdle = 256
 
 const tokenPattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const valuePattern = /^[\t\x20-\x7e\x80-\xff]*$/
@@ -82,7 +85,14 @@ interface Head {
   readonly status: number
   readonly headers: Record<string, string>
   readonly framing: Framing
-  readonly keepAlive: boolean
+  /** How long the connection may wait for its next call once the answer is read; 0 closes it. */
+  readonly keepAlive: number
+}
+
+/** How long the server keeps an idle connection, from `keep-alive: timeout=5`, less a second for the way. */
+const keptFor = (hint: string | undefined) => {
+  const seconds = hint === undefined ? undefined : /(?:^|[,\s])timeout\s*=\s*(\d+)/i.exec(hint)?.[1]
+  return seconds === undefined ? idleTimeout : Math.min(idleTimeout, Number(seconds) * 1000 - 1000)
 }
 
 /** Parses a head (without its final blank line); a string says what is wrong with it. */
@@ -90,7 +100,7 @@ const parseHead = (text: string, method: string): Head | string => {
   const lines = text.split("\r\n")
   const status = statusLine.exec(lines[0]!)
   if (status === null) return "the status line is not HTTP/1.x"
-  const headers: Record<string, string> = {}
+  const headers: Record<string, string> = Object.create(null)
   let last: string | undefined
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!
@@ -111,7 +121,9 @@ const parseHead = (text: string, method: string): Head | string => {
   const code = Number(status[2])
   const http11 = status[1] === "1"
   const connection = (headers["connection"] ?? "").toLowerCase()
-  let keepAlive = http11 ? !/(?:^|,)\s*close\s*(?:,|$)/.test(connection) : /(?:^|,)\s*keep-alive\s*(?:,|$)/.test(connection)
+  let keepAlive = (http11 ? !/(?:^|,)\s*close\s*(?:,|$)/.test(connection) : /(?:^|,)\s*keep-alive\s*(?:,|$)/.test(connection))
+    ? Math.max(0, keptFor(headers["keep-alive"]))
+    : 0
   let framing: Framing
   const encoding = headers["transfer-encoding"]
   const length = headers["content-length"]
@@ -121,7 +133,7 @@ const parseHead = (text: string, method: string): Head | string => {
     if (/(?:^|,)\s*chunked\s*$/i.test(encoding)) framing = { _tag: "Chunked" }
     else {
       framing = { _tag: "Close" }
-      keepAlive = false
+      keepAlive = 0
     }
   } else if (length !== undefined) {
     const values = new Set(length.split(",").map((v) => v.trim()))
@@ -130,7 +142,7 @@ const parseHead = (text: string, method: string): Head | string => {
     framing = { _tag: "Length", length: Number(only) }
   } else {
     framing = { _tag: "Close" }
-    keepAlive = false
+    keepAlive = 0
   }
   return { status: code, headers, framing, keepAlive }
 }
@@ -169,19 +181,25 @@ export const make = (options: {
 } = {}): Client => {
   const idle = new Map<string, Array<Connection>>()
   const all = new Set<Connection>()
+  /** The latest TLS session of each origin, so new connections resume it instead of a full handshake. */
+  const sessions = new Map<string, Buffer>()
 
   const forget = (connection: Connection) => {
     all.delete(connection)
     const pool = idle.get(connection.origin.key)
     const at = pool === undefined ? -1 : pool.indexOf(connection)
-    if (at !== -1) pool!.splice(at, 1)
+    if (at === -1) return
+    pool!.splice(at, 1)
+    if (pool!.length === 0) idle.delete(connection.origin.key)
   }
 
-  const release = (connection: Connection) => {
+  /** Puts the connection in its origin's pool for `keepAlive` ms, unless the pool is full. */
+  const release = (connection: Connection, keepAlive: number) => {
     connection.exchange = undefined
-    if (connection.socket.destroyed) return forget(connection)
-    connection.socket.setTimeout(idleTimeout)
     const pool = idle.get(connection.origin.key)
+    if (connection.socket.destroyed || (pool?.length ?? 0) >= maxIdle) return connection.socket.destroy()
+    connection.socket.setTimeout(keepAlive)
+    connection.socket.unref()
     if (pool === undefined) idle.set(connection.origin.key, [connection])
     else pool.push(connection)
   }
@@ -189,10 +207,11 @@ export const make = (options: {
   /** The most recently used idle connection to the origin that is still open. */
   const pooled = (origin: Origin): Connection | undefined => {
     const pool = idle.get(origin.key)
-    for (let connection = pool?.pop(); connection !== undefined; connection = pool!.pop()) {
-      if (!connection.socket.destroyed) return connection
-    }
-    return undefined
+    if (pool === undefined) return undefined
+    let found = pool.pop()
+    while (found !== undefined && found.socket.destroyed) found = pool.pop()
+    if (pool.length === 0) idle.delete(origin.key)
+    return found
   }
 
   const fail = (connection: Connection, failure: HttpExchange.HttpExchangeError) => {
@@ -214,9 +233,9 @@ export const make = (options: {
 
   const finish = (connection: Connection, exchange: Exchange) => {
     const head = exchange.head!
-    const reusable = head.keepAlive && exchange.buffer.length === 0 && connection.socket.writableLength === 0
+    const reusable = head.keepAlive > 0 && exchange.buffer.length === 0 && connection.socket.writableLength === 0
     const body = exchange.body.length === 1 ? exchange.body[0]! : Buffer.concat(exchange.body, exchange.size)
-    if (reusable) release(connection)
+    if (reusable) release(connection, head.keepAlive)
     else {
       connection.exchange = undefined
       connection.socket.destroy()
@@ -285,7 +304,9 @@ export const make = (options: {
     if (exchange === undefined) return connection.socket.destroy()
     exchange.buffer = exchange.buffer.length === 0 ? chunk : Buffer.concat([exchange.buffer, chunk])
     while (exchange.head === undefined) {
-      const buffer = exchange.buffer
+      let buffer = exchange.buffer
+      while (buffer.length >= 2 && buffer[0] === 13 && buffer[1] === 10) buffer = buffer.subarray(2)
+      exchange.buffer = buffer
       const end = buffer.indexOf("\r\n\r\n")
       if (end === -1) {
         if (buffer.length > maxHeadBytes) fail(connection, HttpExchange.requestFailed(protocolError("the head is too long")))
@@ -329,8 +350,9 @@ export const make = (options: {
         host: origin.host,
         port: origin.port,
         servername: Net.isIP(origin.host) === 0 ? origin.host : undefined,
-        ALPNProtocols: ["http/1.1"]
-      })
+        ALPNProtocols: ["http/1.1"],
+        session: sessions.get(origin.key)
+      }).on("session", (session: Buffer) => sessions.set(origin.key, session))
       : Net.connect({ host: origin.host, port: origin.port })
     socket.setNoDelay(true)
     socket.setKeepAlive(true, idleTimeout)
@@ -412,6 +434,7 @@ export const make = (options: {
     const connection = pooled(origin) ?? connect(origin)
     connection.exchange = exchange
     connection.socket.setTimeout(0)
+    connection.socket.ref()
     if (request.timeout !== undefined) {
       const timeout = request.timeout
       timer = setTimeout(() => {

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import * as Https from "node:https"
 import * as Net from "node:net"
+import type * as Tls from "node:tls"
 import { HttpExchange } from "@botrelay/telegram"
 import { afterAll, afterEach, assert, beforeAll, beforeEach, describe, it } from "vitest"
 import * as Http1Client from "../src/Http1Client.js"
@@ -137,6 +138,24 @@ describe("Http1Client", () => {
     assert.strictEqual(connections, 2)
   })
 
+  it("keeps a connection no longer than the server's keep-alive timeout says", async () => {
+    respond = (request, socket) => socket.write(ok("k", request.includes("/short") ? "keep-alive: timeout=1\r\n" : "keep-alive: timeout=5, max=100\r\n"))
+    await call()
+    await call()
+    assert.strictEqual(connections, 1)
+    await call({ url: `${root}/short` })
+    await call({ url: `${root}/short` })
+    assert.strictEqual(connections, 2)
+  })
+
+  it("skips blank lines before the status line, and keeps headers named like Object's properties", async () => {
+    respond = (_, socket) => socket.write(`\r\n\r\n${ok("x", "constructor: c\r\ntoString: t\r\n")}`)
+    const { answer } = await call()
+    assert.strictEqual(answer?.body.toString(), "x")
+    assert.strictEqual(answer?.headers["constructor"], "c")
+    assert.strictEqual(answer?.headers["tostring"], "t")
+  })
+
   it("does not reuse a connection the answer closes, nor one the server closed while idle", async () => {
     respond = (_, socket) => socket.write(ok("x", "connection: close\r\n"))
     await call()
@@ -219,18 +238,20 @@ describe("Http1Client", () => {
     assert.notInclude(JSON.stringify(failure), "secret")
   })
 
-  it("speaks https, checking the server's certificate", async () => {
+  it("speaks https, checking the server's certificate and resuming its sessions", async () => {
     const fixture = (name: string) => readFileSync(new URL(`fixtures/${name}`, import.meta.url))
     const tlsServer = Https.createServer({ key: fixture("localhost-key.pem"), cert: fixture("localhost-cert.pem") }, (req, res) => {
-      res.writeHead(200, { "content-type": "application/json" })
-      res.end(`{"ok":true,"result":"${req.url}"}`)
+      res.writeHead(200, { "content-type": "application/json", connection: "close" })
+      res.end(`{"ok":true,"result":"${req.url}","resumed":${(req.socket as Tls.TLSSocket).isSessionReused()}}`)
     })
     await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve))
     const url = `https://127.0.0.1:${(tlsServer.address() as Net.AddressInfo).port}/bot1:t/getMe`
     const trusting = Http1Client.make({ tls: { ca: fixture("localhost-cert.pem") } })
     try {
-      const { answer } = await call({ url }, trusting)
-      assert.strictEqual(answer?.body.toString(), `{"ok":true,"result":"/bot1:t/getMe"}`)
+      const first = await call({ url }, trusting)
+      assert.strictEqual(first.answer?.body.toString(), `{"ok":true,"result":"/bot1:t/getMe","resumed":false}`)
+      const second = await call({ url }, trusting)
+      assert.strictEqual(second.answer?.body.toString(), `{"ok":true,"result":"/bot1:t/getMe","resumed":true}`)
       const { failure } = await call({ url }, client)
       assert.strictEqual(failure?.reason, "Request")
       assert.strictEqual(failure?.code, "DEPTH_ZERO_SELF_SIGNED_CERT")
