@@ -77,14 +77,32 @@ export const make = Effect.gen(function*() {
   const failed = (res: Http.ServerResponse, status: number, description: string) =>
     send(res, status, { "content-type": "application/json" }, Buffer.from(BotApiAnswer.errorBody(status, description)))
 
+  /** Logs a failure of Botrelay's own (never the call's URL) and answers a bare 500. */
+  const unexpected = (res: Http.ServerResponse, call: Omit<TgApi.WholeCall, "body">, error: unknown) => {
+    Runtime.runFork(runtime)(
+      Effect.logError("a /tgapi call failed", error).pipe(
+        Effect.annotateLogs({ bot_id: call.bot.id, method: call.method })
+      )
+    )
+    failed(res, 500, "Internal Server Error")
+  }
+
+  const answered = (res: Http.ServerResponse, call: TgApi.WholeCall, answer: Http1Client.Answer) => {
+    const relayed = TgApi.relayed(answer)
+    const toRecord = TgApi.captured(call, answer)
+    if (toRecord === undefined) return send(res, relayed.status, relayed.headers, relayed.body)
+    if (recording.length === 0) setImmediate(record)
+    recording.push({ call: toRecord, answer: () => send(res, relayed.status, relayed.headers, relayed.body) })
+  }
+
   const pass = (res: Http.ServerResponse, call: TgApi.WholeCall) => {
     const cancel = client.request(upstreamRequest(call), (failure, answer) => {
       if (failure !== undefined) return failed(res, 502, TgApi.exchangeFailureDescription(failure))
-      const relayed = TgApi.relayed(answer!)
-      const toRecord = TgApi.captured(call, answer!)
-      if (toRecord === undefined) return send(res, relayed.status, relayed.headers, relayed.body)
-      if (recording.length === 0) setImmediate(record)
-      recording.push({ call: toRecord, answer: () => send(res, relayed.status, relayed.headers, relayed.body) })
+      try {
+        answered(res, call, answer!)
+      } catch (error) {
+        unexpected(res, call, error)
+      }
     })
     res.once("close", () => {
       if (!res.writableFinished) cancel()
@@ -99,12 +117,7 @@ export const make = Effect.gen(function*() {
       try {
         pass(res, { ...call, body })
       } catch (error) {
-        Runtime.runFork(runtime)(
-          Effect.logError("a /tgapi call failed", error).pipe(
-            Effect.annotateLogs({ bot_id: call.bot.id, method: call.method })
-          )
-        )
-        failed(res, 500, "Internal Server Error")
+        unexpected(res, call, error)
       }
     })
   }
