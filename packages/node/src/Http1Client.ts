@@ -171,9 +171,10 @@ interface Connection {
 
 /**
  * An HTTP/1.1 client on node:net and node:tls for calls read whole: one request at a time per
- * connection, connections kept alive per origin (idle ones closed after 30 s), bodies framed by
- * content-length, chunked encoding or the connection's end, informational answers skipped. It does
- * without node:http's streams and agents, which cost more than the rest of a proxied call.
+ * connection, connections kept alive per origin (idle ones closed after 30 s or before the server's
+ * keep-alive timeout, at most 256 of them), TLS sessions resumed, bodies framed by content-length,
+ * chunked encoding or the connection's end, informational answers skipped. It does without
+ * node:http's streams and agents, which cost more than the rest of a proxied call.
  */
 export const make = (options: {
   /** Extra options for https connections, e.g. `ca` for a Bot API server with its own certificate authority. */
