@@ -12,8 +12,8 @@
  * client receiving the update.
  *
  * Env: BENCH_PROXY_DURATION (s per path, default 10), BENCH_PROXY_ROUNDS (default 5), BENCH_PROXY_WARMUP
- * (s, default 3), BENCH_PROXY_CONNECTIONS (default 50), BENCH_LONGPOLL_BOTS (default 10), BENCH_LONGPOLL_RATE (updates/s, default 100),
- * BENCH_LONGPOLL_DURATION (s, default 10).
+ * (s, default 3), BENCH_PROXY_CONNECTIONS (default 50), BENCH_LONGPOLL_BOTS (default 10), BENCH_LONGPOLL_RATE
+ * (updates/s, default 100), BENCH_LONGPOLL_DURATION (s, default 10).
  */
 import * as Http from "node:http"
 import { join } from "node:path"

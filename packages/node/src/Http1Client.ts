@@ -121,9 +121,10 @@ const parseHead = (text: string, method: string): Head | string => {
   const code = Number(status[2])
   const http11 = status[1] === "1"
   const connection = (headers["connection"] ?? "").toLowerCase()
-  let keepAlive = (http11 ? !/(?:^|,)\s*close\s*(?:,|$)/.test(connection) : /(?:^|,)\s*keep-alive\s*(?:,|$)/.test(connection))
-    ? Math.max(0, keptFor(headers["keep-alive"]))
-    : 0
+  const reusable = http11
+    ? !/(?:^|,)\s*close\s*(?:,|$)/.test(connection)
+    : /(?:^|,)\s*keep-alive\s*(?:,|$)/.test(connection)
+  let keepAlive = reusable ? Math.max(0, keptFor(headers["keep-alive"])) : 0
   let framing: Framing
   const encoding = headers["transfer-encoding"]
   const length = headers["content-length"]
@@ -310,13 +311,17 @@ export const make = (options: {
       exchange.buffer = buffer
       const end = buffer.indexOf("\r\n\r\n")
       if (end === -1) {
-        if (buffer.length > maxHeadBytes) fail(connection, HttpExchange.requestFailed(protocolError("the head is too long")))
+        if (buffer.length > maxHeadBytes) {
+          fail(connection, HttpExchange.requestFailed(protocolError("the head is too long")))
+        }
         return
       }
       const head = parseHead(buffer.toString("latin1", 0, end), exchange.method)
       if (typeof head === "string") return fail(connection, HttpExchange.requestFailed(protocolError(head)))
       exchange.buffer = buffer.subarray(end + 4)
-      if (head.status === 101) return fail(connection, HttpExchange.requestFailed(protocolError("the server switched protocols")))
+      if (head.status === 101) {
+        return fail(connection, HttpExchange.requestFailed(protocolError("the server switched protocols")))
+      }
       if (head.status >= 100 && head.status < 200) continue
       exchange.head = head
     }

@@ -2,7 +2,10 @@ import { HttpExchange } from "@botrelay/telegram"
 import { Effect, Layer } from "effect"
 import * as Http1Client from "./Http1Client.js"
 
-/** `HttpExchange` over a client's keep-alive connections; the call ends (its connection dropped) when its fiber is interrupted. */
+/**
+ * `HttpExchange` over a client's keep-alive connections; the call ends (its connection dropped) when
+ * its fiber is interrupted.
+ */
 export const fromClient = (client: Http1Client.Client): HttpExchange.Service => ({
   exchange: (request) =>
     Effect.async<HttpExchange.Answer, HttpExchange.HttpExchangeError>((resume) => {

@@ -64,7 +64,12 @@ export const make = Effect.gen(function*() {
   }
 
   /** Answers the client; an answer node:http refuses to send (a header it finds invalid) drops the connection. */
-  const send = (res: Http.ServerResponse, status: number, headers: Readonly<Record<string, string>>, body: Uint8Array) => {
+  const send = (
+    res: Http.ServerResponse,
+    status: number,
+    headers: Readonly<Record<string, string>>,
+    body: Uint8Array
+  ) => {
     if (res.destroyed) return
     try {
       res.writeHead(status, { ...headers, "content-length": body.length })
