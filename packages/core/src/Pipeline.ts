@@ -33,15 +33,16 @@ export const completionOf = (bot: StoredBot, update: InboxUpdate, now: number): 
       created_at: new Date(now).toISOString()
     }]
     : []
-  const completion: UpdateCompletion = {
+  return {
     bot_id: bot.id,
     update_id: update.update_id,
     messages: payload === undefined || !bot.manage_enabled ? [] : messagesOf(bot.id, payload, Math.floor(now / 1000)),
-    deliveries
+    deliveries,
+    sends: undefined,
+    buffer: bot.long_poll_enabled
+      ? { type: typeOf(payload), payload: update.payload, created_at: new Date(now).toISOString() }
+      : undefined
   }
-  if (!bot.long_poll_enabled) return completion
-  const created_at = new Date(now).toISOString()
-  return { ...completion, buffer: { type: typeOf(payload), payload: update.payload, created_at } }
 }
 
 /** Route evaluation for a batch of a bot's updates: a decision for each, in order. */
@@ -51,13 +52,19 @@ export type Route = (
   now: number
 ) => Effect.Effect<ReadonlyArray<Decision>, StorageError>
 
-/** The update's completion with its route sends; a drop keeps it from the bot's backend and long-poll buffer. */
+/**
+ * The update's completion with its route sends; a drop keeps it from the bot's backend and long-poll buffer.
+ * Built field by field: object spread costs a microsecond here, per update.
+ */
 const routed = (completion: UpdateCompletion, decision: Decision): UpdateCompletion =>
-  decision.dropped
-    ? { ...completion, deliveries: [], buffer: undefined, sends: decision.sends }
-    : decision.sends.length === 0
-    ? completion
-    : { ...completion, sends: decision.sends }
+  !decision.dropped && decision.sends.length === 0 ? completion : {
+    bot_id: completion.bot_id,
+    update_id: completion.update_id,
+    messages: completion.messages,
+    deliveries: decision.dropped ? [] : completion.deliveries,
+    sends: decision.sends,
+    buffer: decision.dropped ? undefined : completion.buffer
+  }
 
 /** What draining a bot's inbox works with and tells. */
 export interface Drain {

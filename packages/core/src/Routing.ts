@@ -113,7 +113,11 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
       created_at: string,
       fields: Pick<NewRouteSend, "bot_id" | "kind" | "route_id" | "chat_id" | "reply_to_message_id">
     ): NewRouteSend => ({
-      ...fields,
+      bot_id: fields.bot_id,
+      kind: fields.kind,
+      route_id: fields.route_id,
+      chat_id: fields.chat_id,
+      reply_to_message_id: fields.reply_to_message_id,
       source_bot_id: bot.id,
       update_id: update.update_id,
       from_chat_id: message.chat_id,

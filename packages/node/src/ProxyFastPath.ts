@@ -120,7 +120,15 @@ export const make = Effect.gen(function*() {
     req.on("end", () => {
       const body = chunks.length === 0 ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       try {
-        pass(res, { ...call, body })
+        pass(res, {
+          bot: call.bot,
+          tokenSegment: call.tokenSegment,
+          method: call.method,
+          search: call.search,
+          httpMethod: call.httpMethod,
+          contentType: call.contentType,
+          body
+        })
       } catch (error) {
         unexpected(res, call, error)
       }
