@@ -57,6 +57,7 @@ interface MessageRow {
   readonly reply_to_message_id: number | null
   readonly direction: string
   readonly edit_date: number
+  readonly deleted: number
 }
 
 const filename = process.env["BARE_DATABASE"]
@@ -149,7 +150,8 @@ const toMessage = (r: MessageRow) => {
     text: r.text,
     date: r.date,
     direction: r.direction,
-    edit_date: r.edit_date
+    edit_date: r.edit_date,
+    deleted: r.deleted === 1
   }
   if (r.media_type !== null) message["media_type"] = r.media_type
   if (r.file_id !== null) message["file_id"] = r.file_id
