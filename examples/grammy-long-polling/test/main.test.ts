@@ -1,20 +1,9 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Adapters, createBotrelay } from "@botrelay/node"
-import { FakeTelegram } from "@botrelay/testing"
+import { eventually, FakeTelegram } from "@botrelay/testing"
 import { assert, it } from "vitest"
 import { createBot } from "../src/main.js"
-
-/** Polls `check` until it gives a value, or fails after 5 s. */
-const eventually = async <A>(check: () => Promise<A | undefined>): Promise<A> => {
-  const deadline = Date.now() + 5000
-  while (true) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 it("echoes through Botrelay's long-poll buffer, with no network", async () => {
   const fake = await FakeTelegram.start()

@@ -3,20 +3,9 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { FakeTelegram } from "@botrelay/testing"
+import { eventually, FakeTelegram } from "@botrelay/testing"
 import { afterAll, afterEach, assert, beforeAll, beforeEach, describe, it } from "vitest"
 import { type BotrelayApp, BotrelayError, createBotrelay, Facade } from "../src/index.js"
-
-/** Polls `check` until it returns a value, or fails after `timeout` ms. */
-const eventually = async <A>(check: () => Promise<A | undefined> | A | undefined, timeout = 5000): Promise<A> => {
-  const deadline = Date.now() + timeout
-  while (true) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { BotActivity, MemoryStorage, Storage } from "@botrelay/core"
 import { TgApi } from "@botrelay/http"
-import { FakeTelegram } from "@botrelay/testing"
+import { eventually, FakeTelegram } from "@botrelay/testing"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as NodeHttpExchange from "../src/NodeHttpExchange.js"
@@ -10,17 +10,6 @@ import * as ProxyFastPath from "../src/ProxyFastPath.js"
 
 /** A Telegram API root where nothing listens. */
 const unreachableTelegram = "http://127.0.0.1:9"
-
-/** Polls `check` until it returns a value, or fails after `timeout` ms. */
-const eventually = async <A>(check: () => Promise<A | undefined> | A | undefined, timeout = 5000): Promise<A> => {
-  const deadline = Date.now() + timeout
-  while (true) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 // The fast path in front of the app: what it takes, what it leaves to the app (here a stand-in that
 // answers 418), and that it forgets bots when they change.

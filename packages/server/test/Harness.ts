@@ -35,16 +35,7 @@ export interface Reply {
   readonly json: any
 }
 
-/** Polls `check` until it returns a value, or fails after `timeout` ms. */
-export const eventually = async <A>(check: () => Promise<A | undefined> | A | undefined, timeout = 5000): Promise<A> => {
-  const deadline = Date.now() + timeout
-  while (true) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
+export { eventually } from "@botrelay/testing"
 
 /** Asserts an error answer: its status, its `code`, and a non-empty `error` sentence. */
 export const assertError = (reply: { readonly status: number; readonly json: any }, status: number, code: string) => {

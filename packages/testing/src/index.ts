@@ -4,3 +4,4 @@
  */
 export * as FakeTelegram from "./FakeTelegram.js"
 export * as FakeLlm from "./FakeLlm.js"
+export { eventually } from "./Eventually.js"
