@@ -111,6 +111,21 @@ const newestFirst = <A extends { readonly bot_id: number; readonly status: strin
     )
     .slice(0, filter.limit)
 
+/** The bot's first `limit` pending entries, in insertion order, as `copy` gives them. */
+const firstPending = <V extends { readonly bot_id: number; readonly status: string }, A>(
+  map: Map<number, V>,
+  botId: number,
+  limit: number,
+  copy: (value: V) => A
+): Array<A> => {
+  const found: Array<A> = []
+  for (const value of map.values()) {
+    if (found.length >= limit) break
+    if (value.bot_id === botId && value.status === "pending") found.push(copy(value))
+  }
+  return found
+}
+
 /** Deletes the first `limit` entries (in insertion order) that `done` accepts; returns how many went. */
 const prune = <V>(map: Map<number, V>, limit: number, done: (value: V) => boolean): number => {
   let removed = 0
@@ -629,15 +644,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         }
       }),
 
-    nextDeliveries: (botId, limit) =>
-      Effect.sync(() => {
-        const found: Array<Delivery> = []
-        for (const delivery of deliveries.values()) {
-          if (found.length >= limit) break
-          if (delivery.bot_id === botId && delivery.status === "pending") found.push(copyDelivery(delivery))
-        }
-        return found
-      }),
+    nextDeliveries: (botId, limit) => Effect.sync(() => firstPending(deliveries, botId, limit, copyDelivery)),
 
     recordAttempts: (attempts) =>
       Effect.sync(() => {
@@ -656,15 +663,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         return Option.some(copyDelivery(delivery))
       }),
 
-    nextSends: (botId, limit) =>
-      Effect.sync(() => {
-        const found: Array<RouteSend> = []
-        for (const send of sends.values()) {
-          if (found.length >= limit) break
-          if (send.bot_id === botId && send.status === "pending") found.push(readSend(send))
-        }
-        return found
-      }),
+    nextSends: (botId, limit) => Effect.sync(() => firstPending(sends, botId, limit, readSend)),
 
     recordSend: (id, outcome, produced) =>
       Effect.sync(() => {
