@@ -11,7 +11,7 @@ import {
 } from "@effect/platform"
 import { type Bot, CallParams, type Errors, SentMessages, Storage } from "@botrelay/core"
 import { HttpExchange } from "@botrelay/telegram"
-import { Cause, Context, Data, Deferred, Duration, Effect, Layer, Option, Stream } from "effect"
+import { Cause, Context, Data, Deferred, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
 import * as LocalMethods from "./LocalMethods.js"
 
@@ -75,6 +75,39 @@ export const decode = (segment: string): string | undefined => {
 
 const methodPattern = /^[A-Za-z0-9_]{1,64}$/
 
+/** Characters no decoded path segment may hold: separators and controls. */
+const unsafeInSegment = /[/\\\u0000-\u001f\u007f]/
+
+/**
+ * A path segment decoded, checked and percent-encoded again; undefined when it is malformed, empty,
+ * `.`, `..`, or holds `/`, `\\` or a control character once decoded.
+ */
+const safeSegment = (segment: string): string | undefined => {
+  const decoded = decode(segment)
+  if (decoded === undefined || decoded === "" || decoded === "." || decoded === ".." || unsafeInSegment.test(decoded)) {
+    return undefined
+  }
+  return encodeURIComponent(decoded)
+}
+
+/**
+ * A file path under `file/bot<token>/` rebuilt from its segments, each decoded, checked and encoded
+ * again, so nothing in it can climb out of the bot's files; undefined when a segment is unsafe.
+ */
+export const safeFilePath = (path: string): string | undefined => {
+  const segments: Array<string> = []
+  for (const segment of path.split("/")) {
+    const safe = safeSegment(segment)
+    if (safe === undefined) return undefined
+    segments.push(safe)
+  }
+  return segments.join("/")
+}
+
+/** The bot's token as one URL path segment (`:` kept as it is). */
+export const tokenSegment = (bot: Bot.StoredBot): string =>
+  encodeURIComponent(Redacted.value(bot.token)).replaceAll("%3A", ":")
+
 /** The headers of Telegram's answer the client gets: all but the hop-by-hop ones. */
 const passedHeaders = (answer: Readonly<Record<string, string>>): Record<string, string> => {
   const headers: Record<string, string> = {}
@@ -110,8 +143,6 @@ export const exchangeFailureDescription = (error: HttpExchange.HttpExchangeError
 /** A call whose body is read whole (JSON, form or none), as it is passed on. */
 export interface WholeCall {
   readonly bot: Bot.StoredBot
-  /** The token's path segment as the client sent it. */
-  readonly tokenSegment: string
   /** The method name as the client sent it. */
   readonly method: string
   /** The query string, with its `?`, or "". */
@@ -137,7 +168,7 @@ const decoder = new TextDecoder()
 /** The call as it goes to the Bot API at `apiRoot`: method, query string, content type and body unchanged. */
 export const upstreamRequest = (apiRoot: string, call: WholeCall): HttpExchange.Request => ({
   method: call.httpMethod,
-  url: `${apiRoot}/bot${call.tokenSegment}/${call.method}${call.search}`,
+  url: `${apiRoot}/bot${tokenSegment(call.bot)}/${call.method}${call.search}`,
   headers: call.contentType === undefined ? {} : { "content-type": call.contentType },
   body: call.body,
   timeout: passTimeout,
@@ -196,8 +227,6 @@ export const makeRelay = Effect.gen(function*() {
 interface Call {
   readonly request: HttpServerRequest.HttpServerRequest
   readonly bot: Bot.StoredBot
-  /** The token's path segment as the client sent it. */
-  readonly tokenSegment: string
   /** The query string, with its `?`, or "". */
   readonly search: string
 }
@@ -265,7 +294,7 @@ export const make = Effect.gen(function*() {
       )
       const length = declared === undefined ? undefined : Number(declared)
       const outgoing = HttpClientRequest.make(request.method)(
-        `${apiRoot}/bot${call.tokenSegment}/${method}${call.search}`
+        `${apiRoot}/bot${tokenSegment(call.bot)}/${method}${call.search}`
       ).pipe(HttpClientRequest.setBody(HttpBody.stream(limited, request.headers["content-type"], length)))
       return yield* Effect.raceFirst(execute(outgoing), Deferred.await(overLimit)).pipe(
         Effect.mapError((e) => e instanceof BodyTooLarge ? BotApiAnswer.tooLarge : e)
@@ -302,7 +331,6 @@ export const make = Effect.gen(function*() {
       const body = withBody ? yield* readBody(request) : undefined
       const answer = yield* passWhole({
         bot,
-        tokenSegment: call.tokenSegment,
         method,
         search: call.search,
         httpMethod: request.method,
@@ -317,14 +345,15 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const { request } = call
       if (request.method !== "GET" && request.method !== "HEAD") return BotApiAnswer.notFound
+      const filesRoot = `${apiRoot}/file/bot${tokenSegment(call.bot)}/`
+      const url = `${filesRoot}${path}${call.search}`
+      if (!URL.canParse(url) || !new URL(url).href.startsWith(new URL(filesRoot).href)) return BotApiAnswer.notFound
       const passed: Record<string, string> = {}
       for (const name of downloadHeaders) {
         const value = request.headers[name]
         if (value !== undefined) passed[name] = value
       }
-      const outgoing = HttpClientRequest.make(request.method)(
-        `${apiRoot}/file/bot${call.tokenSegment}/${path}${call.search}`
-      ).pipe(HttpClientRequest.setHeaders(passed))
+      const outgoing = HttpClientRequest.make(request.method)(url).pipe(HttpClientRequest.setHeaders(passed))
       return yield* relay(yield* execute(outgoing))
     })
 
@@ -347,7 +376,7 @@ export const make = Effect.gen(function*() {
       if (Option.isNone(found)) return yield* Effect.fail(BotApiAnswer.unauthorized)
       const bot = found.value
       if (bot.disabled) return yield* Effect.fail(disabled(bot))
-      return [{ request, bot, tokenSegment: match[1]!, search }, match[2]!] as const
+      return [{ request, bot, search }, match[2]!] as const
     })
 
   const method = (request: HttpServerRequest.HttpServerRequest, path: string, search: string) =>
@@ -373,11 +402,8 @@ export const make = Effect.gen(function*() {
   const file = (request: HttpServerRequest.HttpServerRequest, path: string, search: string) =>
     Effect.gen(function*() {
       const [call, rest] = yield* resolve(request, path, search)
-      const segments = rest.split("/")
-      if (segments.some((s) => s === "" || s === "." || s === ".." || decode(s) === undefined)) {
-        return BotApiAnswer.notFound
-      }
-      return yield* download(call, rest)
+      const safe = safeFilePath(rest)
+      return safe === undefined ? BotApiAnswer.notFound : yield* download(call, safe)
     })
 
   return Effect.gen(function*() {

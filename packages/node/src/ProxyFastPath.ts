@@ -122,7 +122,6 @@ export const make = Effect.gen(function*() {
       try {
         pass(res, {
           bot: call.bot,
-          tokenSegment: call.tokenSegment,
           method: call.method,
           search: call.search,
           httpMethod: call.httpMethod,
@@ -156,7 +155,7 @@ export const make = Effect.gen(function*() {
       Runtime.runFork(runtime)(learn(token))
       return false
     }
-    read(req, res, { bot, tokenSegment, method, search: search ?? "", httpMethod: req.method, contentType })
+    read(req, res, { bot, method, search: search ?? "", httpMethod: req.method, contentType })
     return true
   }
 })

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto"
-import { request as httpRequest } from "node:http"
+import { createServer, request as httpRequest } from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
 import { eventually, startServer, type TestServer, unreachableTelegram } from "./Harness.js"
@@ -58,6 +59,19 @@ const history = async (botId: number, chatId: number) => {
 const callsOf = (botId: number | undefined, method?: string) =>
   fake.calls.filter((c) => c.botId === botId && (method === undefined || c.method === method))
 
+/** A GET sent with its path exactly as written (fetch would resolve dot segments first). */
+const raw = (path: string, base = server.baseUrl) =>
+  new Promise<{ readonly status: number; readonly text: string }>((resolve, reject) => {
+    const request = httpRequest(`${base}/`, { path, method: "GET" }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () =>
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
+    })
+    request.on("error", reject)
+    request.end()
+  })
+
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
 
 describe("/tgapi: who is served", () => {
@@ -90,6 +104,74 @@ describe("/tgapi: who is served", () => {
       assert.strictEqual(answer.text, `{"ok":false,"error_code":404,"description":"Not Found"}`, path)
     }
     assert.strictEqual(fake.calls.length, before)
+  })
+
+  it("refuses file paths that would climb out of the bot's files, in every encoding, relaying nothing", async () => {
+    const tg = fake.addBot()
+    await addBot(tg)
+    const other = fake.addBot()
+    const disabled = await addBot(other)
+    assert.strictEqual((await server.call(`/api/bots/toggle-disabled?id=${disabled.id}`, { method: "POST" })).status, 200)
+    const target = `bot${other.token}/sendMessage?chat_id=1&text=x`
+    const attacks = [
+      `%2e%2e/%2e%2e/${target}`,
+      `%2E%2E/%2e%2E/${target}`,
+      `.%2e/%2e./${target}`,
+      `../../${target}`,
+      `..\\..\\${target}`,
+      `..%5c..%5C${target}`,
+      `photos/..%2f..%2f..%2fbot${other.token}%2fgetMe`,
+      `photos%2f%2e%2e%2f%2e%2e/${target}`,
+      `./photos/x.jpg`,
+      `photos//x.jpg`,
+      `photos/%00/x.jpg`,
+      `photos/x%0a.jpg`,
+      `%c0%ae%c0%ae/${target}`,
+      `%%32%65%%32%65/${target}`
+    ]
+    for (const path of attacks) {
+      const answer = await raw(`/tgapi/file/bot${tg.token}/${path}`)
+      assert.strictEqual(answer.status, 404, path)
+      assert.strictEqual(answer.text, `{"ok":false,"error_code":404,"description":"Not Found"}`, path)
+    }
+    const doubled = await raw(`/tgapi/file/bot${tg.token}/%252e%252e/%252e%252e/${target}`)
+    assert.strictEqual(doubled.status, 404)
+    assert.strictEqual(callsOf(other.id).length, 0)
+    assert.strictEqual(callsOf(tg.id).length, 0)
+  })
+
+  it("keeps file downloads under the API root's own path prefix", async () => {
+    const seen: Array<string> = []
+    const upstream = createServer((req, res) => {
+      seen.push(req.url ?? "")
+      const forward = httpRequest(`${fake.apiRoot}${(req.url ?? "").replace(/^\/prefix/, "")}`, {
+        method: req.method,
+        headers: req.headers
+      }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      })
+      req.pipe(forward)
+    })
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve))
+    const { port } = upstream.address() as AddressInfo
+    const prefixed = await startServer({ telegramApi: `http://127.0.0.1:${port}/prefix` })
+    try {
+      const tg = fake.addBot()
+      await addBot(tg, {}, prefixed)
+      for (const path of [`%2e%2e/%2e%2e/%2e%2e/bot${tg.token}/getMe`, `..%5C..%5C..%5Cbot${tg.token}/getMe`]) {
+        assert.strictEqual((await raw(`/tgapi/file/bot${tg.token}/${path}`, prefixed.baseUrl)).status, 404)
+      }
+      const photo = fake.userSends(tg.id, { photo: true })
+      const file = await tgapi(`/bot${tg.token}/getFile?file_id=${photo.photo!.at(-1)!.file_id}`, {}, prefixed.baseUrl)
+      const whole = await raw(`/tgapi/file/bot${tg.token}/${file.json.result.file_path}`, prefixed.baseUrl)
+      assert.strictEqual(whole.status, 200)
+      assert.isAbove(seen.length, 0)
+      for (const url of seen) assert.match(url, /^\/prefix\/(file\/)?bot/, url)
+    } finally {
+      await prefixed.close()
+      await new Promise((resolve) => upstream.close(resolve))
+    }
   })
 
   it("answers a disabled bot with a 403 that says so, without relaying", async () => {
