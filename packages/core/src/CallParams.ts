@@ -18,9 +18,48 @@ const boundaryOf = (contentType: string): string | undefined => {
   return match === null ? undefined : match[1] ?? match[2]
 }
 
+/** The most bytes a multipart part's headers may take; a part with more ends the reading. */
+export const maxPartHeaderBytes = 8 * 1024
+
+/** The parameters of a header value (`form-data; name="a"; filename="b"`), by lower-case name. */
+const headerParams = (value: string): Map<string, string> => {
+  const params = new Map<string, string>()
+  const pieces: Array<string> = []
+  let quoted = false
+  let from = 0
+  for (let i = 0; i < value.length; i++) {
+    if (value[i] === "\"") quoted = !quoted
+    else if (value[i] === ";" && !quoted) {
+      pieces.push(value.slice(from, i))
+      from = i + 1
+    }
+  }
+  pieces.push(value.slice(from))
+  for (const piece of pieces) {
+    const equals = piece.indexOf("=")
+    if (equals === -1) continue
+    let text = piece.slice(equals + 1).trim()
+    if (text.startsWith("\"")) text = text.slice(1, text.length > 1 && text.endsWith("\"") ? -1 : undefined)
+    params.set(piece.slice(0, equals).trim().toLowerCase(), text)
+  }
+  return params
+}
+
+/** The `name` of a part that is a text field, from its header block; undefined for uploads and others. */
+const fieldName = (headers: string): string | undefined => {
+  for (const line of headers.split("\r\n")) {
+    const colon = line.indexOf(":")
+    if (colon === -1 || line.slice(0, colon).trim().toLowerCase() !== "content-disposition") continue
+    const params = headerParams(line.slice(colon + 1))
+    return params.has("filename") || params.has("filename*") ? undefined : params.get("name")
+  }
+  return undefined
+}
+
 /**
- * The text fields of a multipart body, read leniently: parts with a `filename` (uploads) are skipped,
- * and a part that does not parse ends the reading instead of failing it.
+ * The text fields of a multipart body, read leniently in one pass: parts with a `filename` (uploads)
+ * are skipped, and a part that does not parse, or whose headers pass `maxPartHeaderBytes`, ends the
+ * reading instead of failing it.
  */
 const fromMultipart = (body: Uint8Array, boundary: string): Record<string, unknown> => {
   const params: Record<string, unknown> = {}
@@ -32,16 +71,10 @@ const fromMultipart = (body: Uint8Array, boundary: string): Record<string, unkno
     if (text.startsWith("--", start)) break
     const next = text.indexOf(`\r\n${delimiter}`, start)
     if (next === -1) break
-    const headerEnd = text.indexOf("\r\n\r\n", start)
-    if (headerEnd !== -1 && headerEnd < next) {
-      const headers = text.slice(start, headerEnd)
-      const disposition = /content-disposition:[^\r\n]*/i.exec(headers)?.[0] ?? ""
-      const name = /content-disposition:[^\r\n]*?;\s*name="([^"]*)"/di.exec(headers)?.indices?.[1]
-      if (name !== undefined && !/;\s*filename\*?=/i.test(disposition)) {
-        const key = utf8.decode(body.subarray(start + name[0], start + name[1]))
-        params[key] = utf8.decode(body.subarray(headerEnd + 4, next))
-      }
-    }
+    const headerEnd = text.slice(start, Math.min(next, start + maxPartHeaderBytes + 4)).indexOf("\r\n\r\n")
+    if (headerEnd === -1) break
+    const name = fieldName(utf8.decode(body.subarray(start, start + headerEnd)))
+    if (name !== undefined) params[name] = utf8.decode(body.subarray(start + headerEnd + 4, next))
     at = next + 2
   }
   return params
@@ -76,10 +109,18 @@ const decodeJson = (value: string): unknown => {
   }
 }
 
-/** An integer: a JSON number or its decimal text; undefined otherwise. */
+/**
+ * An integer as Telegram reads one: a JSON number truncated (2.5 is 2), or the leading integer of a
+ * text ("2.5" and "2abc" are 2); undefined when there is none or it is not a safe integer.
+ */
 export const int = (value: unknown): number | undefined => {
-  const number = typeof value === "string" && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value
-  return typeof number === "number" && Number.isSafeInteger(number) ? number : undefined
+  let number: number | undefined
+  if (typeof value === "number") number = Math.trunc(value)
+  else if (typeof value === "string") {
+    const match = /^\s*-?\d{1,20}/.exec(value)
+    number = match === null ? undefined : Number(match[0])
+  }
+  return number !== undefined && Number.isSafeInteger(number) ? number + 0 : undefined
 }
 
 /** A boolean: true/false, or their text ("true", "1", "false", "0", any case); undefined otherwise. */

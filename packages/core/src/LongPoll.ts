@@ -13,6 +13,12 @@ export interface GetUpdates {
   readonly allowed_updates?: ReadonlyArray<string> | undefined
 }
 
+/** The most entries an `allowed_updates` list may have (Telegram has about two dozen update types). */
+export const maxAllowedUpdates = 32
+
+/** What an update type's name looks like in `allowed_updates`. */
+export const updateTypeName = /^[a-z][a-z_]{0,63}$/
+
 /** A buffered update: its id and its JSON text exactly as Telegram sent it. */
 export interface BufferedUpdate {
   readonly update_id: number

@@ -54,7 +54,6 @@ describe("CallParams", () => {
   it("coerces values as forms and query strings carry them", () => {
     assert.strictEqual(CallParams.int("-100123"), -100123)
     assert.strictEqual(CallParams.int(7), 7)
-    assert.isUndefined(CallParams.int("7.5"))
     assert.isUndefined(CallParams.int("@channel"))
     assert.isTrue(CallParams.bool("True"))
     assert.isFalse(CallParams.bool("0"))
@@ -62,5 +61,60 @@ describe("CallParams", () => {
     assert.deepStrictEqual(CallParams.object(`{"message_id":3}`), { message_id: 3 })
     assert.isUndefined(CallParams.object("[1]"))
     assert.strictEqual(CallParams.string(12), "12")
+  })
+
+  it("reads integers as Telegram does: the leading integer of text, JSON numbers truncated", () => {
+    const cases: ReadonlyArray<readonly [unknown, number | undefined]> = [
+      ["2.5", 2],
+      [2.5, 2],
+      [-2.5, -2],
+      [0.9, 0],
+      ["-0", 0],
+      ["30", 30],
+      [" 30", 30],
+      ["10abc", 10],
+      ["1e3", 1],
+      [1e3, 1000],
+      ["-100123", -100123],
+      ["abc", undefined],
+      ["", undefined],
+      ["+5", undefined],
+      ["99999999999999999999", undefined],
+      [Number.NaN, undefined],
+      [Number.POSITIVE_INFINITY, undefined],
+      [2 ** 60, undefined],
+      [true, undefined],
+      [null, undefined],
+      [["5"], undefined]
+    ]
+    for (const [value, expected] of cases) assert.strictEqual(CallParams.int(value), expected, String(value))
+  })
+
+  it("reads adversarial multipart bodies in one pass, ending at headers over the limit", () => {
+    const boundary = "b"
+    const type = `multipart/form-data; boundary=${boundary}`
+    const field = (name: string, value: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+    const closing = `--${boundary}--\r\n`
+    const repeated = [
+      "content-disposition:;".repeat(50_000),
+      ";name=\"".repeat(50_000),
+      "content-disposition: form-data; name=\"".repeat(30_000),
+      "x".repeat(200_000),
+      "x-a: b\r\n".repeat(2_000),
+      `x-long: ${"a".repeat(CallParams.maxPartHeaderBytes)}`
+    ]
+    for (const headers of repeated) {
+      const body = `${field("url", "https://a.example")}--${boundary}\r\n${headers}\r\n\r\nv\r\n${
+        field("secret_token", "after")
+      }${closing}`
+      assert.deepStrictEqual(CallParams.parse("", bytes(body), type), { url: "https://a.example" })
+    }
+    const manyParts = `--${boundary}\r\nno-end-of-headers\r\n`.repeat(20_000) + closing
+    assert.deepStrictEqual(CallParams.parse("", bytes(manyParts), type), {})
+    const quoted = `--${boundary}\r\nContent-Disposition: form-data; name="a;b"; x=1\r\n\r\nv\r\n${closing}`
+    assert.deepStrictEqual(CallParams.parse("", bytes(quoted), type), { "a;b": "v" })
+    const unquoted = `--${boundary}\r\ncontent-disposition : form-data ; NAME=token\r\n\r\nv\r\n${closing}`
+    assert.deepStrictEqual(CallParams.parse("", bytes(unquoted), type), { token: "v" })
   })
 })

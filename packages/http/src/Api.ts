@@ -145,7 +145,7 @@ const maxSafe = Number.MAX_SAFE_INTEGER
 
 /** An update type as `allowed_updates` names it. */
 const UpdateTypeName = Schema.String.pipe(
-  Schema.pattern(/^[a-z][a-z_]*$/, {
+  Schema.pattern(LongPoll.updateTypeName, {
     message: () => "update types are lowercase names such as message or callback_query"
   })
 )
@@ -155,7 +155,11 @@ const AllowedUpdates = Schema.transform(Schema.String, Schema.Array(UpdateTypeNa
   strict: true,
   decode: (s) => s.trim() === "" ? [] : s.split(",").map((t) => t.trim()),
   encode: (types) => types.join(",")
-}).annotations({ description: "comma-separated update types, remembered per bot; empty for Telegram's default" })
+}).pipe(
+  Schema.filter((types) => types.length <= LongPoll.maxAllowedUpdates, {
+    message: () => `allowed_updates may name at most ${LongPoll.maxAllowedUpdates} update types`
+  })
+).annotations({ description: "comma-separated update types, remembered per bot; empty for Telegram's default" })
 
 /** Query of `GET /api/updates/poll`: Telegram's getUpdates parameters, out-of-range values refused. */
 export const PollQuery = Schema.Struct({

@@ -1,6 +1,6 @@
 import type { HttpServerResponse } from "@effect/platform"
 import { Bot, Bots, CallParams, type Errors, LongPoll, Storage } from "@botrelay/core"
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
 
 /** A Bot API method Botrelay answers itself, for a registered bot that is not disabled. */
@@ -16,8 +16,19 @@ const decodeUpdate = Schema.decodeUnknown(Bot.BotUpdate)
 const firstIssue = (error: ParseResult.ParseError) =>
   ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "invalid value"
 
-const strings = (values: ReadonlyArray<unknown> | undefined) =>
-  values?.filter((value): value is string => typeof value === "string")
+/** `allowed_updates` as a client sent it (undefined when absent), or why it cannot be used. */
+const allowedUpdates = (value: unknown): Either.Either<ReadonlyArray<string> | undefined, string> => {
+  if (value === undefined || value === "") return Either.right(undefined)
+  const list = CallParams.array(value)
+  if (list === undefined) return Either.left("can't parse allowed_updates JSON array")
+  if (list.length > LongPoll.maxAllowedUpdates) {
+    return Either.left(`allowed_updates may name at most ${LongPoll.maxAllowedUpdates} update types`)
+  }
+  const names = list.filter((name): name is string => typeof name === "string" && LongPoll.updateTypeName.test(name))
+  return names.length === list.length
+    ? Either.right([...new Set(names)])
+    : Either.left("allowed_updates must hold update type names such as \"message\"")
+}
 
 const failed = (operation: string) => (e: Errors.StorageError) =>
   Effect.logError(`tgapi ${operation} failed`, e.cause).pipe(Effect.as(BotApiAnswer.internalError))
@@ -51,12 +62,14 @@ export const make = Effect.gen(function*() {
   const longPoll = yield* LongPoll.LongPoll
   const storage = yield* Storage.Storage
 
-  const getUpdates: LocalMethod = (bot, params) =>
-    longPoll.getUpdates(bot.id, {
+  const getUpdates: LocalMethod = (bot, params) => {
+    const allowed = allowedUpdates(params.allowed_updates)
+    if (Either.isLeft(allowed)) return Effect.succeed(BotApiAnswer.badRequest(allowed.left))
+    return longPoll.getUpdates(bot.id, {
       offset: CallParams.int(params.offset),
       limit: CallParams.int(params.limit),
       timeout: CallParams.int(params.timeout),
-      allowed_updates: strings(CallParams.array(params.allowed_updates))
+      allowed_updates: allowed.right
     }).pipe(
       Effect.map((updates) => BotApiAnswer.okRaw(`[${updates.map((u) => u.payload).join(",")}]`)),
       Effect.catchTags({
@@ -65,6 +78,7 @@ export const make = Effect.gen(function*() {
         StorageError: failed("getUpdates")
       })
     )
+  }
 
   const dropIf = (bot: Bot.StoredBot, params: CallParams.CallParams) =>
     CallParams.bool(params.drop_pending_updates) === true ? longPoll.drop(bot.id) : Effect.void

@@ -31,8 +31,17 @@ export const prefix = "/tgapi"
 export const isProxyUrl = (url: string): boolean =>
   url.startsWith(prefix) && (url.length === prefix.length || url[prefix.length] === "/" || url[prefix.length] === "?")
 
+/** Whether a request URL is a /tgapi call of a method Botrelay answers itself (whose body it reads whole). */
+export const isLocalCall = (url: string): boolean => {
+  const method = /^\/tgapi\/bot[^/?]+\/([^/?]+)/.exec(url)?.[1]
+  return method !== undefined && LocalMethods.names.has(method.toLowerCase())
+}
+
 /** How long Telegram may take to answer a call passed on read whole. */
 const passTimeout = Duration.minutes(2)
+
+/** The largest body of a method Botrelay answers itself (getUpdates, setWebhook, ...). */
+export const maxLocalBodyBytes = 1024 * 1024
 
 /** The largest request body the proxy passes on: Telegram's 50 MB upload limit. */
 export const maxBodyBytes = 50 * 1024 * 1024
@@ -247,14 +256,14 @@ export const make = Effect.gen(function*() {
   const { capture, passWhole } = yield* makeRelay
   const local = yield* LocalMethods.make
 
-  /** Reads the whole body, up to the limit. */
-  const readBody = (request: HttpServerRequest.HttpServerRequest) =>
+  /** Reads the whole body, up to `limit` bytes (413 beyond). */
+  const readBody = (request: HttpServerRequest.HttpServerRequest, limit = maxBodyBytes) =>
     request.arrayBuffer.pipe(
       Effect.map((buffer) => new Uint8Array(buffer)),
       Effect.mapError((e) =>
         isBodyLimit(e) ? BotApiAnswer.tooLarge : BotApiAnswer.badRequest("the body could not be read")
       ),
-      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
+      HttpIncomingMessage.withMaxBodySize(Option.some(limit))
     )
 
   const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
@@ -385,7 +394,8 @@ export const make = Effect.gen(function*() {
       if (!methodPattern.test(name)) return BotApiAnswer.notFound
       const answer = local.get(name.toLowerCase())
       if (answer === undefined) return yield* forward(call, name)
-      const bytes = hasBody(request) ? yield* readBody(request) : undefined
+      if (Number(request.headers["content-length"] ?? 0) > maxLocalBodyBytes) return BotApiAnswer.tooLarge
+      const bytes = hasBody(request) ? yield* readBody(request, maxLocalBodyBytes) : undefined
       return yield* answer(call.bot, CallParams.parse(search, bytes, request.headers["content-type"]))
     })
 

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Readable } from "node:stream"
 import { HttpApiBuilder, type HttpClient, HttpMiddleware } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { LongPoll } from "@botrelay/core"
-import { HttpApp, TgApi } from "@botrelay/http"
+import { BotApiAnswer, HttpApp, TgApi } from "@botrelay/http"
 import { Effect, Layer, type Scope } from "effect"
+import * as BodyGuard from "./BodyGuard.js"
 import type { Services } from "./Botrelay.js"
 import * as ProxyFastPath from "./ProxyFastPath.js"
 
@@ -64,27 +64,18 @@ const consumedBody = (req: IncomingMessage): Uint8Array | undefined => {
   )
 }
 
-/** A request that reads `body` in place of its consumed stream. */
-const replayed = (req: IncomingMessage, body: Uint8Array): IncomingMessage => {
-  const { "transfer-encoding": _, ...headers } = req.headers
-  return Object.assign(Readable.from(body.length === 0 ? [] : [body]), {
-    headers: { ...headers, "content-length": String(body.length) },
-    rawHeaders: [],
-    method: req.method,
-    url: req.url,
-    httpVersion: req.httpVersion,
-    httpVersionMajor: req.httpVersionMajor,
-    httpVersionMinor: req.httpVersionMinor,
-    socket: req.socket,
-    connection: req.socket,
-    complete: true,
-    aborted: false
-  }) as unknown as IncomingMessage
-}
-
 const notFound = (res: ServerResponse) => {
   res.writeHead(404, { "content-type": "application/json" })
   res.end(JSON.stringify({ error: "not found", code: "not_found" }))
+}
+
+/** The answer once the instance is stopped, in the shape the path's clients read. */
+const stopped = (req: IncomingMessage, res: ServerResponse) => {
+  const body = TgApi.isProxyUrl(req.url ?? "")
+    ? BotApiAnswer.errorBody(503, "Service Unavailable: this Botrelay instance is stopped")
+    : JSON.stringify({ error: "this Botrelay instance is stopped", code: "unavailable" })
+  res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+  res.end(body)
 }
 
 /**
@@ -93,6 +84,8 @@ const notFound = (res: ServerResponse) => {
  */
 export const make = (options: {
   readonly prefix?: string | undefined
+  /** Limits on the bodies read whole; `BodyGuard.defaults` when unset. */
+  readonly body?: BodyGuard.Options | undefined
 }): Effect.Effect<Handler, never, Scope.Scope | Services | HttpClient.HttpClient | TgApi.Upstream> =>
   Effect.gen(function*() {
     const prefix = normalize(options.prefix)
@@ -103,14 +96,18 @@ export const make = (options: {
       HttpMiddleware.withTracerDisabledWhenEffect(() => true),
       Effect.provide(NodeHttpServer.layerContext)
     )
+    let running = true
+    yield* Effect.addFinalizer(() => Effect.sync(() => void (running = false)))
     const fast = yield* ProxyFastPath.make
+    const guard = BodyGuard.make(options.body)
     const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => {
       const url = within(req.url ?? "/", prefix)
       if (url === undefined) return next === undefined ? notFound(res) : next()
       const consumed = consumedBody(req)
-      const request = consumed === undefined ? req : replayed(req, consumed)
+      const request = consumed === undefined ? req : BodyGuard.replayed(req, consumed)
       request.url = url
-      if (!fast(request, res)) serve(request, res)
+      if (!running) return stopped(request, res)
+      if (!fast(request, res) && !guard(request, res, (read) => serve(read, res))) serve(request, res)
     }
     return Object.assign(handler, { handles: (url: string) => within(url, prefix) !== undefined })
   })

@@ -1,4 +1,5 @@
 export * as Adapters from "./Adapters.js"
+export * as BodyGuard from "./BodyGuard.js"
 export * as Botrelay from "./Botrelay.js"
 export * as Facade from "./Facade.js"
 export { type Botrelay as BotrelayApp, BotrelayError, createBotrelay } from "./Facade.js"

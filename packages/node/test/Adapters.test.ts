@@ -209,6 +209,12 @@ for (const [name, mount] of cases) {
       assert.deepStrictEqual(late, [])
       const polled = await fake.waitForPoll(botId, 300).then(() => true, () => false)
       assert.isFalse(polled)
+      const api = await fetch(`${origin}${prefix}/api/bots`, { headers: auth })
+      assert.strictEqual(api.status, 503)
+      assert.deepStrictEqual(await api.json(), { error: "this Botrelay instance is stopped", code: "unavailable" })
+      const tgapi = await fetch(`${origin}${prefix}/tgapi/bot${bot!.token}/getMe`)
+      assert.strictEqual(tgapi.status, 503)
+      assert.deepInclude(await tgapi.json(), { ok: false, error_code: 503 })
     })
   })
 }

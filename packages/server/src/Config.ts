@@ -22,6 +22,14 @@ export interface Config {
   readonly llmApiKey: Redacted.Redacted<string> | undefined
   readonly llmModel: string | undefined
   readonly llmTimeoutMs: number | undefined
+  /** The most connections the server keeps open at once. */
+  readonly httpMaxConnections: number
+  /** How long, in seconds, a client may take to send a request's headers. */
+  readonly httpHeadersTimeout: number
+  /** How long, in seconds, a client may take to send a body read whole (/api, webhooks, local /tgapi methods). */
+  readonly httpBodyTimeout: number
+  /** How long, in seconds, a client may take to send a whole request, uploads through /tgapi included. */
+  readonly httpRequestTimeout: number
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -43,7 +51,11 @@ export const settings = {
   llmBaseUrl: { flag: "llm-base-url", env: "BOTRELAY_LLM_BASE_URL", default: undefined },
   llmApiKey: { flag: "llm-api-key", env: "BOTRELAY_LLM_API_KEY", default: undefined },
   llmModel: { flag: "llm-model", env: "BOTRELAY_LLM_MODEL", default: undefined },
-  llmTimeout: { flag: "llm-timeout", env: "BOTRELAY_LLM_TIMEOUT", default: undefined }
+  llmTimeout: { flag: "llm-timeout", env: "BOTRELAY_LLM_TIMEOUT", default: undefined },
+  httpMaxConnections: { flag: "http-max-connections", env: "BOTRELAY_HTTP_MAX_CONNECTIONS", default: "4096" },
+  httpHeadersTimeout: { flag: "http-headers-timeout", env: "BOTRELAY_HTTP_HEADERS_TIMEOUT", default: "20s" },
+  httpBodyTimeout: { flag: "http-body-timeout", env: "BOTRELAY_HTTP_BODY_TIMEOUT", default: "30s" },
+  httpRequestTimeout: { flag: "http-request-timeout", env: "BOTRELAY_HTTP_REQUEST_TIMEOUT", default: "10m" }
 } as const
 
 /** The largest `bufferMaxUpdates`. */
@@ -165,6 +177,18 @@ export const fromValues = (
       "BOTRELAY_LLM_TIMEOUT / --llm-timeout must be milliseconds (5000) or seconds (5s), from 100 ms to 60 s"
     )
   }
+  const httpMaxConnections = Number(read("httpMaxConnections"))
+  if (!Number.isInteger(httpMaxConnections) || httpMaxConnections < 1 || httpMaxConnections > 1_000_000) {
+    throw new ConfigError("BOTRELAY_HTTP_MAX_CONNECTIONS / --http-max-connections must be an integer from 1 to 1000000")
+  }
+  const timeout = (name: "httpHeadersTimeout" | "httpBodyTimeout" | "httpRequestTimeout") => {
+    const seconds = parseSeconds(read(name)!)
+    if (seconds === undefined) {
+      const { env, flag } = settings[name]
+      throw new ConfigError(`${env} / --${flag} must be a positive whole number of seconds (30), or of minutes (5m)`)
+    }
+    return seconds
+  }
   return {
     port,
     host: read("host")!,
@@ -180,7 +204,11 @@ export const fromValues = (
     llmBaseUrl,
     llmApiKey: llmApiKey === undefined ? undefined : Redacted.make(llmApiKey),
     llmModel,
-    llmTimeoutMs
+    llmTimeoutMs,
+    httpMaxConnections,
+    httpHeadersTimeout: timeout("httpHeadersTimeout"),
+    httpBodyTimeout: timeout("httpBodyTimeout"),
+    httpRequestTimeout: timeout("httpRequestTimeout")
   }
 }
 

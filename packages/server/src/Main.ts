@@ -5,7 +5,7 @@ import { HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platfo
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { ApiKeys, Bots, type Errors, type LlmSettings, type Storage, Supervisor } from "@botrelay/core"
 import { HttpApp, TgApi } from "@botrelay/http"
-import { Botrelay, NodeHandler, ProxyFastPath } from "@botrelay/node"
+import { BodyGuard, Botrelay, NodeHandler, ProxyFastPath } from "@botrelay/node"
 import type { SqliteStorage } from "@botrelay/sqlite"
 import { Console, Duration, Effect, Layer, Logger, Redacted } from "effect"
 import type { Config } from "./Config.js"
@@ -97,22 +97,44 @@ export const bootstrap = (
     }
   }).pipe(Effect.withSpan("bootstrap"))
 
-/** A node:http server that offers each request to `front` first; requests it takes never reach the app. */
-const frontedServer = (front: (req: IncomingMessage, res: ServerResponse) => boolean) => {
-  const server = createServer()
+/** A node:http server with the configured limits, that offers each request to `front` first; requests it takes never reach the app. */
+const frontedServer = (
+  config: Pick<Config, "httpMaxConnections" | "httpHeadersTimeout" | "httpRequestTimeout">,
+  front: (req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage) => void) => boolean
+) => {
+  const server = createServer({
+    headersTimeout: config.httpHeadersTimeout * 1000,
+    requestTimeout: Math.max(config.httpRequestTimeout, config.httpHeadersTimeout) * 1000,
+    connectionsCheckingInterval: 1000
+  })
+  server.maxConnections = config.httpMaxConnections
   const emit = server.emit.bind(server) as (event: string, ...args: Array<unknown>) => boolean
-  server.emit = ((event: string, ...args: Array<unknown>) =>
-    event === "request" && front(args[0] as IncomingMessage, args[1] as ServerResponse)
-      ? true
-      : emit(event, ...args)) as typeof server.emit
+  server.emit = ((event: string, ...args: Array<unknown>) => {
+    if (event !== "request") return emit(event, ...args)
+    const res = args[1] as ServerResponse
+    return front(args[0] as IncomingMessage, res, (req) => emit(event, req, res)) || emit(event, ...args)
+  }) as typeof server.emit
   return server
 }
 
-/** The socket: node:http, with the proxy's hottest calls served before the app (see ProxyFastPath). */
-const nodeServer = (config: Pick<Config, "port" | "host" | "telegramApi">) =>
+/**
+ * The socket: node:http, with the proxy's hottest calls served before the app (see ProxyFastPath) and
+ * the bodies the app reads whole read first, within their limits (see BodyGuard).
+ */
+const nodeServer = (
+  config: Pick<
+    Config,
+    "port" | "host" | "telegramApi" | "httpMaxConnections" | "httpHeadersTimeout" | "httpBodyTimeout" | "httpRequestTimeout"
+  >
+) =>
   Layer.unwrapScoped(
-    Effect.map(ProxyFastPath.make, (front) =>
-      NodeHttpServer.layer(() => frontedServer(front), { port: config.port, host: config.host }))
+    Effect.map(ProxyFastPath.make, (fast) => {
+      const guard = BodyGuard.make({ maxBytes: HttpApp.maxBodyBytes, timeoutMs: config.httpBodyTimeout * 1000 })
+      return NodeHttpServer.layer(
+        () => frontedServer(config, (req, res, app) => fast(req, res) || guard(req, res, app)),
+        { port: config.port, host: config.host }
+      )
+    })
   ).pipe(Layer.provide(TgApi.upstream(config.telegramApi)))
 
 /**

@@ -462,7 +462,7 @@ describe("/tgapi: answered by Botrelay", () => {
     assert.deepStrictEqual(form.json, { ok: true, result: [] })
     assert.isTrue(callsOf(tg.id, "getUpdates").every((c) => Array.isArray(c.params.allowed_updates)))
 
-    const older = tgapi(`/bot${tg.token}/getUpdates?timeout=10`)
+    const older = postJson(`/bot${tg.token}/getUpdates`, { timeout: 10.5 })
     await new Promise((resolve) => setTimeout(resolve, 200))
     const newer = tgapi(`/bot${tg.token}/getUpdates?timeout=0`)
     const ended = await older
@@ -474,6 +474,74 @@ describe("/tgapi: answered by Botrelay", () => {
     })
     assert.strictEqual((await newer).status, 200)
     assert.isTrue((await botById(bot.id)).long_poll_enabled)
+  })
+
+  it("getUpdates reads numbers as Telegram does and refuses bad allowed_updates, changing nothing", async () => {
+    const tg = fake.addBot()
+    await addBot(tg, { long_poll_enabled: true })
+    fake.userSends(tg.id, { text: "one" })
+    fake.userSends(tg.id, { text: "two" })
+    const first = await eventually(async () => {
+      const polled = await tgapi(`/bot${tg.token}/getUpdates?allowed_updates=${encodeURIComponent("[\"message\"]")}`)
+      return polled.json?.result?.length === 2 ? polled.json.result[0].update_id as number : undefined
+    })
+    const texts = (answer: Answer) => answer.json.result.map((u: any) => u.message.text)
+    assert.deepStrictEqual(texts(await tgapi(`/bot${tg.token}/getUpdates?offset=${first}.9&limit=1.5`)), ["one"])
+    assert.deepStrictEqual(texts(await postJson(`/bot${tg.token}/getUpdates`, { offset: first + 0.5, limit: "1abc" })), [
+      "one"
+    ])
+    assert.deepStrictEqual(
+      texts(await tgapi(`/bot${tg.token}/getUpdates`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `offset=${first + 1}.0&limit=5.5&timeout=0.9`
+      })),
+      ["two"]
+    )
+    for (
+      const bad of [
+        "not json",
+        `{"message":1}`,
+        `["Message"]`,
+        `["message", 5]`,
+        `["${"a".repeat(65)}"]`,
+        JSON.stringify(Array.from({ length: 33 }, (_, i) => `type_${String.fromCharCode(97 + (i % 26))}`))
+      ]
+    ) {
+      const answer = await postJson(`/bot${tg.token}/getUpdates`, { allowed_updates: bad })
+      assert.strictEqual(answer.status, 400, bad)
+      assert.match(answer.json.description, /^Bad Request: .*allowed_updates/, bad)
+    }
+    const huge = await postJson(`/bot${tg.token}/getUpdates`, {
+      allowed_updates: Array.from({ length: 50_000 }, () => "message")
+    })
+    assert.strictEqual(huge.status, 400)
+    const info = await tgapi(`/bot${tg.token}/getWebhookInfo`)
+    assert.deepStrictEqual(info.json.result.allowed_updates, ["message"])
+  })
+
+  it("refuses bodies over 1 MiB for the methods it answers itself, with Telegram's 413", async () => {
+    const tg = fake.addBot()
+    await addBot(tg, { long_poll_enabled: true })
+    const big = JSON.stringify({ url: "", padding: "x".repeat(1024 * 1024) })
+    assert.strictEqual((await postJson(`/bot${tg.token}/getWebhookInfo`, JSON.parse(big))).status, 413)
+    const chunked = await tgapi(`/bot${tg.token}/setWebhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: new Blob([big]).stream(),
+      duplex: "half"
+    } as RequestInit)
+    assert.strictEqual(chunked.status, 413)
+    assert.deepStrictEqual(chunked.json, { ok: false, error_code: 413, description: "Request Entity Too Large" })
+    const boundary = "b"
+    const multipart = `--${boundary}\r\n${"content-disposition:;".repeat(40_000)}\r\n\r\nv\r\n--${boundary}--\r\n`
+    const answer = await tgapi(`/bot${tg.token}/getWebhookInfo`, {
+      method: "POST",
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+      body: multipart
+    })
+    assert.strictEqual(answer.status, 200)
+    assert.isTrue(answer.json.ok)
   })
 
   it("getUpdates for a bot without long polling says how to turn it on", async () => {
