@@ -179,6 +179,7 @@ const copyMapping = (m: RouteMapping): RouteMapping => ({
 
 const copyTag = (t: Tag): Tag => ({
   id: t.id,
+  bot_id: t.bot_id,
   chat_id: t.chat_id,
   user_id: t.user_id,
   username: t.username,
@@ -365,6 +366,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
           if (route.source_bot_id === id || route.target_bot_id === id) routes.delete(route.id)
         }
         for (const [key, message] of messages) if (message.bot_id === id) messages.delete(key)
+        for (const tag of tags.values()) if (tag.bot_id === id) tags.delete(tag.id)
         inboxes.delete(id)
         offsets.delete(id)
         webhookSecrets.delete(id)
@@ -453,7 +455,10 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
       Effect.sync(() => {
         let existing: Tag | undefined
         for (const tag of tags.values()) {
-          if (tag.chat_id === input.chat_id && tag.user_id === input.user_id && tag.tag === input.tag) existing = tag
+          if (
+            tag.bot_id === input.bot_id && tag.chat_id === input.chat_id && tag.user_id === input.user_id &&
+            tag.tag === input.tag
+          ) existing = tag
         }
         const tag = existing === undefined
           ? copyTag({ ...input, id: next.tag++ })
@@ -465,7 +470,10 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
     listTags: (filter) =>
       Effect.sync(() =>
         byId(tags)
-          .filter((t) => t.chat_id === filter.chat_id && (filter.user_id === undefined || t.user_id === filter.user_id))
+          .filter((t) =>
+            t.chat_id === filter.chat_id && (filter.bot_id === undefined || t.bot_id === filter.bot_id) &&
+            (filter.user_id === undefined || t.user_id === filter.user_id)
+          )
           .map(copyTag)
       ),
 

@@ -64,12 +64,13 @@ export interface StorageService {
     ids: ReadonlyArray<number>
   ) => Effect.Effect<number, StorageError>
 
-  /** Assigns a tag; assigning the same (chat, user, tag) again updates username and colour and keeps the id. */
+  /** Assigns a tag; assigning the same (bot, chat, user, tag) again updates username and colour and keeps the id. */
   readonly upsertTag: (tag: TagRecordInput) => Effect.Effect<Tag, StorageError>
-  /** A chat's tags ordered by id, optionally of one user. */
+  /** A chat's tags ordered by id, optionally of one bot and of one user. */
   readonly listTags: (filter: {
     readonly chat_id: number
-    readonly user_id?: number
+    readonly bot_id?: number | undefined
+    readonly user_id?: number | undefined
   }) => Effect.Effect<ReadonlyArray<Tag>, StorageError>
   readonly findTag: (id: number) => Effect.Effect<Option.Option<Tag>, StorageError>
   readonly deleteTag: (id: number) => Effect.Effect<boolean, StorageError>

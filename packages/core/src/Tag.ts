@@ -26,9 +26,10 @@ export const Color = Schema.String.pipe(
   })
 )
 
-/** A label on a user in a chat. Unique per (chat, user, tag). */
+/** A label on a user in a chat of a bot. Unique per (bot, chat, user, tag). */
 export const Tag = Schema.Struct({
   id: Schema.Int,
+  bot_id: Schema.Int,
   chat_id: Schema.Int,
   user_id: Schema.Int,
   username: Schema.String,
@@ -38,9 +39,9 @@ export const Tag = Schema.Struct({
 }).annotations({ identifier: "Tag" })
 export type Tag = typeof Tag.Type
 
-/** Body of `POST /api/tags/add`. `bot_id` names the bot acting; operator keys must give one in their scope. */
+/** Body of `POST /api/tags/add`: the tag belongs to the bot `bot_id` names, which must be in the key's scope. */
 export const NewTag = Schema.Struct({
-  bot_id: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  bot_id: Schema.Int.pipe(Schema.positive()),
   chat_id: Schema.Int,
   user_id: Schema.Int.pipe(Schema.positive()),
   username: Schema.optionalWith(

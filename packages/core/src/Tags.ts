@@ -9,8 +9,12 @@ import { nowIso } from "./Time.js"
 export interface TagsService {
   /** Assigns a tag; assigning it again updates username and colour and returns the same record. */
   readonly add: (input: NewTag) => Effect.Effect<Tag, StorageError>
-  /** A chat's tags ordered by id, optionally of one user. */
-  readonly list: (chatId: number, userId?: number) => Effect.Effect<ReadonlyArray<Tag>, StorageError>
+  /** A chat's tags ordered by id, optionally of one bot and of one user. */
+  readonly list: (filter: {
+    readonly chat_id: number
+    readonly bot_id?: number | undefined
+    readonly user_id?: number | undefined
+  }) => Effect.Effect<ReadonlyArray<Tag>, StorageError>
   readonly get: (id: number) => Effect.Effect<Tag, TagNotFound | StorageError>
   readonly remove: (id: number) => Effect.Effect<Tag, TagNotFound | StorageError>
 }
@@ -28,13 +32,12 @@ export const make: Effect.Effect<TagsService, never, Storage> = Effect.gen(funct
     )
 
   return Tags.of({
-    add: ({ chat_id, color, tag, user_id, username }) =>
+    add: ({ bot_id, chat_id, color, tag, user_id, username }) =>
       Effect.flatMap(nowIso, (created_at) =>
-        storage.upsertTag({ chat_id, user_id, username, tag, color, created_at })).pipe(
+        storage.upsertTag({ bot_id, chat_id, user_id, username, tag, color, created_at })).pipe(
           Effect.withSpan("Tags.add")
         ),
-    list: (chatId, userId) =>
-      storage.listTags(userId === undefined ? { chat_id: chatId } : { chat_id: chatId, user_id: userId }),
+    list: (filter) => storage.listTags(filter),
     get,
     remove: (id) => get(id).pipe(Effect.tap(() => storage.deleteTag(id)), Effect.withSpan("Tags.remove"))
   })

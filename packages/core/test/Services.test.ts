@@ -104,12 +104,15 @@ describe("Tags", () => {
   it.effect("assigning the same tag again keeps the record and updates the colour", () =>
     Effect.gen(function*() {
       const tags = yield* Tags.Tags
-      const first = yield* tags.add({ chat_id: 5, user_id: 7, username: "ann", tag: "vip", color: "red" })
-      const again = yield* tags.add({ chat_id: 5, user_id: 7, username: "ann2", tag: "vip", color: "#0f0" })
+      const first = yield* tags.add({ bot_id: 1, chat_id: 5, user_id: 7, username: "ann", tag: "vip", color: "red" })
+      const again = yield* tags.add({ bot_id: 1, chat_id: 5, user_id: 7, username: "ann2", tag: "vip", color: "#0f0" })
       assert.strictEqual(again.id, first.id)
       assert.strictEqual(again.color, "#0f0")
       assert.strictEqual(again.username, "ann2")
-      assert.strictEqual((yield* tags.list(5)).length, 1)
+      const otherBot = yield* tags.add({ bot_id: 2, chat_id: 5, user_id: 7, username: "ann", tag: "vip", color: "" })
+      assert.notStrictEqual(otherBot.id, first.id)
+      assert.strictEqual((yield* tags.list({ chat_id: 5 })).length, 2)
+      assert.deepStrictEqual(yield* tags.list({ chat_id: 5, bot_id: 1 }), [again])
     }).pipe(Effect.provide(services)))
 })
 

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ApiKeys, Bot, Bots, Deliveries, LlmSettings, LongPoll, Messages, Routes, Storage, Tags } from "@botrelay/core"
+import { ApiKeys, Bot, Bots, Deliveries, LlmSettings, LongPoll, Messages, Routes, Storage, Tag, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
@@ -177,10 +177,24 @@ const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
         Effect.zipRight(effect),
         Effect.catchAll(orDomain)
       )
+    /** The tag, when it belongs to `botId` (if given) and to a bot in the key's scope; else "not found", as if it did not exist. */
+    const ownTag = (id: number, botId: number | undefined) =>
+      Effect.gen(function*() {
+        const key = yield* CurrentKey
+        const tag = yield* tags.get(id)
+        const visible = (botId === undefined || tag.bot_id === botId) &&
+          (key.role === "admin" || key.bot_ids.includes(tag.bot_id))
+        return visible ? tag : yield* Effect.fail(new Tag.TagNotFound({ id }))
+      })
     return handlers
-      .handle("list", ({ urlParams }) => throughBot(urlParams.bot_id, tags.list(urlParams.chat_id, urlParams.user_id)))
+      .handle("list", ({ urlParams }) => throughBot(urlParams.bot_id, tags.list(urlParams)))
       .handle("add", ({ payload }) => throughBot(payload.bot_id, tags.add(payload)))
-      .handle("remove", ({ urlParams }) => throughBot(urlParams.bot_id, tags.remove(urlParams.id)))
+      .handle("remove", ({ urlParams }) =>
+        (urlParams.bot_id === undefined ? Effect.void : requireBot(urlParams.bot_id)).pipe(
+          Effect.zipRight(ownTag(urlParams.id, urlParams.bot_id)),
+          Effect.zipRight(tags.remove(urlParams.id)),
+          Effect.catchAll(orDomain)
+        ))
   }))
 
 const UpdatesLive = HttpApiBuilder.group(Api, "updates", (handlers) =>

@@ -73,7 +73,8 @@ export interface Botrelay {
   /** `/api/tags`. */
   readonly tags: {
     readonly add: (input: Json<typeof Tag.NewTag>) => Promise<Json<typeof Tag.Tag>>
-    readonly list: (chatId: number, userId?: number) => Promise<ReadonlyArray<Json<typeof Tag.Tag>>>
+    /** A chat's tags, optionally of one user and of one bot. */
+    readonly list: (chatId: number, userId?: number, botId?: number) => Promise<ReadonlyArray<Json<typeof Tag.Tag>>>
     readonly remove: (id: number) => Promise<Json<typeof Tag.Tag>>
   }
   /** `/api/auth/api-keys`. */
@@ -91,7 +92,8 @@ export interface Botrelay {
 const Id = Bot.BotUpdate.fields.id
 const TagsQuery = Schema.Struct({
   chat_id: Tag.NewTag.fields.chat_id,
-  user_id: Schema.optional(Tag.NewTag.fields.user_id)
+  user_id: Schema.optional(Tag.NewTag.fields.user_id),
+  bot_id: Schema.optional(Tag.NewTag.fields.bot_id)
 })
 
 const decode = <A, I>(schema: Schema.Schema<A, I>, input: unknown) => Schema.decodeUnknown(schema)(input)
@@ -188,16 +190,18 @@ export const createBotrelay = async (options: Instance.Options): Promise<Botrela
         run(
           Tag.Tag,
           Effect.flatMap(decode(Tag.NewTag, input), (tag) =>
-            (tag.bot_id === undefined ? Effect.void : Effect.asVoid(bots.get(tag.bot_id))).pipe(
-              Effect.zipRight(tags.add(tag))
-            ))
+            Effect.asVoid(bots.get(tag.bot_id)).pipe(Effect.zipRight(tags.add(tag))))
         ),
-      list: (chatId, userId) =>
+      list: (chatId, userId, botId) =>
         run(
           Schema.Array(Tag.Tag),
           Effect.flatMap(
-            decode(TagsQuery, userId === undefined ? { chat_id: chatId } : { chat_id: chatId, user_id: userId }),
-            (query) => tags.list(query.chat_id, query.user_id)
+            decode(TagsQuery, {
+              chat_id: chatId,
+              ...(userId === undefined ? {} : { user_id: userId }),
+              ...(botId === undefined ? {} : { bot_id: botId })
+            }),
+            tags.list
           )
         ),
       remove: (tagId) => run(Tag.Tag, Effect.flatMap(id(tagId), tags.remove))

@@ -173,9 +173,13 @@ describe("routes", () => {
 
 describe("tags", () => {
   it("add, list and remove", async () => {
-    const tag = await app.tags.add({ chat_id: -100, user_id: 5, tag: " vip ", color: "gold" })
+    const bot = await app.bots.add({ token: fake.addBot().token })
+    const tag = await app.tags.add({ bot_id: bot.id, chat_id: -100, user_id: 5, tag: " vip ", color: "gold" })
     assert.strictEqual(tag.tag, "vip")
+    assert.strictEqual(tag.bot_id, bot.id)
     assert.deepStrictEqual(await app.tags.list(-100), [tag])
+    assert.deepStrictEqual(await app.tags.list(-100, 5, bot.id), [tag])
+    assert.deepStrictEqual(await app.tags.list(-100, 5, bot.id + 1), [])
     assert.deepStrictEqual(await app.tags.list(-100, 6), [])
     const noBot = await failure(app.tags.add({ bot_id: 999, chat_id: -100, user_id: 5, tag: "x" }))
     assert.strictEqual(noBot.code, "bot_not_found")

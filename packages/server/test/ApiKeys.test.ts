@@ -96,7 +96,7 @@ describe("operator scope", () => {
   it("manages tags through a bot in scope", async () => {
     const tag = await server.call("/api/tags/add", { key: operatorKey, body: { bot_id: mine.id, chat_id: chat, user_id: chat, tag: "lead" } })
     assert.strictEqual(tag.status, 200)
-    assertError(await server.call("/api/tags/add", { key: operatorKey, body: { chat_id: chat, user_id: chat, tag: "x" } }), 403, "forbidden")
+    assertError(await server.call("/api/tags/add", { key: operatorKey, body: { chat_id: chat, user_id: chat, tag: "x" } }), 400, "invalid_request")
     assertError(
       await server.call("/api/tags/add", { key: operatorKey, body: { bot_id: other, chat_id: chat, user_id: chat, tag: "x" } }),
       403,
@@ -104,6 +104,7 @@ describe("operator scope", () => {
     )
     assert.strictEqual((await server.call(`/api/tags?chat_id=${chat}&bot_id=${mine.id}`, { key: operatorKey })).json.length, 1)
     assertError(await server.call(`/api/tags?chat_id=${chat}`, { key: operatorKey }), 403, "forbidden")
+    assertError(await server.call("/api/tags/add", { key: operatorKey, body: { bot_id: 999999, chat_id: chat, user_id: chat, tag: "x" } }), 403, "forbidden")
     assert.strictEqual((await server.call(`/api/tags/remove?id=${tag.json.id}&bot_id=${mine.id}`, { key: operatorKey, method: "POST" })).status, 200)
   })
 

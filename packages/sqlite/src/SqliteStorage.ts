@@ -154,6 +154,7 @@ const toMessage = (botId: number, chatId: number, r: ReadonlyArray<any>): Messag
 
 const toTag = (r: TagRow): Tag.Tag => ({
   id: r.id,
+  bot_id: r.bot_id,
   chat_id: r.chat_id,
   user_id: r.user_id,
   username: r.username,
@@ -952,6 +953,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     run(db.deleteFrom("botrelay_long_poll_buffer").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_long_poll_state").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_messages").where("bot_id", "=", id))
+    run(db.deleteFrom("botrelay_tags").where("bot_id", "=", id))
     run(db.deleteFrom("botrelay_routes").where("source_bot_id", "=", id))
     run(db.deleteFrom("botrelay_routes").where("target_bot_id", "=", id))
     run(db.deleteFrom("botrelay_api_key_bots").where("bot_id", "=", id))
@@ -981,6 +983,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     const updated = all(
       db.updateTable("botrelay_tags")
         .set({ username: input.username, color: input.color })
+        .where("bot_id", "=", input.bot_id)
         .where("chat_id", "=", input.chat_id)
         .where("user_id", "=", input.user_id)
         .where("tag", "=", input.tag)
@@ -990,6 +993,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     return toTag(
       all(
         db.insertInto("botrelay_tags").values({
+          bot_id: input.bot_id,
           chat_id: input.chat_id,
           user_id: input.user_id,
           username: input.username,
@@ -1300,7 +1304,8 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
     listTags: (filter) =>
       attempt("listTags", () => {
         const userId = filter.user_id
-        const query = db.selectFrom("botrelay_tags").selectAll().where("chat_id", "=", filter.chat_id).orderBy("id")
+        let query = db.selectFrom("botrelay_tags").selectAll().where("chat_id", "=", filter.chat_id).orderBy("id")
+        if (filter.bot_id !== undefined) query = query.where("bot_id", "=", filter.bot_id)
         return all(userId === undefined ? query : query.where("user_id", "=", userId)).map(toTag)
       }),
 

@@ -58,6 +58,8 @@ export interface MessagesTable {
 /** `botrelay_tags`: unique per (chat_id, user_id, tag). */
 export interface TagsTable {
   readonly id: Generated<number>
+  /** The bot whose chat the tag is in; 0 for tags from before tags had bots (admins only). */
+  readonly bot_id: number
   readonly chat_id: number
   readonly user_id: number
   readonly username: string

@@ -210,6 +210,59 @@ describe("SqliteStorage", () => {
       assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 10), [{ bot_id: bot.id, ...update(5) }])
     }))
 
+  it.scoped("tags from before 0008_tag_bots go to the bot that has the chat's history, or to none", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const host = new Database(file)
+      yield* Effect.addFinalizer(() => Effect.sync(() => host.open && host.close()))
+      const before = Object.fromEntries(
+        Object.entries(Migrations.migrations).filter(([name]) => name < "0008_tag_bots")
+      )
+      const { error } = yield* Effect.promise(() =>
+        new Migrator({
+          db: new Kysely<unknown>({ dialect: new SqliteDialect({ database: host }) }),
+          provider: { getMigrations: () => Promise.resolve(before) },
+          migrationTableName: Migrations.migrationTableName,
+          migrationLockTableName: Migrations.migrationLockTableName
+        }).migrateToLatest()
+      )
+      assert.isUndefined(error)
+      for (const token of ["1:a", "2:b", "3:c"]) {
+        host.prepare("INSERT INTO botrelay_bots (token, source, created_at, updated_at) VALUES (?, 'web', '', '')")
+          .run(token)
+      }
+      const insertMessage = host.prepare(
+        "INSERT INTO botrelay_messages (bot_id, chat_id, id, user_id, username, first_name, last_name, text, date, " +
+          "direction, edit_date) VALUES (?, ?, ?, 5, '', '', '', 'x', 1, 'in', 0)"
+      )
+      insertMessage.run(3, -100, 1)
+      insertMessage.run(2, -100, 2)
+      insertMessage.run(3, 55, 3)
+      const insertTag = host.prepare(
+        "INSERT INTO botrelay_tags (chat_id, user_id, username, tag, color, created_at) VALUES (?, 5, 'u', ?, '', 't')"
+      )
+      insertTag.run(-100, "vip")
+      insertTag.run(55, "lead")
+      insertTag.run(77, "orphan")
+
+      const storage = yield* SqliteStorage.make({ database: host })
+      assert.deepStrictEqual(
+        [-100, 55, 77].flatMap((chat) =>
+          host.prepare("SELECT id, bot_id, chat_id, tag FROM botrelay_tags WHERE chat_id = ?").all(chat)
+        ),
+        [
+          { id: 1, bot_id: 2, chat_id: -100, tag: "vip" },
+          { id: 2, bot_id: 3, chat_id: 55, tag: "lead" },
+          { id: 3, bot_id: 0, chat_id: 77, tag: "orphan" }
+        ]
+      )
+      const again = yield* storage.upsertTag({
+        bot_id: 3, chat_id: -100, user_id: 5, username: "u", tag: "vip", color: "", created_at: "t"
+      })
+      assert.strictEqual(again.id, 4)
+      assert.deepStrictEqual((yield* storage.listTags({ chat_id: -100, bot_id: 2 })).map((t) => t.id), [1])
+    }))
+
   it.scoped("a completion that fails is a StorageError and is rolled back whole", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")

@@ -67,6 +67,7 @@ const message = (
 })
 
 const tagInput = (chatId: number, userId: number, tag: string, overrides: Partial<Tag.TagRecordInput> = {}) => ({
+  bot_id: 1,
   chat_id: chatId,
   user_id: userId,
   username: "alice",
@@ -393,7 +394,8 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           yield* storage.saveMessage(message(b.id, -100, 1))
           yield* storage.saveMessage(message(b.id, 5, 2))
           yield* storage.saveMessage(message(a.id, -100, 1))
-          const tag = yield* storage.upsertTag(tagInput(-100, 42, "vip"))
+          const tag = yield* storage.upsertTag(tagInput(-100, 42, "vip", { bot_id: a.id }))
+          const tagOfB = yield* storage.upsertTag(tagInput(-100, 42, "vip", { bot_id: b.id }))
           const key = yield* storage.insertApiKey(keyInput(1, { bot_ids: [a.id, b.id, c.id] }))
           const onlyB = yield* storage.insertApiKey(keyInput(2, { bot_ids: [b.id] }))
 
@@ -415,6 +417,7 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           assert.deepStrictEqual(some(yield* storage.findApiKey(onlyB.id)).bot_ids, [])
           assert.deepStrictEqual((yield* storage.listApiKeys).map((k) => k.bot_ids), [[a.id, c.id], []])
           assert.deepStrictEqual(yield* storage.findTag(tag.id), Option.some(tag))
+          assert.isTrue(Option.isNone(yield* storage.findTag(tagOfB.id)))
         }))
     })
 
@@ -677,8 +680,12 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
           const otherTag = yield* storage.upsertTag(tagInput(-100, 42, "admin"))
           const otherUser = yield* storage.upsertTag(tagInput(-100, 43, "vip"))
           const otherChat = yield* storage.upsertTag(tagInput(-200, 42, "vip"))
-          assert.deepStrictEqual([otherTag.id, otherUser.id, otherChat.id], [2, 3, 4])
-          assert.deepStrictEqual(ids(yield* storage.listTags({ chat_id: -100 })), [1, 2, 3])
+          const otherBot = yield* storage.upsertTag(tagInput(-100, 42, "vip", { bot_id: 2 }))
+          assert.deepStrictEqual([otherTag.id, otherUser.id, otherChat.id, otherBot.id], [2, 3, 4, 5])
+          assert.deepStrictEqual(ids(yield* storage.listTags({ chat_id: -100 })), [1, 2, 3, 5])
+          assert.deepStrictEqual(ids(yield* storage.listTags({ chat_id: -100, bot_id: 1 })), [1, 2, 3])
+          assert.deepStrictEqual(ids(yield* storage.listTags({ chat_id: -100, bot_id: 2, user_id: 42 })), [5])
+          assert.deepStrictEqual(ids(yield* storage.listTags({ chat_id: -100, bot_id: 3 })), [])
         }))
 
       test("listTags filters by chat and optionally user, ordered by id", (storage) =>
