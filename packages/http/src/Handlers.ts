@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ApiKeys, Bot, Bots, Deliveries, LlmSettings, LongPoll, Messages, Routes, Storage, Tag, Tags } from "@botrelay/core"
+import { ApiKey, ApiKeys, Bot, Bots, Deliveries, LlmSettings, LongPoll, Messages, Routes, Storage, Tag, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
@@ -44,9 +44,23 @@ const asAdmin = <A, R>(effect: Effect.Effect<A, ApiError.ApiError | ApiError.Dom
 const asBot = <A, R>(botId: number, effect: Effect.Effect<A, ApiError.ApiError | ApiError.DomainError, R>) =>
   requireBot(botId).pipe(Effect.zipRight(effect), Effect.catchAll(orDomain))
 
-/** What an operator sees of a bot: its secrets masked. */
+/** A URL without its `user:password@` part; other text as it is. */
+export const withoutCredentials = (url: string): string => {
+  if (!URL.canParse(url)) return url
+  const parsed = new URL(url)
+  if (parsed.username === "" && parsed.password === "") return url
+  parsed.username = ""
+  parsed.password = ""
+  return parsed.href
+}
+
+/** Whether the current key may see what a bot received: admins, and operators with the bot in scope. */
+const sees = (key: ApiKey.ApiKey, botId: number) => key.role === "admin" || key.bot_ids.includes(botId)
+
+/** What an operator sees of a bot: its secrets masked, its backend URL without credentials. */
 const masked = (bot: Bot.Bot): Bot.Bot => ({
   ...bot,
+  backend_url: withoutCredentials(bot.backend_url),
   token: Redacted.make(`${Redacted.value(bot.token).split(":")[0]}:***`),
   secret_token: Redacted.make(Redacted.value(bot.secret_token) === "" ? "" : "***")
 })
@@ -131,7 +145,10 @@ const DeliveriesLive = HttpApiBuilder.group(Api, "deliveries", (handlers) =>
     return handlers
       .handle("list", ({ urlParams }) =>
         requireOptionalBot(urlParams.bot_id).pipe(
-          Effect.zipRight(deliveries.list(urlParams)),
+          Effect.zipRight(Effect.all([CurrentKey, deliveries.list(urlParams)])),
+          Effect.map(([key, list]) =>
+            key.role === "admin" ? list : list.map((d) => ({ ...d, url: withoutCredentials(d.url) }))
+          ),
           Effect.catchAll(orDomain)
         ))
       .handle("retry", ({ urlParams }) => asAdmin(deliveries.retry(urlParams.id)))
@@ -145,7 +162,8 @@ const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
       .handle("add", ({ payload }) => asAdmin(routes.add(payload)))
       .handle("sends", ({ urlParams }) =>
         requireOptionalBot(urlParams.bot_id).pipe(
-          Effect.zipRight(routes.sends(urlParams)),
+          Effect.zipRight(Effect.all([CurrentKey, routes.sends(urlParams)])),
+          Effect.map(([key, sends]) => sends.map((s) => sees(key, s.source_bot_id) ? s : { ...s, payload: "" })),
           Effect.catchAll(orDomain)
         ))
       .handle("update", ({ payload }) =>

@@ -1,6 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { assertError, startServer, type TestServer } from "./Harness.js"
+import { assertError, eventually, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
@@ -91,6 +91,45 @@ describe("operator scope", () => {
       403,
       "forbidden"
     )
+  })
+
+  it("sees backend URLs and deliveries without credentials, and route sends without other bots' updates", async () => {
+    const tg = fake.addBot()
+    const source = fake.addBot()
+    const bot = (await server.call("/api/bots/add", {
+      body: { token: tg.token, proxy_enabled: true, backend_url: "http://relay:pa55w0rd@127.0.0.1:1/hook" }
+    })).json.id
+    const sourceBot = (await server.call("/api/bots/add", { body: { token: source.token } })).json.id
+    const key = (await server.call("/api/auth/api-keys", { body: { name: "scoped", bot_ids: [bot] } })).json.key
+    const user = fake.addUser()
+    const group = fake.addGroup({ members: [tg.id] })
+    const route = await server.call("/api/routes/add", {
+      body: { source_bot_id: sourceBot, target_bot_id: bot, action: "copy", target_chat_id: group.id }
+    })
+    assert.strictEqual(route.status, 200, route.text)
+    fake.userSends(tg.id, { user, text: "to the backend" })
+    fake.userSends(source.id, { user, text: "routed secret" })
+
+    const bots = await server.call("/api/bots", { key })
+    assert.strictEqual(bots.json[0].backend_url, "http://127.0.0.1:1/hook")
+    assert.notInclude(bots.text, "pa55w0rd")
+    const deliveries = await eventually(async () => {
+      const reply = await server.call(`/api/bots/deliveries?bot_id=${bot}`, { key })
+      return reply.json.length > 0 ? reply : undefined
+    })
+    assert.strictEqual(deliveries.json[0].url, "http://127.0.0.1:1/hook")
+    assert.notInclude(deliveries.text, "pa55w0rd")
+    const sends = await eventually(async () => {
+      const reply = await server.call(`/api/routes/sends?bot_id=${bot}`, { key })
+      return reply.json.length > 0 ? reply : undefined
+    })
+    assert.strictEqual(sends.json[0].payload, "")
+    assert.notInclude(sends.text, "routed secret")
+    assert.notInclude(sends.text, user.first_name)
+
+    assert.include((await server.call("/api/bots")).text, "pa55w0rd")
+    assert.include((await server.call(`/api/routes/sends?bot_id=${bot}`)).text, "routed secret")
+    await server.call(`/api/routes/delete?id=${route.json.id}`, { method: "POST" })
   })
 
   it("manages tags through a bot in scope", async () => {
