@@ -33,6 +33,27 @@ import * as WebhookIngress from "./WebhookIngress.js"
 /** The largest request body the API reads. */
 export const maxBodyBytes = 1024 * 1024
 
+/** The deepest nesting of arrays and objects a JSON body may have (Telegram's updates stay under 20). */
+export const maxJsonDepth = 64
+
+/** Whether JSON text nests arrays and objects deeper than `max`; one pass, strings skipped. */
+export const nestsDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return true
+    } else if (c === 93 || c === 125) depth--
+  }
+  return false
+}
+
+
 const json = (status: number, body: object, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson(body, { status, headers })
 
@@ -70,13 +91,19 @@ const notRouted = (request: HttpServerRequest.HttpServerRequest) => {
       allow
     })
   }
-  return json(404, { error: `no such endpoint: ${request.method} ${path}`, code: "not_found" })
+  const shown = /^\/api(\/[A-Za-z0-9._-]*)*$/.test(path) && path.length <= 200 ? ` ${path}` : ""
+  return json(404, { error: `no such endpoint: ${request.method}${shown}`, code: "not_found" })
 }
 
 const issuePath = (path: ReadonlyArray<PropertyKey>) => path.map(String).join(".")
 
 const decodeError = (e: HttpApiError.HttpApiDecodeError) =>
   render(ApiError.invalidRequest(e.issues.map((issue) => ({ path: issuePath(issue.path), message: issue.message }))))
+
+const tooDeep = json(400, {
+  error: `invalid request: the JSON body nests deeper than ${maxJsonDepth} levels`,
+  code: "invalid_json"
+})
 
 const tooLarge = json(413, {
   error: `request body is larger than ${maxBodyBytes} bytes`,
@@ -88,7 +115,7 @@ const isBodyLimit = (cause: unknown) => cause instanceof Error && cause.message 
 /**
  * Reads every body as JSON whatever its content type (so `curl -d '{...}'` works), answers 413
  * before reading a body declared over the limit (except under /tgapi, which passes bodies on as they
- * are and has its own limit), and renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
+ * are and has its own limit), 400 to JSON nested deeper than `maxJsonDepth`, and renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
  * 400 with `details`, unknown paths as 404 or 405, over-large bodies as 413, defects as a bare 500.
  */
 export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
@@ -98,12 +125,14 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > maxBodyBytes) return tooLarge
     const contentType = request.headers["content-type"]
-    if (contentType === undefined || /^application\/([\w.+-]+\+)?json\b/i.test(contentType)) return yield* app
-    return yield* Effect.provideService(
-      app,
-      HttpServerRequest.HttpServerRequest,
-      request.modify({ headers: { ...request.headers, "content-type": "application/json" } })
-    )
+    const asJson = contentType === undefined || /^application\/([\w.+-]+\+)?json\b/i.test(contentType)
+      ? request
+      : request.modify({ headers: { ...request.headers, "content-type": "application/json" } })
+    if (asJson.method !== "GET" && asJson.method !== "HEAD") {
+      const text = yield* Effect.orElseSucceed(asJson.text, () => "")
+      if (nestsDeeperThan(text, maxJsonDepth)) return tooDeep
+    }
+    return yield* (asJson === request ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, asJson))
   }).pipe(
     Effect.catchAllCause((cause) =>
       Effect.gen(function*() {

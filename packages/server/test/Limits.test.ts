@@ -120,4 +120,57 @@ describe("request limits", () => {
       assert.match(error!.message, /BOTRELAY_HTTP_/)
     }
   })
+
+  it("answers JSON nested too deep with a 400 in every shape, and logs no error", async () => {
+    const errorsBefore = server.logs.filter((l) => JSON.parse(l).logLevel === "ERROR").length
+    const deep = (n: number, open: string, close: string, inner = "1") => open.repeat(n) + inner + close.repeat(n)
+    const bodies = [
+      deep(100_000, "[", "]"),
+      deep(50_000, "{\"a\":", "}"),
+      `{"chat_id":1,"x":${deep(65, "[", "]")}}`,
+      `{"bot_id":1,"chat_id":1,"user_id":1,"tag":"a","color":${deep(200, "{\"b\":[", "]}")}}`,
+      deep(65, "[", "]").replace("1", "") + "garbage"
+    ]
+    for (const path of ["/api/tags/add", "/api/bots/add", "/api/messages/send", "/telegram/webhook/1"]) {
+      for (const raw of bodies) {
+        const reply = await server.call(path, { raw })
+        assert.strictEqual(reply.status, 400, `${path} ${raw.slice(0, 20)}`)
+        assert.strictEqual(reply.json.code, "invalid_json")
+      }
+    }
+    const shallow = `{"bot_id":1,"chat_id":1,"user_id":1,"tag":"${"[".repeat(60)}","x":${deep(60, "[", "]")}}`
+    assert.notStrictEqual((await server.call("/api/tags/add", { raw: shallow })).json?.code, "invalid_json")
+    const errorsAfter = server.logs.filter((l) => JSON.parse(l).logLevel === "ERROR").length
+    assert.strictEqual(errorsAfter, errorsBefore)
+  })
+
+  it("never echoes a path that could hold a token in a 404", async () => {
+    const token = "123456:AAsecret-token-in-a-path_xyz"
+    for (
+      const path of [
+        `/api/../tgapi/bot${token}/getMe`,
+        `/api/bot${token}/getMe`,
+        `/api/x/${encodeURIComponent(token)}`,
+        `/bot${token}/getMe`,
+        `/telegram/bot${token}`,
+        `//api/${token}`
+      ]
+    ) {
+      const reply = await rawGet(path)
+      assert.strictEqual(reply.status, 404, path)
+      assert.notInclude(reply.text, "secret-token", path)
+      assert.notInclude(reply.text, "123456", path)
+    }
+    const typo = await rawGet("/api/botz")
+    assert.include(typo.text, "/api/botz")
+  })
 })
+
+/** A GET sent with its path exactly as written. */
+const rawGet = async (path: string) => {
+  const { socket, state, closed } = await open()
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.adminKey}\r\nConnection: close\r\n\r\n`)
+  await closed
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(state.received)?.[1] ?? 0)
+  return { status, text: state.received }
+}
