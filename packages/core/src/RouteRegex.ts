@@ -10,7 +10,7 @@ export const maxPatternLength = 1000
  * The largest RE2 program one route regex may compile to. Matching costs at most about this many steps per
  * character of the message, so this bounds the time one regex can hold the event loop.
  */
-export const maxProgramSize = 100
+export const maxProgramSize = 64
 
 /** The most RE2 program size the enabled regex routes of one source bot may have in all. */
 export const maxTotalProgramSize = 1000
