@@ -2,9 +2,10 @@
  * `pnpm bench`: the API suite (Botrelay's HTTP API against a bare ceiling, see api.ts), the pipeline
  * suite (FakeTelegram → Botrelay → a local backend, and 1,000 idle polling bots, see pipeline.ts), the
  * proxy suite (/tgapi overhead and long-poll latency, see proxy.ts), then the routing suite (the pipeline's
- * load with and without 1,000 keyword routes, see routing.ts).
+ * load with and without 1,000 keyword routes, see routing.ts), then the regex suite (route regexes on hostile
+ * messages, in process, see regex.ts).
  *
- * Env: BENCH_SUITE (api, pipeline, proxy, routing or all; default all), BENCH_CPU_PROF (a folder: run each
+ * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex or all; default all), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
 import { resolve } from "node:path"
@@ -12,6 +13,7 @@ import { interruptApi, runApi } from "./api.js"
 import { cpuProf, removeTempDirs } from "./harness.js"
 import { runPipeline } from "./pipeline.js"
 import { runProxy } from "./proxy.js"
+import { runRegex } from "./regex.js"
 import { runRouting } from "./routing.js"
 import { children, isRunning, stop } from "./processes.js"
 
@@ -19,7 +21,8 @@ const suites: Record<string, () => Promise<void>> = {
   api: runApi,
   pipeline: runPipeline,
   proxy: runProxy,
-  routing: runRouting
+  routing: runRouting,
+  regex: runRegex
 }
 
 const chosen = process.env["BENCH_SUITE"] ?? "all"
@@ -43,7 +46,7 @@ process.once("exit", () => {
 })
 
 if (names.some((name) => suites[name] === undefined)) {
-  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, all; got "${chosen}"\n`)
+  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, all; got "${chosen}"\n`)
   process.exitCode = 2
 } else {
   for (const name of names) {

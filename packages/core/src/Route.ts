@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import * as RegexSafety from "./RegexSafety.js"
+import * as RouteRegex from "./RouteRegex.js"
 
 /** What decides whether a route fires for a message. */
 export const ConditionType = Schema.Literal("all", "chat_id", "user_id", "keyword", "regex", "llm")
@@ -55,13 +55,8 @@ export const normalizeCondition = (
     }
     case "regex": {
       if (value === "") return fail("condition_value must be a regular expression")
-      try {
-        new RegExp(value, RegexSafety.flags)
-      } catch (e) {
-        return fail(`condition_value is not a valid regular expression: ${(e as Error).message}`)
-      }
-      const hazard = RegexSafety.hazard(value)
-      return hazard === undefined ? ok(value) : fail(`condition_value is not a safe regular expression: ${hazard}`)
+      const compiled = RouteRegex.compile(value)
+      return compiled._tag === "Compiled" ? ok(value) : fail(`condition_value: ${compiled.reason}`)
     }
     case "llm":
       return ok(value.trim())

@@ -2,8 +2,9 @@ import type { Scope } from "effect"
 import { Chunk, Context, Effect, Layer, Queue } from "effect"
 import { BotActivity } from "./BotActivity.js"
 import type { StorageError } from "./Errors.js"
-import * as RegexSafety from "./RegexSafety.js"
+import { yieldToEventLoop } from "./EventLoop.js"
 import type { Route } from "./Route.js"
+import * as RouteRegex from "./RouteRegex.js"
 import { Storage } from "./Storage.js"
 
 /** One incoming message or channel post, as routes see it. */
@@ -30,9 +31,14 @@ type Condition =
 interface CompiledRoute {
   readonly route: Route
   readonly condition: Condition
+  /** The RE2 program size of a regex condition; 0 for the other conditions. */
+  readonly cost: number
 }
 
-/** A regex route whose stored pattern is no longer accepted: it never matches. */
+/**
+ * A regex route that never matches: its stored pattern is no longer accepted, or the bot's earlier regex
+ * routes already use up `RouteRegex.maxTotalProgramSize`.
+ */
 export interface Rejected {
   readonly route: Route
   readonly reason: string
@@ -144,63 +150,60 @@ const ids = (value: string) => new Set(value.split(",").map((s) => Number(s.trim
 
 const never: Condition = { _tag: "Test", test: () => false }
 
-const regexCondition = (route: Route): Condition | Rejected => {
-  let re: RegExp
-  try {
-    re = new RegExp(route.condition_value, RegexSafety.flags)
-  } catch (e) {
-    return { route, reason: `it does not compile: ${(e as Error).message}` }
+const regexCondition = (route: Route, budget: number): CompiledRoute | Rejected => {
+  const compiled = RouteRegex.compile(route.condition_value)
+  if (compiled._tag === "Refused") return { route, reason: compiled.reason }
+  if (compiled.cost > budget) {
+    return {
+      route,
+      reason: `the bot's enabled regex routes before it already use ` +
+        `${RouteRegex.maxTotalProgramSize - budget} of ${RouteRegex.maxTotalProgramSize} program size in all`
+    }
   }
-  const hazard = RegexSafety.hazard(route.condition_value)
-  if (hazard !== undefined) return { route, reason: hazard }
-  return { _tag: "Test", test: (m) => re.test(m.text.length > RegexSafety.textLimit ? capped(m.text) : m.text) }
-}
-
-const capped = (text: string) => {
-  const end = RegexSafety.textLimit
-  const code = text.charCodeAt(end - 1)
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end)
+  return { route, condition: { _tag: "Test", test: (m) => RouteRegex.test(compiled, m.text) }, cost: compiled.cost }
 }
 
 /** Compiles the enabled routes among these (normally one source bot's), in id order. */
 export const compile = (routes: ReadonlyArray<Route>): Compiled => {
   const compiled: Array<CompiledRoute> = []
   const rejected: Array<Rejected> = []
+  const rule = (route: Route, test: (message: Incoming, text: Text) => boolean) =>
+    compiled.push({ route, condition: { _tag: "Test", test }, cost: 0 })
+  let budget = RouteRegex.maxTotalProgramSize
   for (const route of [...routes].filter((r) => r.enabled).sort((a, b) => a.id - b.id)) {
     switch (route.condition_type) {
       case "all":
-        compiled.push({ route, condition: { _tag: "Test", test: () => true } })
+        rule(route, () => true)
         break
       case "chat_id": {
         const chats = ids(route.condition_value)
-        compiled.push({ route, condition: { _tag: "Test", test: (m) => chats.has(m.chat_id) } })
+        rule(route, (m) => chats.has(m.chat_id))
         break
       }
       case "user_id": {
         const users = ids(route.condition_value)
-        compiled.push({ route, condition: { _tag: "Test", test: (m) => m.user_id !== 0 && users.has(m.user_id) } })
+        rule(route, (m) => m.user_id !== 0 && users.has(m.user_id))
         break
       }
       case "keyword": {
         const re = keywordPattern(route.condition_value)
         const needed = keywordWords(route.condition_value)
-        const test = (_: Incoming, text: Text) =>
-          re !== undefined && (needed === undefined || needed.some(text.hasWord)) && re.test(text.nfc())
-        compiled.push({ route, condition: { _tag: "Test", test } })
+        rule(route, (_, text) => re !== undefined && (needed === undefined || needed.some(text.hasWord)) && re.test(text.nfc()))
         break
       }
       case "regex": {
-        const condition = regexCondition(route)
+        const condition = regexCondition(route, budget)
         if ("reason" in condition) {
           rejected.push(condition)
-          compiled.push({ route, condition: never })
+          compiled.push({ route, condition: never, cost: 0 })
         } else {
-          compiled.push({ route, condition })
+          budget -= condition.cost
+          compiled.push(condition)
         }
         break
       }
       case "llm":
-        compiled.push({ route, condition: { _tag: "Llm" } })
+        compiled.push({ route, condition: { _tag: "Llm" }, cost: 0 })
         break
     }
   }
@@ -208,25 +211,48 @@ export const compile = (routes: ReadonlyArray<Route>): Compiled => {
 }
 
 /**
+ * Regex work done since the event loop last ran, in RE2 program size. Share one across the messages of a
+ * batch so that `matches` yields between them too.
+ */
+export interface Stretch {
+  spent: number
+}
+
+/** A stretch with nothing spent yet. */
+export const stretch = (): Stretch => ({ spent: 0 })
+
+/**
  * Evaluates a message against compiled routes in id order. Every matching rule route fires; a
  * matching drop route stops evaluation (later rule and llm routes are skipped) and drops the update.
+ * Before a regex that would take the stretch past `RouteRegex.maxProgramSize` it lets the event loop run,
+ * so no stretch of matching holds it longer than one regex of the largest size accepted.
  */
-export const matches = (compiled: Compiled, message: Incoming): Matched => {
-  const fired: Array<Route> = []
-  const llmCandidates: Array<Route> = []
-  const hasText = message.text.trim() !== ""
-  const text = textOf(message)
-  for (const { condition, route } of compiled.routes) {
-    if (condition._tag === "Llm") {
-      if (hasText) llmCandidates.push(route)
-      continue
+export const matches = (compiled: Compiled, message: Incoming, pace: Stretch = stretch()): Effect.Effect<Matched> =>
+  Effect.suspend(() => {
+    const fired: Array<Route> = []
+    const llmCandidates: Array<Route> = []
+    const hasText = message.text.trim() !== ""
+    const text = textOf(message)
+    const from = (start: number): Effect.Effect<Matched> => {
+      for (let i = start; i < compiled.routes.length; i++) {
+        const { condition, cost, route } = compiled.routes[i]!
+        if (condition._tag === "Llm") {
+          if (hasText) llmCandidates.push(route)
+          continue
+        }
+        if (pace.spent > 0 && pace.spent + cost > RouteRegex.maxProgramSize) {
+          pace.spent = 0
+          return Effect.zipRight(yieldToEventLoop, Effect.suspend(() => from(i)))
+        }
+        pace.spent += cost
+        if (!condition.test(message, text)) continue
+        fired.push(route)
+        if (route.action === "drop") return Effect.succeed({ fired, llmCandidates, dropped: true })
+      }
+      return Effect.succeed({ fired, llmCandidates, dropped: false })
     }
-    if (!condition.test(message, text)) continue
-    fired.push(route)
-    if (route.action === "drop") return { fired, llmCandidates, dropped: true }
-  }
-  return { fired, llmCandidates, dropped: false }
-}
+    return from(0)
+  })
 
 /**
  * Merges the llm candidates the model chose (other ids are ignored) into the fired routes at their

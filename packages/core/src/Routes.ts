@@ -1,19 +1,25 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { BotNotFound } from "./Bot.js"
-import type { StorageError } from "./Errors.js"
+import { BotActivity } from "./BotActivity.js"
+import { InvalidInput, type StorageError } from "./Errors.js"
 import type { NewRoute, Route, RouteUpdate } from "./Route.js"
 import { normalizeCondition, RouteNotFound } from "./Route.js"
-import { BotActivity } from "./BotActivity.js"
+import * as RouteRegex from "./RouteRegex.js"
 import type { RouteSend, SendStatus } from "./RouteSend.js"
 import { Storage } from "./Storage.js"
 import { nowIso } from "./Time.js"
 
 /** Managing routes between bots. */
 export interface RoutesService {
-  /** Creates a route; both bots must exist. */
-  readonly add: (input: NewRoute) => Effect.Effect<Route, BotNotFound | StorageError>
-  /** Replaces every field of the route with this id. */
-  readonly update: (input: RouteUpdate) => Effect.Effect<Route, RouteNotFound | BotNotFound | StorageError>
+  /**
+   * Creates a route; both bots must exist, and an enabled regex route must keep the source bot's enabled
+   * regex routes within `RouteRegex.maxTotalProgramSize` in all.
+   */
+  readonly add: (input: NewRoute) => Effect.Effect<Route, BotNotFound | InvalidInput | StorageError>
+  /** Replaces every field of the route with this id, under the same rules as `add`. */
+  readonly update: (
+    input: RouteUpdate
+  ) => Effect.Effect<Route, RouteNotFound | BotNotFound | InvalidInput | StorageError>
   /** Routes ordered by id; with a bot id, those where it is source or target. */
   readonly list: (botId?: number) => Effect.Effect<ReadonlyArray<Route>, StorageError>
   readonly remove: (id: number) => Effect.Effect<Route, RouteNotFound | StorageError>
@@ -59,9 +65,26 @@ export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = 
   const botsExist = (route: NewRoute) =>
     Effect.zipRight(botExists(route.source_bot_id), botExists(route.target_bot_id))
 
+  const regexBudget = (route: NewRoute, replacing?: number) => {
+    if (!route.enabled || route.condition_type !== "regex") return Effect.void
+    return storage.listRoutes({ bot_id: route.source_bot_id }).pipe(Effect.flatMap((routes) => {
+      const total = routes
+        .filter((r) =>
+          r.source_bot_id === route.source_bot_id && r.id !== replacing && r.enabled && r.condition_type === "regex"
+        )
+        .reduce((sum, r) => sum + RouteRegex.cost(r.condition_value), RouteRegex.cost(route.condition_value))
+      return total <= RouteRegex.maxTotalProgramSize ? Effect.void : Effect.fail(InvalidInput.field(
+        "condition_value",
+        `the enabled regex routes of bot ${route.source_bot_id} would have RE2 program size ${total} in all, ` +
+          `over the limit of ${RouteRegex.maxTotalProgramSize}; simplify or disable some of them (see docs/routing.md)`
+      ))
+    }))
+  }
+
   return Routes.of({
     add: (input) =>
       botsExist(input).pipe(
+        Effect.zipRight(regexBudget(input)),
         Effect.zipRight(nowIso),
         Effect.flatMap((created_at) => storage.insertRoute({ ...record(input), created_at })),
         Effect.tap(() => announce),
@@ -70,6 +93,7 @@ export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = 
     update: (input) =>
       findRoute(input.id).pipe(
         Effect.zipRight(botsExist(input)),
+        Effect.zipRight(regexBudget(input, input.id)),
         Effect.zipRight(storage.replaceRoute(input.id, record(input))),
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new RouteNotFound({ id: input.id })),

@@ -4,7 +4,7 @@ import { int, object } from "./CallParams.js"
 import type { StorageError } from "./Errors.js"
 import type { InboxUpdate } from "./Inbox.js"
 import { type Candidate, LlmRouter } from "./LlmRouter.js"
-import { type Matched, matches, resolve, type RouteSet, RouteSets } from "./RouteMatcher.js"
+import { type Matched, matches, resolve, type RouteSet, RouteSets, stretch } from "./RouteMatcher.js"
 import type { Route } from "./Route.js"
 import type { NewRouteSend } from "./RouteSend.js"
 import { Storage } from "./Storage.js"
@@ -236,14 +236,9 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
         const decisions: Array<Decision> = []
         const looks: Array<Effect.Effect<void, StorageError>> = []
         const skipped: Array<Route> = []
-        for (const update of updates) {
+        const pace = stretch()
+        const decide = (update: InboxUpdate, message: Seen, matched: Matched) => {
           const at = decisions.length
-          const message = seen(update.payload)
-          if (message === undefined) {
-            decisions.push(none)
-            continue
-          }
-          const matched = matches(set.compiled, message)
           if (
             message.maybeOwn || (message.reply_to !== undefined && set.inbound.size > 0) ||
             matched.llmCandidates.length > 0
@@ -255,10 +250,19 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
             decisions.push(fire(bot, update, message, now, matched, [], [], skipped))
           }
         }
-        const looked = looks.length === 0
-          ? Effect.void
-          : Effect.all(looks, { concurrency: lookConcurrency, discard: true })
-        return looked.pipe(Effect.zipRight(Effect.suspend(() => warn(skipped))), Effect.as(decisions))
+        const matchAll = Effect.forEach(updates, (update) => {
+          const message = seen(update.payload)
+          if (message === undefined) return Effect.sync(() => void decisions.push(none))
+          return Effect.map(matches(set.compiled, message, pace), (matched) => decide(update, message, matched))
+        }, { discard: true })
+        const looked = Effect.suspend(() =>
+          looks.length === 0 ? Effect.void : Effect.all(looks, { concurrency: lookConcurrency, discard: true })
+        )
+        return matchAll.pipe(
+          Effect.zipRight(looked),
+          Effect.zipRight(Effect.suspend(() => warn(skipped))),
+          Effect.as(decisions)
+        )
       })
 
     return { evaluate } as const

@@ -61,6 +61,52 @@ describe("POST /api/routes/add", () => {
   })
 })
 
+describe("regex routes", () => {
+  const regex = (source: number, condition_value: string, enabled = true) =>
+    ({ source_bot_id: source, target_bot_id: b, action: "copy", condition_type: "regex", condition_value, enabled })
+
+  it("400 naming condition_value for syntax RE2 does not have; nothing stored", async () => {
+    const before = (await server.call("/api/routes")).json.length
+    for (const [pattern, words] of [["(?<=a)b", "lookbehind"], ["a(?!b)", "lookahead"], ["(a)\\1", "backreferences"]]) {
+      const reply = await server.call("/api/routes/add", { body: regex(a, pattern!) })
+      assertError(reply, 400, "invalid_request")
+      assert.include(reply.json.error, `condition_value: ${words}`)
+      assert.include(reply.json.error, "route regexes use RE2 syntax, see docs/routing.md")
+      assert.deepStrictEqual(reply.json.details.map((d: any) => d.path), ["condition_value"])
+    }
+    assert.strictEqual((await server.call("/api/routes")).json.length, before)
+  })
+
+  it("400 naming the limit when a bot's enabled regex routes would pass the total; nothing stored or changed", async () => {
+    const c = (await server.call("/api/bots/add", { body: { token: "4:route-regex" } })).json.id
+    const big = "[a-c]{0,23}zz"
+    const ids: Array<number> = []
+    for (let i = 0; i < 20; i++) {
+      const reply = await server.call("/api/routes/add", { body: regex(c, big) })
+      assert.strictEqual(reply.status, 200, reply.text)
+      ids.push(reply.json.id)
+    }
+    const stored = (await server.call(`/api/routes?bot_id=${c}`)).json
+
+    const added = await server.call("/api/routes/add", { body: regex(c, "x") })
+    assertError(added, 400, "invalid_request")
+    assert.include(added.json.error, `bot ${c} would have RE2 program size 1003 in all, over the limit of 1000`)
+    assert.deepStrictEqual(added.json.details.map((d: any) => d.path), ["condition_value"])
+
+    const off = await server.call("/api/routes/add", { body: regex(c, "x", false) })
+    assert.strictEqual(off.status, 200, off.text)
+    const enabled = await server.call("/api/routes/update", { body: { ...regex(c, "x"), id: off.json.id } })
+    assertError(enabled, 400, "invalid_request")
+    assert.include(enabled.json.error, "over the limit of 1000")
+    const grown = await server.call("/api/routes/update", { body: { ...regex(c, `${big}|yy`), id: ids[0] } })
+    assertError(grown, 400, "invalid_request")
+
+    assert.deepStrictEqual((await server.call(`/api/routes?bot_id=${c}`)).json, [...stored, off.json])
+    const other = await server.call("/api/routes/add", { body: regex(a, big) })
+    assert.strictEqual(other.status, 200, other.text)
+  })
+})
+
 describe("POST /api/routes/update", () => {
   it("replaces the route: omitted fields return to their defaults", async () => {
     const route = (await server.call("/api/routes/add", {
