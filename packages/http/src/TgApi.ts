@@ -11,7 +11,7 @@ import {
 } from "@effect/platform"
 import { type Bot, CallParams, type Errors, SentMessages, Storage } from "@botrelay/core"
 import { HttpExchange } from "@botrelay/telegram"
-import { Cause, Context, Data, Deferred, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Cause, Context, Data, Deferred, Duration, Effect, Fiber, Layer, Option, Queue, Redacted, Stream, Take } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
 import * as LocalMethods from "./LocalMethods.js"
 
@@ -58,6 +58,9 @@ const hopByHop = new Set([
   "proxy-authorization",
   "proxy-connection"
 ])
+
+/** How much more of an upload over the limit is read (and dropped) so the client sees the 413. */
+const drainBytes = 16 * 1024 * 1024
 
 /** Answers up to this size are read whole and sent on in one piece; larger ones are streamed. */
 const smallAnswerBytes = 64 * 1024
@@ -286,27 +289,43 @@ export const make = Effect.gen(function*() {
       : Effect.succeed(HttpServerResponse.stream(response.stream, { status: response.status, headers }))
   }
 
-  /** Passes on a call whose body streams in (uploads); a body that runs past the limit ends it with a 413. */
+  /**
+   * Passes on a call whose body streams in (uploads); a body that runs past the limit ends it with a 413.
+   * The client's body is read to its end whatever Telegram does (past the limit, up to `drainBytes` more,
+   * dropped), so the client reads the answer instead of a reset connection; and the fiber that writes
+   * the body to Telegram never logs its failure, whose message holds the URL and so the token.
+   */
   const streamed = (call: Call, method: string) =>
     Effect.gen(function*() {
       const { request } = call
       const overLimit = yield* Deferred.make<never, BodyTooLarge>()
-      const declared = request.headers["content-length"]
+      const done = yield* Deferred.make<void>()
+      const takes = yield* Queue.bounded<Take.Take<Uint8Array, unknown>>(8)
+      const pass = (take: Take.Take<Uint8Array, unknown>) => Effect.raceFirst(Queue.offer(takes, take), Deferred.await(done))
       let seen = 0
-      const limited = request.stream.pipe(
-        Stream.mapChunksEffect((chunk) => {
+      const reader = yield* request.stream.pipe(
+        Stream.takeWhile(() => seen <= maxBodyBytes + drainBytes),
+        Stream.runForEachChunk((chunk) => {
           for (const part of chunk) seen += part.length
-          return seen > maxBodyBytes
-            ? Deferred.fail(overLimit, new BodyTooLarge()).pipe(Effect.zipRight(Effect.never))
-            : Effect.succeed(chunk)
-        })
+          if (seen <= maxBodyBytes) return pass(Take.chunk(chunk))
+          return Deferred.fail(overLimit, new BodyTooLarge())
+        }),
+        Effect.matchCauseEffect({ onSuccess: () => pass(Take.end), onFailure: (cause) => pass(Take.failCause(cause)) }),
+        Effect.fork
       )
-      const length = declared === undefined ? undefined : Number(declared)
+      const declared = request.headers["content-length"]
+      const body = Stream.flattenTake(Stream.fromQueue(takes))
       const outgoing = HttpClientRequest.make(request.method)(
         `${apiRoot}/bot${tokenSegment(call.bot)}/${method}${call.search}`
-      ).pipe(HttpClientRequest.setBody(HttpBody.stream(limited, request.headers["content-type"], length)))
-      return yield* Effect.raceFirst(execute(outgoing), Deferred.await(overLimit)).pipe(
-        Effect.mapError((e) => e instanceof BodyTooLarge ? BotApiAnswer.tooLarge : e)
+      ).pipe(HttpClientRequest.setBody(
+        HttpBody.stream(body, request.headers["content-type"], declared === undefined ? undefined : Number(declared))
+      ))
+      return yield* Effect.raceFirst(
+        execute(outgoing).pipe(Effect.withUnhandledErrorLogLevel(Option.none())),
+        Deferred.await(overLimit)
+      ).pipe(
+        Effect.mapError((e) => e instanceof BodyTooLarge ? BotApiAnswer.tooLarge : e),
+        Effect.ensuring(Deferred.succeed(done, undefined).pipe(Effect.zipRight(Fiber.await(reader))))
       )
     })
 

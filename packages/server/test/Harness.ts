@@ -82,7 +82,7 @@ export const startServer = async (
     database: join(dir, "botrelay.db"),
     "telegram-api": options.telegramApi ?? unreachableTelegram,
     "admin-key": adminKey,
-    "log-level": "debug",
+    "log-level": "trace",
     ...(options.botToken === undefined ? {} : { token: options.botToken }),
     ...(options.publicUrl === undefined ? {} : { "public-url": options.publicUrl }),
     ...(options.bufferMaxUpdates === undefined ? {} : { "buffer-max-updates": String(options.bufferMaxUpdates) }),
@@ -95,7 +95,7 @@ export const startServer = async (
     Main.layer(config, options.runtime ?? fastRuntime).pipe(
       Layer.provide(Layer.mergeAll(
         Logger.replace(Logger.defaultLogger, capture),
-        Logger.minimumLogLevel(LogLevel.Debug),
+        Logger.minimumLogLevel(LogLevel.All),
         options.extra ?? Layer.empty
       ))
     )

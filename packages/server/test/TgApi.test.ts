@@ -332,6 +332,29 @@ describe("/tgapi: passing calls through", () => {
     assert.strictEqual(api.status, 413)
   })
 
+  it("answers a chunked upload that runs past 50 MB with a 413 the client reads", async () => {
+    const tg = fake.addBot()
+    await addBot(tg)
+    const chunk = new Uint8Array(1024 * 1024).fill(97)
+    let sent = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode("--x\r\ncontent-disposition: form-data; name=\"document\"; filename=\"a\"\r\n\r\n"))
+        if (sent >= 52) return controller.close()
+        sent++
+        controller.enqueue(chunk)
+      }
+    })
+    const answer = await tgapi(`/bot${tg.token}/sendDocument`, {
+      method: "POST",
+      headers: { "content-type": "multipart/form-data; boundary=x" },
+      body,
+      duplex: "half"
+    } as RequestInit)
+    assert.strictEqual(answer.status, 413)
+    assert.deepStrictEqual(answer.json, { ok: false, error_code: 413, description: "Request Entity Too Large" })
+  })
+
   it("passes file downloads through with ranges, bytes unchanged", async () => {
     const tg = fake.addBot()
     await addBot(tg)
@@ -668,6 +691,34 @@ describe("/tgapi: capture of what bots send", () => {
 })
 
 describe("/tgapi: when Telegram cannot be reached", () => {
+  it("logs no token at any level when Telegram dies in the middle of a streamed upload", async () => {
+    const dying = createServer((req) => req.once("data", () => req.socket.destroy()))
+    await new Promise<void>((resolve) => dying.listen(0, "127.0.0.1", resolve))
+    const { port } = dying.address() as AddressInfo
+    const cut = await startServer({ telegramApi: `http://127.0.0.1:${port}` })
+    try {
+      const token = "4343:AAproxy-secret-token_dies-mid-upload"
+      await addBot({ id: 4343, token, username: "", first_name: "" }, {}, cut)
+      for (let i = 0; i < 3; i++) {
+        const upload = new FormData()
+        upload.set("chat_id", "1")
+        upload.set("document", new Blob([randomBytes(2 * 1024 * 1024)]), "f.bin")
+        const answer = await tgapi(`/bot${token}/sendDocument`, { method: "POST", body: upload }, cut.baseUrl)
+        assert.strictEqual(answer.status, 502)
+        assert.notInclude(answer.text, token)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      assert.isAbove(cut.logs.length, 0)
+      for (const line of cut.logs) {
+        assert.notInclude(line, token)
+        assert.notInclude(line, token.split(":")[1]!)
+      }
+    } finally {
+      await cut.close()
+      await new Promise((resolve) => dying.close(resolve))
+    }
+  })
+
   it("answers a Telegram-shaped 502 that names neither the token nor the URL, and logs no token", async () => {
     const offline = await startServer({ telegramApi: unreachableTelegram })
     try {
@@ -680,9 +731,14 @@ describe("/tgapi: when Telegram cannot be reached", () => {
       assert.match(answer.json.description, /^Bad Gateway: /)
       const download = await tgapi(`/file/bot${token}/photos/x.jpg`, {}, offline.baseUrl)
       assert.strictEqual(download.status, 502)
-      for (const text of [answer.text, download.text]) assert.notInclude(text, "127.0.0.1")
+      const upload = new FormData()
+      upload.set("chat_id", "1")
+      upload.set("document", new Blob([randomBytes(256 * 1024)]), "f.bin")
+      const streamed = await tgapi(`/bot${token}/sendDocument`, { method: "POST", body: upload }, offline.baseUrl)
+      assert.strictEqual(streamed.status, 502)
+      for (const text of [answer.text, download.text, streamed.text]) assert.notInclude(text, "127.0.0.1")
       assert.isAbove(offline.logs.length, 0)
-      for (const text of [answer.text, download.text, ...offline.logs]) {
+      for (const text of [answer.text, download.text, streamed.text, ...offline.logs]) {
         assert.notInclude(text, token)
         assert.notInclude(text, token.split(":")[1]!)
       }
