@@ -99,13 +99,28 @@ export const status: Record<ApiError["_tag"], number> = {
   ServiceUnavailable: 503
 }
 
+/**
+ * A schema's own message without the value it was given, which may be a secret (a token pasted in
+ * the wrong field): `Expected number, actual "123:abc"` → `expected number`, `Unable to decode "x" into
+ * a number` → `must be a number`. Messages the contract words itself pass unchanged.
+ */
+export const withoutValue = (message: string): string => {
+  const expected = /^Expected ([^]*?), actual [^]*$/.exec(message)
+  if (expected !== null) return `expected ${expected[1]}`
+  const decode = /^Unable to decode [^]* into an? ([^"]+)$/.exec(message)
+  if (decode !== null) return `must be ${/^[aeiou]/.test(decode[1]!) ? "an" : "a"} ${decode[1]}`
+  return message.includes("actual ") ? "has an invalid value" : message
+}
+
 /** The 400 for input that broke the contract's schemas: every issue in `details`, summed up in `error`. */
-export const invalidRequest = (details: ReadonlyArray<{ readonly path: string; readonly message: string }>) =>
-  new BadRequest({
-    error: `invalid request: ${details.map((d) => d.path === "" ? d.message : `${d.path}: ${d.message}`).join("; ")}`,
+export const invalidRequest = (details: ReadonlyArray<{ readonly path: string; readonly message: string }>) => {
+  const shown = details.map((d) => ({ path: d.path, message: withoutValue(d.message) }))
+  return new BadRequest({
+    error: `invalid request: ${shown.map((d) => d.path === "" ? d.message : `${d.path}: ${d.message}`).join("; ")}`,
     code: "invalid_request",
-    details
+    details: shown
   })
+}
 
 /** Tells API errors from other failures. */
 export const isApiError = (u: unknown): u is ApiError =>

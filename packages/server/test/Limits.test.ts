@@ -144,6 +144,25 @@ describe("request limits", () => {
     assert.strictEqual(errorsAfter, errorsBefore)
   })
 
+  it("never echoes the value it refused in a validation error (a token pasted in the wrong field)", async () => {
+    const secret = "7000000002:AAsecret-pasted-in-a-field"
+    const replies = [
+      await server.call(`/api/bots/deliveries/retry?id=${encodeURIComponent(secret)}`, { method: "POST" }),
+      await server.call(`/api/tags?chat_id=${encodeURIComponent(secret)}`),
+      await server.call(`/api/messages?bot_id=1&chat_id=1&limit=${encodeURIComponent(secret)}`),
+      await server.call("/api/tags/add", { body: { bot_id: secret, chat_id: 1, user_id: 1, tag: "a" } }),
+      await server.call("/api/routes/add", { body: { source_bot_id: 1, target_bot_id: 1, action: secret } }),
+      await server.call("/api/auth/api-keys", { body: { name: "x", role: secret } })
+    ]
+    for (const reply of replies) {
+      assert.strictEqual(reply.status, 400, reply.text)
+      assert.strictEqual(reply.json.code, "invalid_request")
+      assert.notInclude(reply.text, "AAsecret")
+      assert.notInclude(reply.text, "actual")
+    }
+    assert.deepStrictEqual(replies[1]!.json.details, [{ path: "chat_id", message: "must be a number" }])
+  })
+
   it("never echoes a path that could hold a token in a 404", async () => {
     const token = "123456:AAsecret-token-in-a-path_xyz"
     for (
