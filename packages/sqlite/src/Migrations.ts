@@ -318,4 +318,16 @@ export const migrations: Record<string, Migration> = {
       }
     }
   }
+,
+  "0008_backend_url_origin": {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable("botrelay_bots")
+        .addColumn("backend_url_origin", "text", (c) => c.notNull().defaultTo("api"))
+        .execute()
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.alterTable("botrelay_bots").dropColumn("backend_url_origin").execute()
+    }
+  }
 }
