@@ -22,6 +22,10 @@ export interface Config {
   readonly llmApiKey: Redacted.Redacted<string> | undefined
   readonly llmModel: string | undefined
   readonly llmTimeoutMs: number | undefined
+  /** `strict`: backend URLs an admin set must reach public addresses too. */
+  readonly backendPolicy: "default" | "strict"
+  /** Every backend URL may reach loopback, private, link-local and this host's own addresses. */
+  readonly backendAllowPrivate: boolean
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -43,7 +47,9 @@ export const settings = {
   llmBaseUrl: { flag: "llm-base-url", env: "BOTRELAY_LLM_BASE_URL", default: undefined },
   llmApiKey: { flag: "llm-api-key", env: "BOTRELAY_LLM_API_KEY", default: undefined },
   llmModel: { flag: "llm-model", env: "BOTRELAY_LLM_MODEL", default: undefined },
-  llmTimeout: { flag: "llm-timeout", env: "BOTRELAY_LLM_TIMEOUT", default: undefined }
+  llmTimeout: { flag: "llm-timeout", env: "BOTRELAY_LLM_TIMEOUT", default: undefined },
+  backendPolicy: { flag: "backend-policy", env: "BOTRELAY_BACKEND_POLICY", default: "default" },
+  backendAllowPrivate: { flag: "backend-allow-private", env: "BOTRELAY_BACKEND_ALLOW_PRIVATE", default: "false" }
 } as const
 
 /** The largest `bufferMaxUpdates`. */
@@ -77,6 +83,8 @@ const logLevels: Record<string, LogLevel.LogLevel> = {
   fatal: LogLevel.Fatal,
   none: LogLevel.None
 }
+
+const booleans: Record<string, boolean> = { true: true, "1": true, yes: true, false: false, "0": false, no: false }
 
 const isHttpUrl = (value: string) => {
   if (!URL.canParse(value)) return false
@@ -165,6 +173,14 @@ export const fromValues = (
       "BOTRELAY_LLM_TIMEOUT / --llm-timeout must be milliseconds (5000) or seconds (5s), from 100 ms to 60 s"
     )
   }
+  const backendPolicy = read("backendPolicy")!.trim().toLowerCase()
+  if (backendPolicy !== "default" && backendPolicy !== "strict") {
+    throw new ConfigError("BOTRELAY_BACKEND_POLICY / --backend-policy must be default or strict")
+  }
+  const backendAllowPrivate = booleans[read("backendAllowPrivate")!.trim().toLowerCase()]
+  if (backendAllowPrivate === undefined) {
+    throw new ConfigError("BOTRELAY_BACKEND_ALLOW_PRIVATE / --backend-allow-private must be true or false")
+  }
   return {
     port,
     host: read("host")!,
@@ -180,7 +196,9 @@ export const fromValues = (
     llmBaseUrl,
     llmApiKey: llmApiKey === undefined ? undefined : Redacted.make(llmApiKey),
     llmModel,
-    llmTimeoutMs
+    llmTimeoutMs,
+    backendPolicy,
+    backendAllowPrivate
   }
 }
 
