@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
+import * as Config from "../src/Config.js"
 import { assertError, eventually, fastRuntime, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
@@ -243,4 +244,20 @@ describe("deliveries follow the bot's backend URL", () => {
       await open.close()
     }
   }, 20_000)
+})
+
+describe("backend policy settings", () => {
+  it("reads BOTRELAY_BACKEND_POLICY and BOTRELAY_BACKEND_ALLOW_PRIVATE, flags first, and refuses other values", () => {
+    const defaults = Config.fromValues({}, {})
+    assert.strictEqual(defaults.backendPolicy, "default")
+    assert.isFalse(defaults.backendAllowPrivate)
+    const env = { BOTRELAY_BACKEND_POLICY: "strict", BOTRELAY_BACKEND_ALLOW_PRIVATE: "true" }
+    assert.deepInclude(Config.fromValues({}, env), { backendPolicy: "strict", backendAllowPrivate: true })
+    assert.deepInclude(
+      Config.fromValues({ "backend-policy": "default", "backend-allow-private": "no" }, env),
+      { backendPolicy: "default", backendAllowPrivate: false }
+    )
+    assert.throws(() => Config.fromValues({ "backend-policy": "lax" }, {}), /BOTRELAY_BACKEND_POLICY/)
+    assert.throws(() => Config.fromValues({ "backend-allow-private": "maybe" }, {}), /BOTRELAY_BACKEND_ALLOW_PRIVATE/)
+  })
 })
