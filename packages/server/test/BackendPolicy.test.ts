@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import type { Supervisor } from "@botrelay/core"
 import { FakeTelegram } from "@botrelay/testing"
 import * as Config from "../src/Config.js"
 import { assertError, eventually, fastRuntime, startServer, type TestServer } from "./Harness.js"
@@ -207,7 +208,7 @@ describe("backend URL policy", () => {
 
 describe("deliveries follow the bot's backend URL", () => {
   it("a head-of-line delivery moves to the new URL at once and the queue behind it follows, in order", async () => {
-    const patient = {
+    const patient: Supervisor.Options = {
       ...fastRuntime,
       outbox: { ...fastRuntime.outbox, retryBase: "1 hour", retryCap: "1 hour", maxAge: "1 day" }
     }
