@@ -1,4 +1,5 @@
 import { Redacted, Schema } from "effect"
+import { BackendUrlOrigin } from "./BackendPolicy.js"
 
 /** Where a bot was registered from: the command line / environment, or the API. */
 export const BotSource = Schema.Literal("cli", "web")
@@ -48,6 +49,8 @@ export const Bot = Schema.Struct({
   manage_enabled: Schema.Boolean,
   proxy_enabled: Schema.Boolean,
   backend_url: Schema.String,
+  /** Who last set `backend_url`: "api" (an admin) or "tgapi" (a token holder's setWebhook); it decides the addresses it may reach. */
+  backend_url_origin: BackendUrlOrigin,
   secret_token: Schema.Redacted(Schema.String),
   long_poll_enabled: Schema.Boolean,
   description: Schema.String,
@@ -110,10 +113,14 @@ export type BotUpdate = typeof BotUpdate.Type
 export type BotStatus = Pick<Bot, "username" | "last_error" | "last_update_at">
 
 /** A change to a stored bot. */
-export type BotPatch = Partial<BotSettings & BotStatus & Pick<Bot, "disabled" | "webhook_mode" | "source">>
+export type BotPatch = Partial<
+  BotSettings & BotStatus & Pick<Bot, "disabled" | "webhook_mode" | "source" | "backend_url_origin">
+>
 
-/** What storage needs to create a bot. */
-export type BotRecordInput = BotSettings & Pick<Bot, "source" | "created_at">
+/** What storage needs to create a bot; `backend_url_origin` is "api" when omitted. */
+export type BotRecordInput = BotSettings & Pick<Bot, "source" | "created_at"> & {
+  readonly backend_url_origin?: BackendUrlOrigin | undefined
+}
 
 /** No bot has this id. */
 export class BotNotFound extends Schema.TaggedError<BotNotFound>()("BotNotFound", { id: Schema.Int }) {

@@ -1,4 +1,5 @@
 import { Context, Effect, Layer, Option, Redacted } from "effect"
+import * as BackendPolicy from "./BackendPolicy.js"
 import type { BotSettings, BotUpdate, NewBot, StoredBot } from "./Bot.js"
 import { type Bot, BotNotFound, type DuplicateToken } from "./Bot.js"
 import { InvalidInput, type StorageError } from "./Errors.js"
@@ -16,8 +17,14 @@ export interface BotsService {
   /** All bots, ordered by id. */
   readonly list: Effect.Effect<ReadonlyArray<Bot>, StorageError>
   readonly get: (id: number) => Effect.Effect<Bot, BotNotFound | StorageError>
-  /** Changes the given fields; the others keep their value. */
-  readonly update: (input: BotUpdate) => Effect.Effect<Bot, BotNotFound | InvalidInput | DuplicateToken | StorageError>
+  /**
+   * Changes the given fields; the others keep their value. A changed `backend_url` records who set it
+   * (`origin`, "api" by default) and takes the bot's pending deliveries with it, due at once.
+   */
+  readonly update: (
+    input: BotUpdate,
+    origin?: BackendPolicy.BackendUrlOrigin
+  ) => Effect.Effect<Bot, BotNotFound | InvalidInput | DuplicateToken | StorageError>
   readonly toggleDisabled: (id: number) => Effect.Effect<Bot, BotNotFound | StorageError>
   /** Removes the bot, its routes and its message history. */
   readonly remove: (id: number) => Effect.Effect<Bot, BotNotFound | StorageError>
@@ -31,14 +38,29 @@ const checkSettings = (settings: Pick<BotSettings, "proxy_enabled" | "backend_ur
     ? Effect.fail(InvalidInput.field("backend_url", "backend_url is required when proxy_enabled is true"))
     : Effect.void
 
+/** Refuses a backend URL that must reach public addresses only and names a non-public IP address or localhost. */
+const checkBackendUrl = (
+  policy: BackendPolicy.Policy,
+  url: string | undefined,
+  origin: BackendPolicy.BackendUrlOrigin
+): Effect.Effect<void, InvalidInput> => {
+  if (url === undefined || url === "" || !BackendPolicy.publicOnly(policy, origin)) return Effect.void
+  const refusal = BackendPolicy.literalRefusal(url)
+  return refusal === undefined
+    ? Effect.void
+    : Effect.fail(InvalidInput.field("backend_url", `backend_url is not allowed by the backend URL policy: ${refusal}`))
+}
+
 /**
  * Builds the service on the `Storage` the host provides; the runtime hears of every change.
- * Webhook mode is refused unless the host provides a `PublicUrl`.
+ * Webhook mode is refused unless the host provides a `PublicUrl`; backend URLs follow the
+ * `BackendPolicy` (literal addresses here, resolved ones when deliveries connect).
  */
 export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Effect.gen(function*() {
   const storage = yield* Storage
   const activity = yield* BotActivity
   const publicUrl = yield* PublicUrl
+  const policy = yield* BackendPolicy.BackendPolicy
   const toBot = (bot: StoredBot): Bot => ({ ...bot, running: activity.isRunning(bot.id) })
   const announce = (bot: Bot) => activity.changed({ _tag: "Bot", id: bot.id })
 
@@ -56,8 +78,11 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
   return Bots.of({
     add: (input) =>
       checkSettings(input).pipe(
+        Effect.zipRight(checkBackendUrl(policy, input.backend_url, "api")),
         Effect.zipRight(nowIso),
-        Effect.flatMap((created_at) => storage.insertBot({ ...input, source: "web", created_at })),
+        Effect.flatMap((created_at) =>
+          storage.insertBot({ ...input, source: "web", backend_url_origin: "api", created_at })
+        ),
         Effect.map(toBot),
         Effect.tap(announce),
         Effect.withSpan("Bots.add")
@@ -89,18 +114,29 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
       ),
     list: storage.listBots.pipe(Effect.map((bots) => bots.map(toBot))),
     get: (id) => find(id).pipe(Effect.map(toBot)),
-    update: ({ id, ...patch }) =>
-      find(id).pipe(
-        Effect.tap((bot) => checkSettings({ ...bot, ...patch })),
-        Effect.tap(() =>
-          patch.webhook_mode === true && Option.isNone(publicUrl)
-            ? Effect.fail(InvalidInput.field("webhook_mode", "webhook mode needs BOTRELAY_PUBLIC_URL"))
-            : Effect.void
-        ),
-        Effect.zipRight(change(id, patch)),
-        Effect.tap(announce),
-        Effect.withSpan("Bots.update", { attributes: { id } })
-      ),
+    update: ({ id, ...patch }, origin = "api") =>
+      Effect.gen(function*() {
+        const before = yield* find(id)
+        yield* checkSettings({ ...before, ...patch })
+        const urlOrigin = patch.backend_url === undefined
+          ? before.backend_url_origin
+          : BackendPolicy.originAfter(before, patch.backend_url, origin)
+        yield* checkBackendUrl(policy, patch.backend_url, urlOrigin)
+        if (patch.webhook_mode === true && Option.isNone(publicUrl)) {
+          return yield* InvalidInput.field("webhook_mode", "webhook mode needs BOTRELAY_PUBLIC_URL")
+        }
+        const bot = yield* change(id, { ...patch, backend_url_origin: urlOrigin })
+        if (bot.backend_url !== before.backend_url && bot.backend_url !== "") {
+          const moved = yield* storage.retargetDeliveries(id, bot.backend_url, bot.updated_at)
+          if (moved > 0) {
+            yield* Effect.logInfo("pending deliveries follow the new backend URL").pipe(
+              Effect.annotateLogs({ bot_id: id, deliveries: moved })
+            )
+          }
+        }
+        yield* announce(bot)
+        return bot
+      }).pipe(Effect.withSpan("Bots.update", { attributes: { id } })),
     toggleDisabled: (id) =>
       find(id).pipe(
         Effect.flatMap((bot) => change(id, { disabled: !bot.disabled })),

@@ -1,5 +1,6 @@
 import { HttpExchange } from "@botrelay/telegram"
 import { Context, Data, Duration, Effect, Either, Layer, Redacted, Schema } from "effect"
+import * as BackendPolicy from "./BackendPolicy.js"
 import * as LlmSettings from "./LlmSettings.js"
 
 /** A route the model may choose, described for it. */
@@ -115,7 +116,10 @@ const parseAnswer = (
   return Either.right(candidates.map((c) => c.route_id).filter((id) => chosen.has(id)))
 }
 
-/** Builds the router on the settings and `HttpExchange`. */
+/**
+ * Builds the router on the settings and `HttpExchange`. A `base_url` set through the API follows the
+ * admin rule of the `BackendPolicy` (public addresses only under `strict`); one from the environment is trusted.
+ */
 export const make: Effect.Effect<
   LlmRouterService,
   never,
@@ -123,6 +127,9 @@ export const make: Effect.Effect<
 > = Effect.gen(function*() {
   const settingsService = yield* LlmSettings.LlmSettings
   const http = yield* HttpExchange.HttpExchange
+  const addresses = settingsService.baseUrlFixed
+    ? undefined
+    : BackendPolicy.addressesFor(yield* BackendPolicy.BackendPolicy, "api")
 
   const ask = (settings: LlmSettings.Settings, question: Question) =>
     Effect.gen(function*() {
@@ -137,7 +144,8 @@ export const make: Effect.Effect<
         },
         body: requestBody(settings.model, question),
         timeout: Duration.millis(settings.timeout_ms),
-        maxBytes: maxAnswerBytes
+        maxBytes: maxAnswerBytes,
+        ...(addresses === undefined ? {} : { addresses })
       }).pipe(Effect.mapError((e) => new NoChoice({ reason: e.description })))
       if (answer.status < 200 || answer.status > 299) {
         return yield* new NoChoice({ reason: `the endpoint answered HTTP ${answer.status}` })

@@ -107,6 +107,8 @@ export interface LlmSettingsService {
   readonly view: Effect.Effect<LlmSettingsView, StorageError>
   /** Stores the given fields; fails when one of them is fixed by the host. */
   readonly update: (patch: LlmSettingsUpdate) => Effect.Effect<LlmSettingsView, LlmSettingFixed | StorageError>
+  /** Whether `base_url` is fixed by the host (its environment) rather than set through the API. */
+  readonly baseUrlFixed: boolean
 }
 
 /** The LLM router's settings. */
@@ -174,7 +176,7 @@ export const make = (overrides: Overrides = {}): Effect.Effect<LlmSettingsServic
           return [toView(settings), Option.some(settings)] as const
         }))
 
-    return { get, view: Effect.map(get, toView), update }
+    return { get, view: Effect.map(get, toView), update, baseUrlFixed: fixed.base_url !== undefined }
   })
 
 /** `LlmSettings` on `Storage`, with the host's fixed values. */

@@ -25,6 +25,7 @@ const patchableFields = [
   "manage_enabled",
   "proxy_enabled",
   "backend_url",
+  "backend_url_origin",
   "long_poll_enabled",
   "description",
   "webhook_mode",
@@ -315,6 +316,7 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
           manage_enabled: input.manage_enabled,
           proxy_enabled: input.proxy_enabled,
           backend_url: input.backend_url,
+          backend_url_origin: input.backend_url_origin ?? "api",
           secret_token: Redacted.value(input.secret_token),
           long_poll_enabled: input.long_poll_enabled,
           description: input.description,
@@ -669,6 +671,17 @@ export const make: Effect.Effect<StorageService> = Effect.sync(() => {
         const delivery: Delivery = { ...current, status: "pending", attempts: 0, next_attempt_at: at, updated_at: at }
         deliveries.set(id, delivery)
         return Option.some(copyDelivery(delivery))
+      }),
+
+    retargetDeliveries: (botId, url, at) =>
+      Effect.sync(() => {
+        let moved = 0
+        for (const delivery of deliveries.values()) {
+          if (delivery.bot_id !== botId || delivery.status !== "pending") continue
+          deliveries.set(delivery.id, { ...delivery, url, attempts: 0, next_attempt_at: at, updated_at: at })
+          moved++
+        }
+        return moved
       }),
 
     nextSends: (botId, limit) => Effect.sync(() => firstPending(sends, botId, limit, readSend)),

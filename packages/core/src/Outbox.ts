@@ -1,5 +1,6 @@
 import { HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Either, Option, Redacted, Schema } from "effect"
+import * as BackendPolicy from "./BackendPolicy.js"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import type { Delivery, DeliveryOutcome } from "./Delivery.js"
@@ -65,9 +66,17 @@ const maxAnswerBytes = 1024 * 1024
 /** How many due deliveries one read takes. */
 const batchSize = 50
 
-/** Delivery of one bot's outbox, oldest first, to its backend. */
+/** Where a delivery goes now: the bot's current backend URL, or the one it was queued with when the bot has none. */
+export const target = (delivery: Pick<Delivery, "url">, bot: Pick<StoredBot, "backend_url">): string =>
+  bot.backend_url === "" ? delivery.url : bot.backend_url
+
+/**
+ * Delivery of one bot's outbox, oldest first, to its backend: each attempt goes to the bot's backend
+ * URL as it is at that moment, under the `BackendPolicy` for whoever set it.
+ */
 export const make = (options: Options = defaults) =>
   Effect.gen(function*() {
+    const policy = yield* BackendPolicy.BackendPolicy
     const storage = yield* Storage
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
@@ -101,17 +110,23 @@ export const make = (options: Options = defaults) =>
           )
         )
 
-    /** Attempts the delivery once: its outcome, and the webhook reply a delivered update was answered with. */
-    const attempt = (delivery: Delivery, bot: StoredBot) =>
+    /**
+     * Attempts the delivery once: its outcome, and the webhook reply a delivered update was answered with.
+     * A failed attempt whose bot moved to another URL meanwhile is due again at once.
+     */
+    const attempt = (delivery: Delivery, bot: StoredBot, current: () => StoredBot | undefined) =>
       Effect.gen(function*() {
         const secret = Redacted.value(bot.secret_token)
+        const url = target(delivery, bot)
+        const addresses = BackendPolicy.addressesFor(policy, bot.backend_url_origin)
         const result = yield* Effect.either(http.exchange({
           method: "POST",
-          url: delivery.url,
+          url,
           headers: secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret },
           body: delivery.payload,
           timeout,
-          maxBytes: maxAnswerBytes
+          maxBytes: maxAnswerBytes,
+          ...(addresses === undefined ? {} : { addresses })
         }))
         const now = yield* Clock.currentTimeMillis
         const at = new Date(now).toISOString()
@@ -128,7 +143,8 @@ export const make = (options: Options = defaults) =>
           const outcome: DeliveryOutcome = { status: "dead", at, last_error }
           return { outcome, reply: undefined }
         }
-        const wait = Backoff.delay(delivery.attempts, options.retryBase, options.retryCap)
+        const moved = url !== target(delivery, current() ?? bot)
+        const wait = moved ? Duration.zero : Backoff.delay(delivery.attempts, options.retryBase, options.retryCap)
         const next_attempt_at = new Date(now + Duration.toMillis(wait)).toISOString()
         const outcome: DeliveryOutcome = { status: "pending", at, next_attempt_at, last_error }
         return { outcome, reply: undefined }
@@ -139,7 +155,7 @@ export const make = (options: Options = defaults) =>
      * webhook reply runs, and when interrupted. Returns how long the head of the line waits, "failed"
      * when a delivery was rescheduled, or "drained" when the whole batch left the line.
      */
-    const deliverBatch = (bot: StoredBot, batch: ReadonlyArray<Delivery>) => {
+    const deliverBatch = (current: () => StoredBot | undefined, batch: ReadonlyArray<Delivery>) => {
       const outcomes: Array<readonly [number, DeliveryOutcome]> = []
       const record = Effect.suspend(() => outcomes.length === 0 ? Effect.void : storage.recordAttempts(outcomes.splice(0)))
       return Effect.gen(function*() {
@@ -150,7 +166,9 @@ export const make = (options: Options = defaults) =>
             result = Duration.millis(due)
             break
           }
-          const { outcome, reply } = yield* attempt(delivery, bot)
+          const bot = current()
+          if (bot === undefined) break
+          const { outcome, reply } = yield* attempt(delivery, bot, current)
           outcomes.push([delivery.id, outcome])
           if (reply !== undefined) {
             yield* record
@@ -179,7 +197,7 @@ export const make = (options: Options = defaults) =>
           const batch = yield* storage.nextDeliveries(botId, batchSize)
           const bot = current()
           if (batch.length === 0 || bot === undefined) return Option.none()
-          const wait = yield* deliverBatch(bot, batch)
+          const wait = yield* deliverBatch(current, batch)
           if (Duration.isDuration(wait)) return Option.some(wait)
           if (wait === "drained" && batch.length < batchSize) return Option.none()
         }

@@ -142,6 +142,11 @@ export interface StorageService {
   }) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
   /** Puts a dead delivery back in line (pending, due now, attempts 0); `None` when absent or not dead. */
   readonly retryDelivery: (id: number, at: string) => Effect.Effect<Option.Option<Delivery>, StorageError>
+  /**
+   * Points the bot's pending deliveries at `url`, due at `at` with attempts 0 (the backoff starts over);
+   * returns how many.
+   */
+  readonly retargetDeliveries: (botId: number, url: string, at: string) => Effect.Effect<number, StorageError>
 
   /** The bot's oldest pending route sends (FIFO by id), whether or not they are due, at most `limit`. */
   readonly nextSends: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<RouteSend>, StorageError>

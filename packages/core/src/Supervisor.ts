@@ -194,9 +194,11 @@ export const make = (options: Options = defaults) =>
       Effect.gen(function*() {
         const firstSight = !wakeups.has(bot.id)
         const enabled = previous?.disabled === true && !bot.disabled
+        const moved = previous !== undefined && previous.backend_url !== bot.backend_url
         known.set(bot.id, bot)
         yield* ensureWorker(bot.id)
         if (enabled) yield* wake(bot.id, "sends")
+        if (moved) yield* wake(bot.id, "outbox")
         const want = wantedMode(bot, routeBots)
         const current = ingressOf.get(bot.id)
         const stale = firstSight && want !== "webhook" && Option.isSome(yield* storage.webhookSecret(bot.id))

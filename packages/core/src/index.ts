@@ -1,5 +1,6 @@
 export * as ApiKey from "./ApiKey.js"
 export * as ApiKeys from "./ApiKeys.js"
+export * as BackendPolicy from "./BackendPolicy.js"
 export * as Backoff from "./Backoff.js"
 export * as Bot from "./Bot.js"
 export * as BotActivity from "./BotActivity.js"

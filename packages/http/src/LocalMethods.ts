@@ -1,5 +1,5 @@
 import type { HttpServerResponse } from "@effect/platform"
-import { Bot, Bots, CallParams, type Errors, LongPoll, Storage } from "@botrelay/core"
+import { BackendPolicy, Bot, Bots, CallParams, type Errors, LongPoll, Storage } from "@botrelay/core"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
 
@@ -49,6 +49,37 @@ export const names: ReadonlySet<string> = new Set([
   "close"
 ])
 
+const reasons: Readonly<Record<number, string>> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  408: "Request Timeout",
+  409: "Conflict",
+  410: "Gone",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Entity",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout"
+}
+
+/**
+ * A delivery's last error as getWebhookInfo reports it: a status in Telegram's words ("Wrong response
+ * from the webhook: 401 Unauthorized"); other errors are Botrelay's own sentences. Never the answer's body.
+ */
+export const webhookError = (lastError: string): string => {
+  const status = /^HTTP (\d{3})$/.exec(lastError)?.[1]
+  if (status === undefined) return lastError
+  const reason = reasons[Number(status)]
+  return `Wrong response from the webhook: ${status}${reason === undefined ? "" : ` ${reason}`}`
+}
+
 /** How many recent deliveries getWebhookInfo looks at for the last error. */
 const recentDeliveries = 100
 
@@ -61,6 +92,7 @@ export const make = Effect.gen(function*() {
   const bots = yield* Bots.Bots
   const longPoll = yield* LongPoll.LongPoll
   const storage = yield* Storage.Storage
+  const policy = yield* BackendPolicy.BackendPolicy
 
   const getUpdates: LocalMethod = (bot, params) => {
     const allowed = allowedUpdates(params.allowed_updates)
@@ -116,7 +148,11 @@ export const make = Effect.gen(function*() {
         decodeUpdate({ id: bot.id, backend_url: url, secret_token: secret, proxy_enabled: true })
       )
       if (update._tag === "Left") return BotApiAnswer.badRequest(`bad webhook: ${firstIssue(update.left)}`)
-      yield* bots.update(update.right)
+      const refusal = BackendPolicy.publicOnly(policy, BackendPolicy.originAfter(bot, url, "tgapi"))
+        ? BackendPolicy.literalRefusal(url)
+        : undefined
+      if (refusal !== undefined) return BotApiAnswer.badRequest(`bad webhook: ${refusal}`)
+      yield* bots.update(update.right, "tgapi")
       yield* dropIf(bot, params)
       return BotApiAnswer.ok(true, "Webhook was set")
     }).pipe(answerFailure("setWebhook"))
@@ -132,7 +168,9 @@ export const make = Effect.gen(function*() {
       for (const delivery of deliveries) {
         if (delivery.last_error === "") continue
         const date = unixSeconds(delivery.updated_at)
-        if (lastError === undefined || date > lastError.date) lastError = { date, message: delivery.last_error }
+        if (lastError === undefined || date > lastError.date) {
+          lastError = { date, message: webhookError(delivery.last_error) }
+        }
       }
       if (status.trimmed > 0 && status.last_trimmed_date > (lastError?.date ?? 0)) {
         lastError = {

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import {
   ApiKeys,
+  BackendPolicy,
   BotActivity,
   Bots,
   Deliveries,
@@ -42,6 +43,12 @@ export interface Options {
   readonly llm?: LlmSettings.Overrides | undefined
   /** Polling, delivery, routing and housekeeping timings; `Supervisor.defaults` when omitted. */
   readonly runtime?: Supervisor.Options | undefined
+  /**
+   * Which addresses backend URLs may reach: by default URLs set through /tgapi `setWebhook` reach
+   * public addresses only, URLs an admin set reach any (`mode: "strict"` holds them to public ones
+   * too; `allowPrivate: true` lets every URL reach private ones).
+   */
+  readonly backendPolicy?: Partial<BackendPolicy.Policy> | undefined
 }
 
 /** The default Bot API root. */
@@ -73,6 +80,7 @@ export type Services =
   | LlmSettings.LlmSettings
   | LlmRouter.LlmRouter
   | BotActivity.BotActivity
+  | BackendPolicy.BackendPolicy
   | TelegramClient.TelegramClient
   | HttpExchange.HttpExchange
   | Storage.Storage
@@ -104,6 +112,10 @@ export const servicesLayer = (
     Layer.provideMerge(storageLayer(options.database)),
     Layer.provideMerge(BotActivity.layer),
     Layer.provideMerge(FloodControl.layer()),
-    Layer.provideMerge(NodeHttpExchange.layer)
+    Layer.provideMerge(NodeHttpExchange.layer),
+    Layer.provideMerge(Layer.succeed(BackendPolicy.BackendPolicy, {
+      mode: options.backendPolicy?.mode ?? "default",
+      allowPrivate: options.backendPolicy?.allowPrivate ?? false
+    }))
   )
 }

@@ -1,6 +1,8 @@
+import * as Dns from "node:dns"
 import * as Net from "node:net"
+import * as Os from "node:os"
 import * as Tls from "node:tls"
-import { HttpExchange } from "@botrelay/telegram"
+import { HttpExchange, IpAddress } from "@botrelay/telegram"
 import { Duration } from "effect"
 
 /** The answer read whole: status, headers (lower-case names, repeated ones joined by ", ") and body. */
@@ -58,20 +60,62 @@ const hangUp = (): Error => Object.assign(new Error("socket hang up"), { code: "
 
 const protocolError = (what: string): Error => Object.assign(new Error(what), { code: "HPE_INVALID_ANSWER" })
 
+/** A lookup's failure when every address it found is refused by the call's policy. */
+class AddressRefused extends Error {
+  readonly code = HttpExchange.addressNotAllowedCode
+}
+
+/** The addresses of this host's network interfaces, in canonical form. */
+const ownAddresses = (): ReadonlySet<string> => {
+  const own = new Set<string>()
+  for (const entries of Object.values(Os.networkInterfaces())) {
+    for (const entry of entries ?? []) {
+      const address = IpAddress.canonical(entry.address)
+      if (address !== undefined) own.add(address)
+    }
+  }
+  return own
+}
+
+/**
+ * Whether a call with the `"public"` address policy may connect to the address: a public one
+ * (`IpAddress.isPublic`) that none of this host's network interfaces has.
+ */
+export const publicAndForeign = (address: string): boolean =>
+  IpAddress.isPublic(address) && !ownAddresses().has(IpAddress.canonical(address)!)
+
+/**
+ * A `lookup` for net/tls connect that resolves with `resolve` and keeps only the addresses `allow`
+ * accepts; none left fails the connection with an `AddressRefused`.
+ */
+const guardedLookup = (allow: (address: string) => boolean, resolve: Net.LookupFunction): Net.LookupFunction =>
+(hostname, options, callback) =>
+  resolve(hostname, { ...options, all: true }, (error, found) => {
+    if (error !== null) return callback(error, "", 0)
+    const addresses = typeof found === "string" ? [{ address: found, family: 0 }] : found
+    const allowed = addresses.filter((a) => allow(a.address))
+    if (allowed.length === 0) return callback(new AddressRefused("the address is not allowed"), "", 0)
+    if (options.all === true) callback(null, allowed)
+    else callback(null, allowed[0]!.address, allowed[0]!.family)
+  })
+
 interface Origin {
+  /** The pool's key: scheme, host, port and address policy, so a call never reuses a connection made under another policy. */
   readonly key: string
   readonly secure: boolean
   readonly host: string
   readonly port: number
   /** The `Host` header. */
   readonly authority: string
+  readonly addresses: "public" | undefined
 }
 
-const originOf = (url: URL): Origin => {
+const originOf = (url: URL, addresses: "public" | undefined): Origin => {
   const secure = url.protocol === "https:"
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname
   const port = url.port === "" ? (secure ? 443 : 80) : Number(url.port)
-  return { key: `${url.protocol}//${url.host}`, secure, host, port, authority: url.host }
+  const key = `${url.protocol}//${url.host}${addresses === undefined ? "" : ` ${addresses}`}`
+  return { key, secure, host, port, authority: url.host, addresses }
 }
 
 /** How the answer's body ends. */
@@ -174,13 +218,21 @@ interface Connection {
  * An HTTP/1.1 client on node:net and node:tls for calls read whole: one request at a time per
  * connection, connections kept alive per origin (idle ones closed after 30 s or before the server's
  * keep-alive timeout, at most 256 of them), TLS sessions resumed, bodies framed by content-length,
- * chunked encoding or the connection's end, informational answers skipped. It does without
+ * chunked encoding or the connection's end, informational answers skipped. Calls with the `"public"`
+ * address policy check an IP-literal host before connecting and a host name's resolved addresses in
+ * the connection's `lookup`, and never share connections with calls without it. It does without
  * node:http's streams and agents, which cost more than the rest of a proxied call.
  */
 export const make = (options: {
   /** Extra options for https connections, e.g. `ca` for a Bot API server with its own certificate authority. */
   readonly tls?: Tls.ConnectionOptions | undefined
+  /** Which resolved addresses calls with the `"public"` address policy may connect to; `publicAndForeign` by default. */
+  readonly allowAddress?: ((address: string) => boolean) | undefined
+  /** How host names are resolved; `dns.lookup` by default. */
+  readonly lookup?: Net.LookupFunction | undefined
 } = {}): Client => {
+  const allowAddress = options.allowAddress ?? publicAndForeign
+  const publicLookup = guardedLookup(allowAddress, options.lookup ?? (Dns.lookup as Net.LookupFunction))
   const idle = new Map<string, Array<Connection>>()
   const all = new Set<Connection>()
   /** The latest TLS session of each origin, so new connections resume it instead of a full handshake. */
@@ -228,6 +280,7 @@ export const make = (options: {
     const exchange = connection.exchange
     if (exchange === undefined) return
     const head = exchange.head
+    if (error instanceof AddressRefused) return fail(connection, HttpExchange.addressNotAllowed)
     if (head === undefined) return fail(connection, HttpExchange.requestFailed(error ?? hangUp()))
     if (head.framing._tag === "Close" && error === undefined) return finish(connection, exchange)
     fail(connection, HttpExchange.answerFailed(head.status, error ?? hangUp()))
@@ -350,6 +403,7 @@ export const make = (options: {
   }
 
   const connect = (origin: Origin): Connection => {
+    const lookup = origin.addresses === "public" ? publicLookup : options.lookup
     const socket = origin.secure
       ? Tls.connect({
         ...options.tls,
@@ -357,9 +411,10 @@ export const make = (options: {
         port: origin.port,
         servername: Net.isIP(origin.host) === 0 ? origin.host : undefined,
         ALPNProtocols: ["http/1.1"],
-        session: sessions.get(origin.key)
+        session: sessions.get(origin.key),
+        ...(lookup === undefined ? {} : { lookup })
       }).on("session", (session: Buffer) => sessions.set(origin.key, session))
-      : Net.connect({ host: origin.host, port: origin.port })
+      : Net.connect({ host: origin.host, port: origin.port, ...(lookup === undefined ? {} : { lookup }) })
     socket.setNoDelay(true)
     socket.setKeepAlive(true, idleTimeout)
     const connection: Connection = { origin, socket, exchange: undefined }
@@ -411,7 +466,11 @@ export const make = (options: {
       callback(HttpExchange.invalidUrl(undefined), undefined)
       return () => {}
     }
-    const origin = originOf(url)
+    const origin = originOf(url, request.addresses)
+    if (origin.addresses === "public" && Net.isIP(origin.host) !== 0 && !allowAddress(origin.host)) {
+      callback(HttpExchange.addressNotAllowed, undefined)
+      return () => {}
+    }
     const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body
     const withoutBody = body === undefined && (request.method === "GET" || request.method === "HEAD")
     const head = headOf(request, url, origin, withoutBody ? undefined : body?.length ?? 0)

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import * as Https from "node:https"
 import * as Net from "node:net"
+import * as Os from "node:os"
 import type * as Tls from "node:tls"
 import { HttpExchange } from "@botrelay/telegram"
 import { afterAll, afterEach, assert, beforeAll, beforeEach, describe, it } from "vitest"
@@ -260,5 +261,117 @@ describe("Http1Client", () => {
       tlsServer.closeAllConnections()
       await new Promise<void>((resolve) => tlsServer.close(() => resolve()))
     }
+  })
+})
+
+describe("Http1Client: the public address policy", () => {
+  const port = () => root.slice(root.lastIndexOf(":") + 1)
+  const refused = (result: { failure?: HttpExchange.HttpExchangeError }) => {
+    assert.strictEqual(result.failure?.reason, "Request")
+    assert.strictEqual(result.failure?.code, HttpExchange.addressNotAllowedCode)
+    assert.strictEqual(result.failure?.description, "the backend address is not allowed by the backend URL policy")
+  }
+
+  it("refuses a host name that resolves to a loopback address, before a byte is sent", async () => {
+    respond = (_, socket) => socket.write(ok("{}"))
+    refused(await call({ url: `http://localhost:${port()}/hook`, addresses: "public" }))
+    assert.strictEqual(connections, 0)
+    assert.strictEqual(received.length, 0)
+  })
+
+  it("refuses a name that a lookup resolves to 127.0.0.1 at connect time (DNS rebinding)", async () => {
+    respond = (_, socket) => socket.write(ok("{}"))
+    const looked: Array<string> = []
+    const rebinding = Http1Client.make({
+      lookup: (hostname, _, callback) => {
+        looked.push(hostname)
+        callback(null, [{ address: "127.0.0.1", family: 4 }])
+      }
+    })
+    try {
+      refused(await call({ url: `http://rebind.example:${port()}/hook`, addresses: "public" }, rebinding))
+      assert.deepStrictEqual(looked, ["rebind.example"])
+      assert.strictEqual(connections, 0)
+      const unchecked = await call({ url: `http://rebind.example:${port()}/hook` }, rebinding)
+      assert.strictEqual(unchecked.answer?.status, 200)
+    } finally {
+      rebinding.close()
+    }
+  })
+
+  it("refuses IP-literal hosts that are not public, in every spelling the URL parser accepts", async () => {
+    respond = (_, socket) => socket.write(ok("{}"))
+    for (
+      const host of [
+        "127.0.0.1",
+        "0x7f000001",
+        "2130706433",
+        "0177.0.0.1",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "0.0.0.0",
+        "[::]",
+        "169.254.169.254",
+        "10.0.0.1",
+        "[fd00::1]",
+        "[fe80::1]"
+      ]
+    ) {
+      refused(await call({ url: `http://${host}:${port()}/hook`, addresses: "public" }))
+    }
+    assert.strictEqual(connections, 0)
+  })
+
+  it("never reuses a connection made without the policy for a call with it", async () => {
+    respond = (_, socket) => socket.write(ok("{}"))
+    assert.strictEqual((await call({ url: `http://localhost:${port()}/a` })).answer?.status, 200)
+    refused(await call({ url: `http://localhost:${port()}/b`, addresses: "public" }))
+    assert.strictEqual(connections, 1)
+    assert.strictEqual(received.length, 1)
+  })
+
+  it("connects to addresses the policy allows, over http and https, and keeps those connections", async () => {
+    respond = (_, socket) => socket.write(ok(`{"ok":true}`))
+    const fixture = (name: string) => readFileSync(new URL(`fixtures/${name}`, import.meta.url))
+    const allowing = Http1Client.make({
+      allowAddress: (address) => address === "127.0.0.1",
+      tls: { ca: fixture("localhost-cert.pem") }
+    })
+    const tlsServer = Https.createServer({ key: fixture("localhost-key.pem"), cert: fixture("localhost-cert.pem") }, (_, res) => {
+      res.writeHead(200, { "content-type": "application/json" })
+      res.end(`{"ok":true}`)
+    })
+    await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve))
+    try {
+      const first = await call({ url: `http://localhost:${port()}/hook`, addresses: "public" }, allowing)
+      const second = await call({ url: `http://localhost:${port()}/hook`, addresses: "public" }, allowing)
+      assert.strictEqual(first.answer?.body.toString(), `{"ok":true}`)
+      assert.strictEqual(second.answer?.status, 200)
+      assert.strictEqual(connections, 1)
+      const literal = await call({ url: `${root}/hook`, addresses: "public" }, allowing)
+      assert.strictEqual(literal.answer?.status, 200)
+      const secure = await call(
+        { url: `https://localhost:${(tlsServer.address() as Net.AddressInfo).port}/hook`, addresses: "public" },
+        allowing
+      )
+      assert.strictEqual(secure.answer?.body.toString(), `{"ok":true}`)
+      refused(await call({ url: `http://[::1]:${port()}/hook`, addresses: "public" }, allowing))
+    } finally {
+      allowing.close()
+      tlsServer.closeAllConnections()
+      await new Promise<void>((resolve) => tlsServer.close(() => resolve()))
+    }
+  })
+
+  it("counts only public addresses that are not this host's own as allowed", () => {
+    for (const entries of Object.values(Os.networkInterfaces())) {
+      for (const entry of entries ?? []) assert.isFalse(Http1Client.publicAndForeign(entry.address), entry.address)
+    }
+    for (const address of ["127.0.0.1", "::1", "10.1.2.3", "169.254.169.254", "::ffff:127.0.0.1", "fd00::1"]) {
+      assert.isFalse(Http1Client.publicAndForeign(address), address)
+    }
+    assert.isTrue(Http1Client.publicAndForeign("149.154.167.220"))
+    assert.isTrue(Http1Client.publicAndForeign("2001:67c:4e8:f004::9"))
   })
 })

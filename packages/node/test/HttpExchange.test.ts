@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { HttpExchange } from "@botrelay/telegram"
-import { Duration, Effect, Either, Layer } from "effect"
+import { Duration, Effect, Either, Layer, Option } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as NodeHttpExchange from "../src/NodeHttpExchange.js"
 
@@ -126,5 +126,14 @@ describe.each(implementations)("HttpExchange over %s", (_, layer) => {
     const answer = await run(layer, { method: "POST", url: "http://127.0.0.1:9/bot1:secret/x", headers: {} })
     assert.deepStrictEqual(answer, failure("Request", "ECONNREFUSED", "the request failed (ECONNREFUSED)"))
     assert.notInclude(JSON.stringify(answer), "secret")
+  })
+
+  it("never reaches a loopback backend for a call that must reach public addresses", async () => {
+    seen.length = 0
+    const answer = await run(layer, { method: "POST", url: `${root}/reply`, headers: {}, addresses: "public" })
+    assert.isTrue(Either.isLeft(answer))
+    const error = Either.getLeft(answer).pipe(Option.getOrThrow)
+    assert.strictEqual(error.code, HttpExchange.addressNotAllowedCode)
+    assert.deepStrictEqual(seen, [])
   })
 })

@@ -30,6 +30,10 @@ export interface Config {
   readonly httpBodyTimeout: number
   /** How long, in seconds, a client may take to send a whole request, uploads through /tgapi included. */
   readonly httpRequestTimeout: number
+  /** `strict`: backend URLs an admin set must reach public addresses too. */
+  readonly backendPolicy: "default" | "strict"
+  /** Every backend URL may reach loopback, private, link-local and this host's own addresses. */
+  readonly backendAllowPrivate: boolean
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -55,7 +59,9 @@ export const settings = {
   httpMaxConnections: { flag: "http-max-connections", env: "BOTRELAY_HTTP_MAX_CONNECTIONS", default: "4096" },
   httpHeadersTimeout: { flag: "http-headers-timeout", env: "BOTRELAY_HTTP_HEADERS_TIMEOUT", default: "20s" },
   httpBodyTimeout: { flag: "http-body-timeout", env: "BOTRELAY_HTTP_BODY_TIMEOUT", default: "30s" },
-  httpRequestTimeout: { flag: "http-request-timeout", env: "BOTRELAY_HTTP_REQUEST_TIMEOUT", default: "10m" }
+  httpRequestTimeout: { flag: "http-request-timeout", env: "BOTRELAY_HTTP_REQUEST_TIMEOUT", default: "10m" },
+  backendPolicy: { flag: "backend-policy", env: "BOTRELAY_BACKEND_POLICY", default: "default" },
+  backendAllowPrivate: { flag: "backend-allow-private", env: "BOTRELAY_BACKEND_ALLOW_PRIVATE", default: "false" }
 } as const
 
 /** The largest `bufferMaxUpdates`. */
@@ -89,6 +95,8 @@ const logLevels: Record<string, LogLevel.LogLevel> = {
   fatal: LogLevel.Fatal,
   none: LogLevel.None
 }
+
+const booleans: Record<string, boolean> = { true: true, "1": true, yes: true, false: false, "0": false, no: false }
 
 const isHttpUrl = (value: string) => {
   if (!URL.canParse(value)) return false
@@ -189,6 +197,14 @@ export const fromValues = (
     }
     return seconds
   }
+  const backendPolicy = read("backendPolicy")!.trim().toLowerCase()
+  if (backendPolicy !== "default" && backendPolicy !== "strict") {
+    throw new ConfigError("BOTRELAY_BACKEND_POLICY / --backend-policy must be default or strict")
+  }
+  const backendAllowPrivate = booleans[read("backendAllowPrivate")!.trim().toLowerCase()]
+  if (backendAllowPrivate === undefined) {
+    throw new ConfigError("BOTRELAY_BACKEND_ALLOW_PRIVATE / --backend-allow-private must be true or false")
+  }
   return {
     port,
     host: read("host")!,
@@ -208,7 +224,9 @@ export const fromValues = (
     httpMaxConnections,
     httpHeadersTimeout: timeout("httpHeadersTimeout"),
     httpBodyTimeout: timeout("httpBodyTimeout"),
-    httpRequestTimeout: timeout("httpRequestTimeout")
+    httpRequestTimeout: timeout("httpRequestTimeout"),
+    backendPolicy,
+    backendAllowPrivate
   }
 }
 

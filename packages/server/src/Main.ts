@@ -43,6 +43,8 @@ export const botrelayOptions = (
         | "llmApiKey"
         | "llmModel"
         | "llmTimeoutMs"
+        | "backendPolicy"
+        | "backendAllowPrivate"
       >
     >,
   runtime: Supervisor.Options = Supervisor.defaults
@@ -55,6 +57,10 @@ export const botrelayOptions = (
     ...(config.bufferMaxAge === undefined ? {} : { maxAge: Duration.seconds(config.bufferMaxAge) })
   },
   llm: llmOverrides(config),
+  backendPolicy: {
+    ...(config.backendPolicy === undefined ? {} : { mode: config.backendPolicy }),
+    ...(config.backendAllowPrivate === undefined ? {} : { allowPrivate: config.backendAllowPrivate })
+  },
   runtime: config.routeMappingTtl === undefined
     ? runtime
     : { ...runtime, routing: { mappingTtl: Duration.seconds(config.routeMappingTtl) } }

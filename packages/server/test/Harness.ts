@@ -72,6 +72,8 @@ export const startServer = async (
     readonly dir?: string
     /** More flags, e.g. `{ "llm-model": "m" }`. */
     readonly flags?: Readonly<Record<string, string>>
+    /** BOTRELAY_BACKEND_ALLOW_PRIVATE, for tests whose backends set through /tgapi listen on 127.0.0.1. */
+    readonly allowPrivateBackends?: boolean
   } = {}
 ) => {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "botrelay-test-"))
@@ -87,6 +89,7 @@ export const startServer = async (
     ...(options.publicUrl === undefined ? {} : { "public-url": options.publicUrl }),
     ...(options.bufferMaxUpdates === undefined ? {} : { "buffer-max-updates": String(options.bufferMaxUpdates) }),
     ...(options.bufferMaxAge === undefined ? {} : { "buffer-max-age": options.bufferMaxAge }),
+    ...(options.allowPrivateBackends === true ? { "backend-allow-private": "true" } : {}),
     ...options.flags
   }, {})
   const logs: Array<string> = []

@@ -10,7 +10,7 @@ let server: TestServer
 
 beforeAll(async () => {
   fake = await FakeTelegram.start()
-  server = await startServer({ telegramApi: fake.apiRoot })
+  server = await startServer({ telegramApi: fake.apiRoot, allowPrivateBackends: true })
 })
 afterAll(async () => {
   await server?.close()

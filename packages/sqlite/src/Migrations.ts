@@ -349,4 +349,16 @@ export const migrations: Record<string, Migration> = {
       throw new Error("0008_tag_bots cannot be undone: tags of several bots in one chat would collide")
     }
   }
+,
+  "0009_backend_url_origin": {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable("botrelay_bots")
+        .addColumn("backend_url_origin", "text", (c) => c.notNull().defaultTo("api"))
+        .execute()
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.alterTable("botrelay_bots").dropColumn("backend_url_origin").execute()
+    }
+  }
 }

@@ -86,6 +86,7 @@ const toBot = (r: BotRow): Bot.StoredBot => ({
   manage_enabled: r.manage_enabled === 1,
   proxy_enabled: r.proxy_enabled === 1,
   backend_url: r.backend_url,
+  backend_url_origin: r.backend_url_origin,
   secret_token: Redacted.make(r.secret_token),
   long_poll_enabled: r.long_poll_enabled === 1,
   description: r.description,
@@ -242,6 +243,7 @@ const botTextFields = [
   "name",
   "source",
   "backend_url",
+  "backend_url_origin",
   "description",
   "username",
   "last_error",
@@ -1174,6 +1176,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
             manage_enabled: bit(input.manage_enabled),
             proxy_enabled: bit(input.proxy_enabled),
             backend_url: input.backend_url,
+            backend_url_origin: input.backend_url_origin ?? "api",
             secret_token: Redacted.value(input.secret_token),
             long_poll_enabled: bit(input.long_poll_enabled),
             description: input.description,
@@ -1425,6 +1428,15 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
               .returningAll()
           ),
           toDelivery
+        )),
+
+    retargetDeliveries: (botId, url, at) =>
+      attempt("retargetDeliveries", () =>
+        run(
+          db.updateTable("botrelay_deliveries")
+            .set({ url, attempts: 0, next_attempt_at: at, updated_at: at })
+            .where("bot_id", "=", botId)
+            .where("status", "=", pending)
         )),
 
     nextSends: (botId, limit) => attempt("nextSends", () => hot.nextSends.all(botId, limit).map(toRouteSend)),

@@ -9,6 +9,8 @@ export interface BotsTable {
   readonly manage_enabled: number
   readonly proxy_enabled: number
   readonly backend_url: string
+  /** Who last set `backend_url`. */
+  readonly backend_url_origin: "api" | "tgapi"
   readonly secret_token: string
   readonly long_poll_enabled: number
   readonly description: string

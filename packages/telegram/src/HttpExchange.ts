@@ -16,6 +16,13 @@ export interface Request {
   readonly timeout?: Duration.DurationInput | undefined
   /** The largest answer body read; a larger one fails the call. No limit without one. */
   readonly maxBytes?: number | undefined
+  /**
+   * Which addresses the call may connect to. `"public"`: only public ones (`IpAddress.isPublic`) that
+   * are not the host's own, checked on the resolved address when connecting, so a name that resolves
+   * elsewhere later (DNS rebinding) is still refused; a refused call fails with `addressNotAllowed`.
+   * Any address without it. A client that cannot see the address it connects to refuses such calls.
+   */
+  readonly addresses?: "public" | undefined
 }
 
 /** The whole answer: status, headers (lower-case names) and body bytes. */
@@ -94,6 +101,23 @@ export const tooLarge = (status: number, maxBytes: number): HttpExchangeError =>
     description: `the answer (HTTP ${status}) is larger than ${maxBytes} bytes`
   })
 
+/** The code of a call refused by its `addresses` policy. */
+export const addressNotAllowedCode = "ADDRESS_NOT_ALLOWED"
+
+/** The call would have connected to an address its `addresses` policy refuses. */
+export const addressNotAllowed: HttpExchangeError = new HttpExchangeError({
+  reason: "Request",
+  code: addressNotAllowedCode,
+  description: "the backend address is not allowed by the backend URL policy"
+})
+
+/** This client cannot see the address it would connect to, so it refuses calls with an `addresses` policy. */
+export const addressUncheckable: HttpExchangeError = new HttpExchangeError({
+  reason: "Request",
+  code: addressNotAllowedCode,
+  description: "the backend address cannot be checked against the backend URL policy by this HTTP client"
+})
+
 /** "no answer within 10s". */
 export const timedOut = (timeout: Duration.DurationInput): HttpExchangeError =>
   new HttpExchangeError({
@@ -133,13 +157,17 @@ const concat = (parts: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
 
 const encoder = new TextEncoder()
 
-/** Over the platform's `HttpClient`, with its spans (which carry the URL) turned off. */
+/**
+ * Over the platform's `HttpClient`, with its spans (which carry the URL) turned off. It cannot see the
+ * address it connects to, so calls with an `addresses` policy fail with `addressUncheckable`.
+ */
 export const make: Effect.Effect<Service, never, HttpClient.HttpClient> = Effect.map(
   HttpClient.HttpClient,
   (platformClient) => {
     const client = platformClient.pipe(HttpClient.withTracerDisabledWhen(() => true))
     return {
-      exchange: ({ body, headers, maxBytes = Infinity, method, timeout, url }) => {
+      exchange: ({ addresses, body, headers, maxBytes = Infinity, method, timeout, url }) => {
+        if (addresses !== undefined) return Effect.fail(addressUncheckable)
         const bytes = typeof body === "string" ? encoder.encode(body) : body
         const call = HttpClientRequest.make(method as HttpClientRequest.HttpClientRequest["method"])(url).pipe(
           HttpClientRequest.setHeaders(headers),

@@ -240,6 +240,7 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             manage_enabled: true,
             proxy_enabled: true,
             backend_url: "https://backend.example/hook",
+            backend_url_origin: "api",
             secret_token: "s3cr3t_-X",
             long_poll_enabled: true,
             description: "the first bot",
@@ -251,8 +252,10 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             created_at: t0,
             updated_at: t0
           })
-          const second = yield* storage.insertBot(botInput(2))
+          const second = yield* storage.insertBot(botInput(2, { backend_url_origin: "tgapi" }))
           assert.strictEqual(second.id, 2)
+          assert.strictEqual(second.backend_url_origin, "tgapi")
+          assert.strictEqual(some(yield* storage.findBot(2)).backend_url_origin, "tgapi")
           assert.deepStrictEqual(plainBot(some(yield* storage.findBot(1))), plainBot(bot))
         }))
 
@@ -319,6 +322,7 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
               manage_enabled: true,
               proxy_enabled: true,
               backend_url: "http://localhost:9000/x",
+              backend_url_origin: "tgapi",
               secret_token: Redacted.make("new-secret"),
               long_poll_enabled: true,
               webhook_mode: true,
@@ -336,6 +340,7 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             manage_enabled: true,
             proxy_enabled: true,
             backend_url: "http://localhost:9000/x",
+            backend_url_origin: "tgapi" as const,
             secret_token: "new-secret",
             long_poll_enabled: true,
             webhook_mode: true,
@@ -1406,6 +1411,35 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             queued(3, inputs[2]!),
             expected
           ])
+        }))
+
+      test("retargetDeliveries points only the bot's pending deliveries at the URL, due now, backoff reset", (storage) =>
+        Effect.gen(function*() {
+          const bot = yield* storage.insertBot(botInput(1))
+          const other = yield* storage.insertBot(botInput(2))
+          const inputs = [newDelivery(bot.id, 1), newDelivery(bot.id, 2), newDelivery(bot.id, 3), newDelivery(other.id, 1)]
+          yield* queue(storage, inputs)
+          yield* storage.recordAttempts([[1, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 401" }]])
+          yield* storage.recordAttempts([[1, { status: "pending", at: t1, next_attempt_at: t2, last_error: "HTTP 401" }]])
+          yield* storage.recordAttempts([[2, { status: "dead", at: t1, last_error: "HTTP 401" }]])
+          const at = "2025-04-01T00:00:00.000Z"
+          const url = "https://new.example/hook"
+          assert.strictEqual(yield* storage.retargetDeliveries(bot.id, url, at), 2)
+          const byId = new Map((yield* storage.listDeliveries({ limit: 10 })).map((d) => [d.id, d]))
+          assert.deepStrictEqual(byId.get(1), {
+            ...queued(1, inputs[0]!),
+            url,
+            attempts: 0,
+            next_attempt_at: at,
+            last_error: "HTTP 401",
+            updated_at: at
+          })
+          assert.deepStrictEqual(byId.get(3), { ...queued(3, inputs[2]!), url, next_attempt_at: at, updated_at: at })
+          assert.strictEqual(byId.get(2)!.url, inputs[1]!.url)
+          assert.strictEqual(byId.get(2)!.status, "dead")
+          assert.deepStrictEqual(byId.get(4), queued(4, inputs[3]!))
+          assert.deepStrictEqual((yield* nextDelivery(storage, bot.id)).pipe(Option.map((d) => d.id)), Option.some(1))
+          assert.strictEqual(yield* storage.retargetDeliveries(99, url, at), 0)
         }))
 
       test("listDeliveries is newest first, filters by bot and status and honours the limit", (storage) =>
