@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { ApiKeys, Bot, Bots, Deliveries, LlmSettings, LongPoll, Messages, Routes, Storage, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
-import { Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 
@@ -43,13 +43,6 @@ const asAdmin = <A, R>(effect: Effect.Effect<A, ApiError.ApiError | ApiError.Dom
 /** Runs `effect` when the key may act on the bot; its failures become API errors. */
 const asBot = <A, R>(botId: number, effect: Effect.Effect<A, ApiError.ApiError | ApiError.DomainError, R>) =>
   requireBot(botId).pipe(Effect.zipRight(effect), Effect.catchAll(orDomain))
-
-/** What an operator sees of a bot: its secrets masked. */
-const masked = (bot: Bot.Bot): Bot.Bot => ({
-  ...bot,
-  token: Redacted.make(`${Redacted.value(bot.token).split(":")[0]}:***`),
-  secret_token: Redacted.make(Redacted.value(bot.secret_token) === "" ? "" : "***")
-})
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
@@ -94,15 +87,12 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
         Effect.gen(function*() {
           const key = yield* CurrentKey
           const all = yield* bots.list.pipe(Effect.catchAll(ApiError.fromDomain))
-          return key.role === "admin" ? all : all.filter((b) => key.bot_ids.includes(b.id)).map(masked)
+          return (key.role === "admin" ? all : all.filter((b) => key.bot_ids.includes(b.id))).map(Bot.view)
         }))
-      .handle("add", ({ payload }) => asAdmin(bots.add(payload)))
-      .handle("update", ({ payload }) =>
-        asAdmin(bots.update(payload)))
-      .handle("toggleDisabled", ({ urlParams }) =>
-        asAdmin(bots.toggleDisabled(urlParams.id)))
-      .handle("delete", ({ urlParams }) =>
-        asAdmin(bots.remove(urlParams.id)))
+      .handle("add", ({ payload }) => asAdmin(Effect.map(bots.add(payload), Bot.view)))
+      .handle("update", ({ payload }) => asAdmin(Effect.map(bots.update(payload), Bot.view)))
+      .handle("toggleDisabled", ({ urlParams }) => asAdmin(Effect.map(bots.toggleDisabled(urlParams.id), Bot.view)))
+      .handle("delete", ({ urlParams }) => asAdmin(Effect.map(bots.remove(urlParams.id), Bot.view)))
       .handle("validate", ({ urlParams }) =>
         asAdmin(
           decodeToken(urlParams.token).pipe(

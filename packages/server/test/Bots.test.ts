@@ -62,7 +62,11 @@ describe("POST /api/bots/add", () => {
     assert.strictEqual(reply.status, 200)
     const bot = reply.json
     assert.isAbove(bot.id, 0)
-    assert.strictEqual(bot.token, token(101))
+    assert.strictEqual(bot.token, "101:…xxxx")
+    assert.strictEqual(bot.token_set, true)
+    assert.strictEqual(bot.secret_token, "")
+    assert.strictEqual(bot.secret_token_set, false)
+    assert.notInclude(reply.text, token(101))
     assert.strictEqual(bot.name, "alpha")
     assert.strictEqual(bot.source, "web")
     for (const flag of ["manage_enabled", "proxy_enabled", "long_poll_enabled", "running", "webhook_mode", "disabled"]) {
@@ -87,7 +91,11 @@ describe("POST /api/bots/add", () => {
     }
     const reply = await server.call("/api/bots/add", { body })
     assert.strictEqual(reply.status, 200)
-    for (const [k, v] of Object.entries(body)) assert.deepStrictEqual(reply.json[k], v, k)
+    const shown = { ...body, token: "102:…xxxx", secret_token: "***" }
+    for (const [k, v] of Object.entries(shown)) assert.deepStrictEqual(reply.json[k], v, k)
+    assert.isTrue(reply.json.token_set)
+    assert.isTrue(reply.json.secret_token_set)
+    assert.notInclude(reply.text, "s3cret_-X")
   })
 
   it("400 for each invalid field, naming it, and nothing is stored", async () => {
@@ -180,7 +188,7 @@ describe("POST /api/bots/update", () => {
     assert.strictEqual(reply.status, 200)
     assert.strictEqual(reply.json.name, "after")
     assert.strictEqual(reply.json.description, "d")
-    assert.strictEqual(reply.json.token, token(120))
+    assert.strictEqual(reply.json.token, "120:…xxxx")
     assert.strictEqual(reply.json.proxy_enabled, true)
   })
 
@@ -192,7 +200,7 @@ describe("POST /api/bots/update", () => {
     assertError(await server.call("/api/bots/update", { body: { id: a.id, proxy_enabled: true } }), 400, "invalid_request")
     assertError(await server.call("/api/bots/update", { body: { name: "no id" } }), 400, "invalid_request")
     const unchanged = (await server.call("/api/bots")).json.find((b: any) => b.id === a.id)
-    assert.strictEqual(unchanged.token, token(121))
+    assert.strictEqual(unchanged.token, "121:…xxxx")
     assert.strictEqual(unchanged.proxy_enabled, false)
   })
 })
