@@ -121,6 +121,36 @@ describe("POST /api/bots/add", () => {
     assert.strictEqual((await server.call("/api/bots")).json.length, before)
   })
 
+  it("400 naming the field for control characters in tokens and names, through add, update and api-keys", async () => {
+    const characters = ["\u0000", "\u0007", "\u001f", "\u007f", "\u0085", "\u009f", "\u2028"]
+    const bot = (await server.call("/api/bots/add", { body: { token: token(107), name: "clean" } })).json
+    const before = (await server.call("/api/bots")).text
+    const keysBefore = (await server.call("/api/auth/api-keys")).text
+    for (const c of characters) {
+      const cases: Array<[string, unknown, string, string]> = [
+        ["/api/bots/add", { token: `108:ab${c}cd` }, "token", "token must not contain control characters"],
+        ["/api/bots/add", { token: token(108), name: `a${c}b` }, "name", "name must not contain control characters"],
+        ["/api/bots/update", { id: bot.id, token: `${c}108:abcd` }, "token", "token must not contain control characters"],
+        ["/api/bots/update", { id: bot.id, name: `ab${c}` }, "name", "name must not contain control characters"],
+        ["/api/auth/api-keys", { name: `desk${c}` }, "name", "name must not contain control characters"],
+        ["/api/auth/api-keys", { name: `${c}desk` }, "name", "name must not contain control characters"]
+      ]
+      for (const [path, body, field, message] of cases) {
+        const reply = await server.call(path, { body })
+        assertError(reply, 400, "invalid_request")
+        assert.deepInclude(reply.json.details, { path: field, message }, `${path} ${JSON.stringify(body)}`)
+      }
+    }
+    for (const shape of ["108:a/b", "108:a?b", "108:a#b", "108:a%2Fb", "108:a\\b", "abc", "108", ":abc", "x:abc"]) {
+      const reply = await server.call("/api/bots/add", { body: { token: shape } })
+      assertError(reply, 400, "invalid_request")
+      assert.isTrue(reply.json.details.some((d: any) => d.path === "token"), `${shape} -> ${reply.text}`)
+      assert.notInclude(reply.text, shape)
+    }
+    assert.strictEqual((await server.call("/api/bots")).text, before)
+    assert.strictEqual((await server.call("/api/auth/api-keys")).text, keysBefore)
+  })
+
   it("reads a JSON body sent with curl's default form content type", async () => {
     const response = await fetch(`${server.baseUrl}/api/bots/add`, {
       method: "POST",
