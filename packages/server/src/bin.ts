@@ -45,6 +45,11 @@ const serve = (args: ReadonlyArray<string>) => {
       }, shutdownGrace).unref())
   }
   Layer.launch(Main.layer(config)).pipe(
+    Effect.catchTag("SecretKeyError", (e) =>
+      Effect.sync(() => {
+        process.stderr.write(`botrelay: ${e.message}\n`)
+        process.exit(1)
+      })),
     Effect.provide(Main.loggerLayer(config)),
     NodeRuntime.runMain({ disablePrettyLogger: true })
   )
