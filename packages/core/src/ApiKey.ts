@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { withoutControlCharacters } from "./Bot.js"
 
 /** `admin` does everything; `operator` acts on its assigned bots only. */
 export const Role = Schema.Literal("admin", "operator")
@@ -25,7 +26,9 @@ export type CreatedApiKey = typeof CreatedApiKey.Type
 
 /** Body of `POST /api/auth/api-keys`. Keys are operators unless `role` says admin. */
 export const NewApiKey = Schema.Struct({
-  name: Schema.Trim.pipe(
+  name: Schema.String.pipe(
+    withoutControlCharacters("name"),
+    Schema.compose(Schema.Trim),
     Schema.minLength(1, { message: () => "name must not be empty" }),
     Schema.maxLength(128, { message: () => "name must be at most 128 characters" })
   ),

@@ -11,14 +11,45 @@ const isHttpUrl = (value: string): boolean => {
   return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== ""
 }
 
-/** A bot token: non-empty, no whitespace, at most 256 characters. Redacted once decoded. */
+/** C0 and C1 control characters, DEL, and the Unicode line and paragraph separators. */
+const controlCharacters = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
+
+/** Telegram's token shape: the bot's numeric id, a colon, then letters, digits, `_` and `-`. */
+export const tokenPattern = /^\d{1,20}:[A-Za-z0-9_-]+$/
+
+/**
+ * Why a token cannot be used, as a sentence naming `field`; undefined when it can. A token must have
+ * Telegram's shape (`123456:ABC-def`), which also keeps it safe in a URL path segment.
+ */
+export const tokenProblem = (value: string, field = "token"): string | undefined => {
+  if (value.length === 0) return `${field} must not be empty`
+  if (value.length > 256) return `${field} must be at most 256 characters`
+  if (controlCharacters.test(value)) return `${field} must not contain control characters`
+  if (/\s/.test(value)) return `${field} must not contain whitespace`
+  if (!tokenPattern.test(value)) {
+    return `${field} must look like 123456:ABC-def (the bot id, a colon, then letters, digits, _ and -)`
+  }
+  return undefined
+}
+
+/** A bot token of Telegram's shape (see `tokenProblem`), at most 256 characters. Redacted once decoded. */
 export const BotToken = Schema.Redacted(
   Schema.String.pipe(
     Schema.minLength(1, { message: () => "token must not be empty" }),
     Schema.maxLength(256, { message: () => "token must be at most 256 characters" }),
-    Schema.pattern(/^\S+$/, { message: () => "token must not contain whitespace" })
+    Schema.filter((s) => !controlCharacters.test(s), { message: () => "token must not contain control characters" }),
+    Schema.pattern(/^\S+$/, { message: () => "token must not contain whitespace" }),
+    Schema.pattern(tokenPattern, {
+      message: () => "token must look like 123456:ABC-def (the bot id, a colon, then letters, digits, _ and -)"
+    })
   )
 )
+
+/** A name (of a bot or an API key) without control characters; `field` names it in the message. */
+export const withoutControlCharacters = (field: string) => <A extends string, I, R>(self: Schema.Schema<A, I, R>) =>
+  self.pipe(Schema.filter((s) => !controlCharacters.test(s), {
+    message: () => `${field} must not contain control characters`
+  }))
 
 /** Where forwarded updates go: empty, or an absolute http(s) URL. */
 export const BackendUrl = Schema.String.pipe(
@@ -35,12 +66,15 @@ export const SecretToken = Schema.Redacted(
   )
 )
 
-const BotName = Schema.String.pipe(Schema.maxLength(256, { message: () => "name must be at most 256 characters" }))
+const BotName = Schema.String.pipe(
+  Schema.maxLength(256, { message: () => "name must be at most 256 characters" }),
+  withoutControlCharacters("name")
+)
 const Description = Schema.String.pipe(
   Schema.maxLength(4096, { message: () => "description must be at most 4096 characters" })
 )
 
-/** A registered bot, as the API shows it. */
+/** A registered bot, with its secrets, as the library keeps it; the API shows `BotView`. */
 export const Bot = Schema.Struct({
   id: Schema.Int,
   token: Schema.Redacted(Schema.String),
@@ -62,8 +96,61 @@ export const Bot = Schema.Struct({
   last_update_at: Schema.String,
   created_at: Schema.String,
   updated_at: Schema.String
-}).annotations({ identifier: "Bot" })
+}).annotations({ identifier: "BotRecord" })
 export type Bot = typeof Bot.Type
+
+/**
+ * A registered bot as the API shows it: the token is never returned once set. `token` holds a mask
+ * (`123456:…wxyz`), `secret_token` is `***` when set and "" when not.
+ */
+export const BotView = Schema.Struct({
+  id: Schema.Int,
+  token: Schema.String,
+  token_set: Schema.Boolean,
+  name: Schema.String,
+  source: BotSource,
+  manage_enabled: Schema.Boolean,
+  proxy_enabled: Schema.Boolean,
+  backend_url: Schema.String,
+  secret_token: Schema.String,
+  secret_token_set: Schema.Boolean,
+  long_poll_enabled: Schema.Boolean,
+  description: Schema.String,
+  running: Schema.Boolean,
+  webhook_mode: Schema.Boolean,
+  disabled: Schema.Boolean,
+  username: Schema.String,
+  last_error: Schema.String,
+  last_update_at: Schema.String,
+  created_at: Schema.String,
+  updated_at: Schema.String
+}).annotations({ identifier: "Bot" })
+export type BotView = typeof BotView.Type
+
+/**
+ * A token as the API shows it: the bot id, an ellipsis and the last 4 characters (`123456:…wxyz`);
+ * only the id when the secret part is shorter than 16 characters, so a mask never reveals much of it.
+ */
+export const maskToken = (token: Redacted.Redacted<string>): string => {
+  const value = Redacted.value(token)
+  const colon = value.indexOf(":")
+  const id = colon < 0 ? "" : value.slice(0, colon)
+  const secret = colon < 0 ? value : value.slice(colon + 1)
+  return `${id}:…${secret.length >= 16 ? secret.slice(-4) : ""}`
+}
+
+/** What the API shows of a bot: its secrets masked. */
+export const view = (bot: Bot): BotView => {
+  const { token, secret_token, ...rest } = bot
+  const secretSet = Redacted.value(secret_token) !== ""
+  return {
+    ...rest,
+    token: maskToken(token),
+    token_set: Redacted.value(token) !== "",
+    secret_token: secretSet ? "***" : "",
+    secret_token_set: secretSet
+  }
+}
 
 /** A bot as storage keeps it: everything but the live `running` flag. */
 export type StoredBot = Omit<Bot, "running">

@@ -215,5 +215,11 @@ export interface StorageService {
   readonly ping: Effect.Effect<void, StorageError>
 }
 
+/**
+ * Settings whose values are secrets: drivers that encrypt at rest encrypt these (the LLM router's key).
+ * The bot tokens, bots' `secret_token` and webhook secrets are secrets too.
+ */
+export const secretSettings: ReadonlySet<string> = new Set(["llm.api_key"])
+
 /** The storage a Botrelay instance runs on; the host chooses the driver. */
 export class Storage extends Context.Tag("@botrelay/core/Storage")<Storage, StorageService>() {}

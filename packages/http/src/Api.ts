@@ -62,11 +62,11 @@ export class HealthGroup extends HttpApiGroup.make("health")
 
 /** Registered bots. */
 export class BotsGroup extends HttpApiGroup.make("bots")
-  .add(HttpApiEndpoint.get("list", "/").addSuccess(Schema.Array(Bot.Bot)))
-  .add(HttpApiEndpoint.post("add", "/add").setPayload(Bot.NewBot).addSuccess(Bot.Bot))
-  .add(HttpApiEndpoint.post("update", "/update").setPayload(Bot.BotUpdate).addSuccess(Bot.Bot))
-  .add(HttpApiEndpoint.post("toggleDisabled", "/toggle-disabled").setUrlParams(IdParam).addSuccess(Bot.Bot))
-  .add(HttpApiEndpoint.post("delete", "/delete").setUrlParams(IdParam).addSuccess(Bot.Bot))
+  .add(HttpApiEndpoint.get("list", "/").addSuccess(Schema.Array(Bot.BotView)))
+  .add(HttpApiEndpoint.post("add", "/add").setPayload(Bot.NewBot).addSuccess(Bot.BotView))
+  .add(HttpApiEndpoint.post("update", "/update").setPayload(Bot.BotUpdate).addSuccess(Bot.BotView))
+  .add(HttpApiEndpoint.post("toggleDisabled", "/toggle-disabled").setUrlParams(IdParam).addSuccess(Bot.BotView))
+  .add(HttpApiEndpoint.post("delete", "/delete").setUrlParams(IdParam).addSuccess(Bot.BotView))
   .add(
     HttpApiEndpoint.get("validate", "/validate")
       .setUrlParams(Schema.Struct({ token: Schema.String }))

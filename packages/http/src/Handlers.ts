@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { ApiKey, ApiKeys, Bot, Bots, Deliveries, LlmSettings, LongPoll, Messages, Routes, Storage, Tag, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
-import { Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 
@@ -57,14 +57,6 @@ export const withoutCredentials = (url: string): string => {
 /** Whether the current key may see what a bot received: admins, and operators with the bot in scope. */
 const sees = (key: ApiKey.ApiKey, botId: number) => key.role === "admin" || key.bot_ids.includes(botId)
 
-/** What an operator sees of a bot: its secrets masked, its backend URL without credentials. */
-const masked = (bot: Bot.Bot): Bot.Bot => ({
-  ...bot,
-  backend_url: withoutCredentials(bot.backend_url),
-  token: Redacted.make(`${Redacted.value(bot.token).split(":")[0]}:***`),
-  secret_token: Redacted.make(Redacted.value(bot.secret_token) === "" ? "" : "***")
-})
-
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
 /** Bearer authentication against stored API keys. */
@@ -108,15 +100,16 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
         Effect.gen(function*() {
           const key = yield* CurrentKey
           const all = yield* bots.list.pipe(Effect.catchAll(ApiError.fromDomain))
-          return key.role === "admin" ? all : all.filter((b) => key.bot_ids.includes(b.id)).map(masked)
+          return key.role === "admin"
+            ? all.map(Bot.view)
+            : all.filter((b) => key.bot_ids.includes(b.id)).map((b) =>
+              Bot.view({ ...b, backend_url: withoutCredentials(b.backend_url) })
+            )
         }))
-      .handle("add", ({ payload }) => asAdmin(bots.add(payload)))
-      .handle("update", ({ payload }) =>
-        asAdmin(bots.update(payload)))
-      .handle("toggleDisabled", ({ urlParams }) =>
-        asAdmin(bots.toggleDisabled(urlParams.id)))
-      .handle("delete", ({ urlParams }) =>
-        asAdmin(bots.remove(urlParams.id)))
+      .handle("add", ({ payload }) => asAdmin(Effect.map(bots.add(payload), Bot.view)))
+      .handle("update", ({ payload }) => asAdmin(Effect.map(bots.update(payload), Bot.view)))
+      .handle("toggleDisabled", ({ urlParams }) => asAdmin(Effect.map(bots.toggleDisabled(urlParams.id), Bot.view)))
+      .handle("delete", ({ urlParams }) => asAdmin(Effect.map(bots.remove(urlParams.id), Bot.view)))
       .handle("validate", ({ urlParams }) =>
         asAdmin(
           decodeToken(urlParams.token).pipe(

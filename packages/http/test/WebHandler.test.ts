@@ -61,7 +61,7 @@ describe("the API as a web handler on in-memory storage", () => {
     })
     assert.strictEqual(added.status, 200)
     const list = await (await request("/api/bots", { headers: auth })).json()
-    assert.deepStrictEqual(list.map((b: { token: string }) => b.token), ["1:web"])
+    assert.deepStrictEqual(list.map((b: { token: string }) => b.token), ["1:…"])
     const unauthorized = await request("/api/bots")
     assert.strictEqual(unauthorized.status, 401)
     assert.deepStrictEqual(await unauthorized.json(), { error: "missing or invalid API key", code: "unauthorized" })

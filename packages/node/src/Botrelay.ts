@@ -18,9 +18,9 @@ import {
   Tags,
   Webhook
 } from "@botrelay/core"
-import { SqliteStorage } from "@botrelay/sqlite"
+import { SecretKey, SqliteStorage } from "@botrelay/sqlite"
 import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import * as NodeHttpExchange from "./NodeHttpExchange.js"
 
 /** How a Botrelay instance is set up: where it keeps its data, which Telegram it talks to, and its runtime. */
@@ -30,6 +30,14 @@ export interface Options {
    * the host opened: Botrelay adds its `botrelay_*` tables and never closes it.
    */
   readonly database: string | SqliteStorage.SqliteDatabase
+  /**
+   * The key that encrypts bot tokens, webhook secrets and the LLM key at rest: 64 hexadecimal characters.
+   * Without it the key is read from `secret.key` beside the database file, generated (mode 0600) on
+   * first start; an in-memory database gets a new key each time.
+   */
+  readonly secretKey?: string | Redacted.Redacted<string> | undefined
+  /** How error messages name where `secretKey` came from; "the secretKey option" by default. */
+  readonly secretKeySource?: string | undefined
   /** The Bot API root; `https://api.telegram.org` by default. */
   readonly telegramApi?: string | undefined
   /**
@@ -56,16 +64,38 @@ export const telegramApi = "https://api.telegram.org"
 
 const isFile = (database: string) => database !== ":memory:" && database !== ""
 
-/** SQLite storage: on a file (creating its folder) or on a database the host opened. */
+/** The errors of opening storage: a migration that failed, a secret key that does not fit, storage itself. */
+export type StorageOpenError = SqliteStorage.MigrationError | SqliteStorage.SecretKeyError | Errors.StorageError
+
+/** The key options of the SQLite driver from `secretKey`; fails when it is not 64 hexadecimal characters. */
+const keyOptions = (
+  secret: Pick<Options, "secretKey" | "secretKeySource">
+): Effect.Effect<SqliteStorage.KeyOptions, SqliteStorage.SecretKeyError> => {
+  if (secret.secretKey === undefined) return Effect.succeed({})
+  const source = secret.secretKeySource ?? "the secretKey option"
+  const key = SecretKey.fromHex(
+    typeof secret.secretKey === "string" ? secret.secretKey : Redacted.value(secret.secretKey)
+  )
+  return key === undefined
+    ? Effect.fail(
+      new SecretKey.SecretKeyError({ reason: "invalid", detail: `${source} must be 64 hexadecimal characters` })
+    )
+    : Effect.succeed({ secretKey: key, secretKeySource: source })
+}
+
+/**
+ * SQLite storage: on a file (creating its folder, mode 0700) or on a database the host opened; secrets
+ * encrypted with `secretKey` or the key file beside the database.
+ */
 export const storageLayer = (
-  database: Options["database"]
-): Layer.Layer<Storage.Storage, SqliteStorage.MigrationError | Errors.StorageError> =>
-  typeof database === "string"
-    ? Layer.unwrapEffect(Effect.sync(() => {
-      if (isFile(database)) mkdirSync(dirname(database), { recursive: true })
-      return SqliteStorage.layer({ filename: database })
-    }))
-    : SqliteStorage.layer({ database })
+  database: Options["database"],
+  secret: Pick<Options, "secretKey" | "secretKeySource"> = {}
+): Layer.Layer<Storage.Storage, StorageOpenError> =>
+  Layer.unwrapEffect(Effect.map(keyOptions(secret), (keys) => {
+    if (typeof database !== "string") return SqliteStorage.layer({ database, ...keys })
+    if (isFile(database)) mkdirSync(dirname(database), { recursive: true, mode: 0o700 })
+    return SqliteStorage.layer({ filename: database, ...keys })
+  }))
 
 /** Everything an instance runs: the services, the runtime (polling, pipeline, deliveries, routes) and their storage. */
 export type Services =
@@ -91,7 +121,7 @@ export type Services =
  */
 export const servicesLayer = (
   options: Options
-): Layer.Layer<Services, SqliteStorage.MigrationError | Errors.StorageError> => {
+): Layer.Layer<Services, StorageOpenError> => {
   const runtime: Supervisor.Options = {
     ...(options.runtime ?? Supervisor.defaults),
     publicUrl: options.publicUrl ?? options.runtime?.publicUrl
@@ -109,7 +139,7 @@ export const servicesLayer = (
     Layer.provideMerge(LlmSettings.layer(options.llm ?? {})),
     Layer.provideMerge(LongPoll.layer({ ...LongPoll.defaults, ...options.longPoll })),
     Layer.provideMerge(TelegramClient.layerHttpExchange({ apiRoot: options.telegramApi ?? telegramApi })),
-    Layer.provideMerge(storageLayer(options.database)),
+    Layer.provideMerge(storageLayer(options.database, options)),
     Layer.provideMerge(BotActivity.layer),
     Layer.provideMerge(FloodControl.layer()),
     Layer.provideMerge(NodeHttpExchange.layer),

@@ -47,12 +47,12 @@ export interface Botrelay {
   readonly handler: NodeHandler.Handler
   /** `/api/bots`. */
   readonly bots: {
-    readonly add: (input: Json<typeof Bot.NewBot>) => Promise<Json<typeof Bot.Bot>>
-    readonly list: () => Promise<ReadonlyArray<Json<typeof Bot.Bot>>>
-    readonly get: (id: number) => Promise<Json<typeof Bot.Bot>>
-    readonly update: (input: Json<typeof Bot.BotUpdate>) => Promise<Json<typeof Bot.Bot>>
-    readonly toggleDisabled: (id: number) => Promise<Json<typeof Bot.Bot>>
-    readonly remove: (id: number) => Promise<Json<typeof Bot.Bot>>
+    readonly add: (input: Json<typeof Bot.NewBot>) => Promise<Json<typeof Bot.BotView>>
+    readonly list: () => Promise<ReadonlyArray<Json<typeof Bot.BotView>>>
+    readonly get: (id: number) => Promise<Json<typeof Bot.BotView>>
+    readonly update: (input: Json<typeof Bot.BotUpdate>) => Promise<Json<typeof Bot.BotView>>
+    readonly toggleDisabled: (id: number) => Promise<Json<typeof Bot.BotView>>
+    readonly remove: (id: number) => Promise<Json<typeof Bot.BotView>>
   }
   /** `/api/routes`. */
   readonly routes: {
@@ -165,12 +165,14 @@ export const createBotrelay = async (options: Instance.Options): Promise<Botrela
   return {
     handler: instance.handler,
     bots: {
-      add: (input) => run(Bot.Bot, Effect.flatMap(decode(Bot.NewBot, input), bots.add)),
-      list: () => run(Schema.Array(Bot.Bot), bots.list),
-      get: (botId) => run(Bot.Bot, Effect.flatMap(id(botId), bots.get)),
-      update: (input) => run(Bot.Bot, Effect.flatMap(decode(Bot.BotUpdate, input), bots.update)),
-      toggleDisabled: (botId) => run(Bot.Bot, Effect.flatMap(id(botId), bots.toggleDisabled)),
-      remove: (botId) => run(Bot.Bot, Effect.flatMap(id(botId), bots.remove))
+      add: (input) => run(Bot.BotView, Effect.flatMap(decode(Bot.NewBot, input), bots.add).pipe(Effect.map(Bot.view))),
+      list: () => run(Schema.Array(Bot.BotView), Effect.map(bots.list, (all) => all.map(Bot.view))),
+      get: (botId) => run(Bot.BotView, Effect.flatMap(id(botId), bots.get).pipe(Effect.map(Bot.view))),
+      update: (input) =>
+        run(Bot.BotView, Effect.flatMap(decode(Bot.BotUpdate, input), bots.update).pipe(Effect.map(Bot.view))),
+      toggleDisabled: (botId) =>
+        run(Bot.BotView, Effect.flatMap(id(botId), bots.toggleDisabled).pipe(Effect.map(Bot.view))),
+      remove: (botId) => run(Bot.BotView, Effect.flatMap(id(botId), bots.remove).pipe(Effect.map(Bot.view)))
     },
     routes: {
       add: (input) => run(Route.Route, Effect.flatMap(decode(Route.NewRoute, input), routes.add)),

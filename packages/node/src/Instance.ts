@@ -1,5 +1,4 @@
 import { ApiKeys, type Errors } from "@botrelay/core"
-import type { SqliteStorage } from "@botrelay/sqlite"
 import { Context, Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
 import * as Botrelay from "./Botrelay.js"
 import * as NodeHandler from "./NodeHandler.js"
@@ -27,7 +26,7 @@ const registerAdminKey = (adminKey: Options["adminKey"]) =>
 /** Everything an instance runs, with its handler: storage, services, the runtime and the HTTP surface. */
 export const layer = (
   options: Options
-): Layer.Layer<Botrelay.Services | Handler, SqliteStorage.MigrationError | Errors.StorageError | Errors.InvalidInput> =>
+): Layer.Layer<Botrelay.Services | Handler, Botrelay.StorageOpenError | Errors.InvalidInput> =>
   Layer.scoped(Handler, NodeHandler.make({ prefix: options.prefix })).pipe(
     Layer.merge(NodeHandler.answerLongPollsOnStop),
     Layer.provide(NodeHandler.proxyLayer(options.telegramApi ?? Botrelay.telegramApi)),

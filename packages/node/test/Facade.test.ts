@@ -47,8 +47,11 @@ describe("bots", () => {
   it("add, list, get, update, toggleDisabled and remove with the API's JSON shapes", async () => {
     const tg = fake.addBot()
     const added = await app.bots.add({ token: tg.token, name: "relay" })
-    assert.strictEqual(added.token, tg.token)
+    const mask = `${tg.id}:…${tg.token.slice(-4)}`
+    assert.strictEqual(added.token, mask)
+    assert.isTrue(added.token_set)
     assert.strictEqual(added.secret_token, "")
+    assert.isFalse(added.secret_token_set)
     assert.strictEqual(added.name, "relay")
     assert.strictEqual(added.source, "web")
     assert.isFalse(added.disabled)
@@ -58,8 +61,9 @@ describe("bots", () => {
 
     const updated = await app.bots.update({ id: added.id, description: "the relay", secret_token: "s3cret" })
     assert.strictEqual(updated.description, "the relay")
-    assert.strictEqual(updated.secret_token, "s3cret")
-    assert.strictEqual(updated.token, tg.token)
+    assert.strictEqual(updated.secret_token, "***")
+    assert.isTrue(updated.secret_token_set)
+    assert.strictEqual(updated.token, mask)
 
     const disabled = await app.bots.toggleDisabled(added.id)
     assert.isTrue(disabled.disabled)
@@ -67,7 +71,8 @@ describe("bots", () => {
 
     const removed = await app.bots.remove(added.id)
     assert.strictEqual(removed.id, added.id)
-    assert.strictEqual(removed.token, tg.token)
+    assert.strictEqual(removed.token, mask)
+    assert.notInclude(JSON.stringify([added, updated, removed]), tg.token.split(":")[1]!)
     assert.deepStrictEqual(await app.bots.list(), [])
   })
 

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util"
+import { Bot } from "@botrelay/core"
 import { LogLevel, Redacted } from "effect"
 
 /** The standalone server's configuration; flags override environment variables. */
@@ -6,6 +7,8 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly database: string
+  /** `BOTRELAY_SECRET_KEY`: 64 hexadecimal characters; without it, the key file beside the database. */
+  readonly secretKey: Redacted.Redacted<string> | undefined
   readonly telegramApi: string
   readonly adminKey: Redacted.Redacted<string> | undefined
   readonly publicUrl: string | undefined
@@ -63,6 +66,9 @@ export const settings = {
   backendPolicy: { flag: "backend-policy", env: "BOTRELAY_BACKEND_POLICY", default: "default" },
   backendAllowPrivate: { flag: "backend-allow-private", env: "BOTRELAY_BACKEND_ALLOW_PRIVATE", default: "false" }
 } as const
+
+/** The secret key's variable; read from the environment only, so that it never shows in a process list. */
+export const secretKeyEnv = "BOTRELAY_SECRET_KEY"
 
 /** The largest `bufferMaxUpdates`. */
 const maxBufferUpdates = 1_000_000
@@ -139,8 +145,13 @@ export const fromValues = (
     )
   }
   const botToken = read("botToken")
-  if (botToken !== undefined && (/\s/.test(botToken) || botToken.length > 256)) {
-    throw new ConfigError("BOTRELAY_BOT_TOKEN / --token must have no whitespace and at most 256 characters")
+  const tokenProblem = botToken === undefined ? undefined : Bot.tokenProblem(botToken, "BOTRELAY_BOT_TOKEN / --token")
+  if (tokenProblem !== undefined) throw new ConfigError(tokenProblem)
+  const secretKey = env[secretKeyEnv] === undefined || env[secretKeyEnv] === "" ? undefined : env[secretKeyEnv]
+  if (secretKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
+    throw new ConfigError(
+      `${secretKeyEnv} must be 64 hexadecimal characters (32 random bytes: \`openssl rand -hex 32\`)`
+    )
   }
   const logLevel = logLevels[read("logLevel")!.toLowerCase()]
   if (logLevel === undefined) {
@@ -209,6 +220,7 @@ export const fromValues = (
     port,
     host: read("host")!,
     database: read("database")!,
+    secretKey: secretKey === undefined ? undefined : Redacted.make(secretKey),
     telegramApi,
     adminKey: adminKey === undefined ? undefined : Redacted.make(adminKey),
     publicUrl,

@@ -6,17 +6,20 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { ApiKeys, Bots, type Errors, type LlmSettings, type Storage, Supervisor } from "@botrelay/core"
 import { HttpApp, TgApi } from "@botrelay/http"
 import { BodyGuard, Botrelay, NodeHandler, ProxyFastPath } from "@botrelay/node"
-import type { SqliteStorage } from "@botrelay/sqlite"
 import { Console, Duration, Effect, Layer, Logger, Redacted } from "effect"
 import type { Config } from "./Config.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
-/** SQLite storage on the configured file, creating its folder. */
+/** The secret key options: `BOTRELAY_SECRET_KEY` when set, else the key file beside the database. */
+const secretKeyOptions = (config: Partial<Pick<Config, "secretKey">>) =>
+  config.secretKey === undefined ? {} : { secretKey: config.secretKey, secretKeySource: "BOTRELAY_SECRET_KEY" }
+
+/** SQLite storage on the configured file, creating its folder; secrets encrypted with the configured key. */
 export const storageLayer = (
-  config: Pick<Config, "database">
-): Layer.Layer<Storage.Storage, SqliteStorage.MigrationError | Errors.StorageError> =>
-  Botrelay.storageLayer(config.database)
+  config: Pick<Config, "database" | "secretKey">
+): Layer.Layer<Storage.Storage, Botrelay.StorageOpenError> =>
+  Botrelay.storageLayer(config.database, secretKeyOptions(config))
 
 /** The LLM router's fixed settings: those the environment sets. */
 const llmOverrides = (
@@ -35,6 +38,7 @@ export const botrelayOptions = (
     & Partial<
       Pick<
         Config,
+        | "secretKey"
         | "publicUrl"
         | "bufferMaxUpdates"
         | "bufferMaxAge"
@@ -50,6 +54,7 @@ export const botrelayOptions = (
   runtime: Supervisor.Options = Supervisor.defaults
 ): Botrelay.Options => ({
   database: config.database,
+  ...secretKeyOptions(config),
   telegramApi: config.telegramApi,
   publicUrl: config.publicUrl,
   longPoll: {
@@ -153,7 +158,7 @@ export const layer = (
   runtime: Supervisor.Options = Supervisor.defaults
 ): Layer.Layer<
   HttpServer.HttpServer,
-  HttpServerError.ServeError | SqliteStorage.MigrationError | Errors.InvalidInput | Errors.StorageError
+  HttpServerError.ServeError | Botrelay.StorageOpenError | Errors.InvalidInput | Errors.StorageError
 > => {
   const services = Layer.effectDiscard(bootstrap(config)).pipe(
     Layer.provideMerge(Botrelay.servicesLayer(botrelayOptions(config, runtime)))

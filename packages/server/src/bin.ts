@@ -1,8 +1,10 @@
 #!/usr/bin/env node
+import { existsSync, renameSync, rmSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { ApiKeys } from "@botrelay/core"
-import { Effect, Layer } from "effect"
+import { ApiKey, ApiKeys } from "@botrelay/core"
+import { SecretKey, SqliteStorage } from "@botrelay/sqlite"
+import { Effect, Layer, Redacted, Schema } from "effect"
 import * as Config from "./Config.js"
 import * as Main from "./Main.js"
 
@@ -10,6 +12,9 @@ const usage = `Usage:
   botrelay [serve] [options]          start the server
   botrelay keys create --name NAME [--role admin|operator] [--bots 1,2] [options]
                                       mint an API key and print it
+  botrelay secret-key rotate [--database FILE]
+                                      re-encrypt the stored secrets with a new key (stop the server first);
+                                      the new key is BOTRELAY_NEW_SECRET_KEY, or a generated one
 
 Options (each also read from its environment variable):
 ${
@@ -17,6 +22,7 @@ ${
     `  --${s.flag.padEnd(14)} ${s.env.padEnd(24)} default: ${s.default ?? "(none)"}`
   ).join("\n")
 }
+  (env only)         ${Config.secretKeyEnv.padEnd(24)} default: <data dir>/secret.key, generated
 
 In production run \`node packages/server/dist/bin.js\` (or the botrelay bin) directly:
 pnpm does not pass SIGTERM on to its child.`
@@ -39,6 +45,11 @@ const serve = (args: ReadonlyArray<string>) => {
       }, shutdownGrace).unref())
   }
   Layer.launch(Main.layer(config)).pipe(
+    Effect.catchTag("SecretKeyError", (e) =>
+      Effect.sync(() => {
+        process.stderr.write(`botrelay: ${e.message}\n`)
+        process.exit(1)
+      })),
     Effect.provide(Main.loggerLayer(config)),
     NodeRuntime.runMain({ disablePrettyLogger: true })
   )
@@ -60,9 +71,15 @@ const createKey = (args: ReadonlyArray<string>) => {
   if (values.role !== "admin" && values.role !== "operator") fail("--role must be admin or operator")
   const botIds = values.bots === "" ? [] : values.bots.split(",").map((s) => Number(s.trim()))
   if (botIds.some((id) => !Number.isSafeInteger(id) || id <= 0)) fail("--bots must be comma-separated bot ids")
+  const name = Schema.decodeUnknownEither(ApiKey.NewApiKey.fields.name)(values.name)
+  if (name._tag === "Left") fail("--name must be 1 to 128 characters without control characters")
   const program = Effect.gen(function*() {
     const keys = yield* ApiKeys.ApiKeys
-    const created = yield* keys.create({ name: values.name!.trim(), role: values.role as "admin" | "operator", bot_ids: botIds })
+    const created = yield* keys.create({
+      name: name._tag === "Right" ? name.right : "",
+      role: values.role as "admin" | "operator",
+      bot_ids: botIds
+    })
     process.stderr.write(`created ${created.role} key ${created.id} "${created.name}" (${created.prefix}…)\n`)
     process.stdout.write(`${created.key}\n`)
   }).pipe(
@@ -76,6 +93,73 @@ const createKey = (args: ReadonlyArray<string>) => {
   NodeRuntime.runMain(program, { disablePrettyLogger: true })
 }
 
+/** The new key's variable for `secret-key rotate`. */
+const newSecretKeyEnv = "BOTRELAY_NEW_SECRET_KEY"
+
+const rotateSecretKey = (args: ReadonlyArray<string>) => {
+  const { values } = parseArgs({ args: [...args], options: Config.options, strict: true })
+  const config = Config.fromValues(values, process.env)
+  const database = config.database
+  if (database === ":memory:" || database === "") fail("secret-key rotate needs a database file (--database)")
+  if (!existsSync(database)) fail(`there is no database at ${database}`)
+  const keyFile = SecretKey.keyFileFor(database)
+  const pending = `${keyFile}.new`
+  let current: SecretKey.SecretKey
+  let source: string
+  if (config.secretKey === undefined) {
+    if (!existsSync(keyFile)) fail(`${Config.secretKeyEnv} is not set and there is no key file at ${keyFile}`)
+    current = SecretKey.readFile(keyFile)
+    source = `the key file ${keyFile}`
+  } else {
+    current = SecretKey.fromHex(Redacted.value(config.secretKey))!
+    source = Config.secretKeyEnv
+  }
+  const given = process.env[newSecretKeyEnv]
+  const next = given === undefined || given === "" ? SecretKey.generate() : SecretKey.fromHex(given)
+  if (next === undefined) fail(`${newSecretKeyEnv} must be 64 hexadecimal characters (\`openssl rand -hex 32\`)`)
+  const toFile = config.secretKey === undefined
+  if (toFile) {
+    if (existsSync(pending)) {
+      fail(
+        `${pending} exists: an earlier rotation stopped midway. If the server starts with ${keyFile}, remove ` +
+          `${pending}; if it does not, move ${pending} over ${keyFile}. Then run the rotation again.`
+      )
+    }
+    SecretKey.writeFile(pending, next!)
+  }
+  const program = Effect.scoped(
+    SqliteStorage.rotateSecretKey({ filename: database, secretKey: current, secretKeySource: source }, next!)
+  ).pipe(
+    Effect.matchEffect({
+      onFailure: (e) =>
+        Effect.sync(() => {
+          if (toFile) rmSync(pending, { force: true })
+          process.stderr.write(`botrelay: ${e.message}; nothing was changed\n`)
+          process.exit(1)
+        }),
+      onSuccess: (rotated) =>
+        Effect.sync(() => {
+          const counts = `${rotated.bots} bots, ${rotated.webhook_secrets} webhook secrets, ${rotated.settings} settings`
+          if (toFile) {
+            renameSync(pending, keyFile)
+            process.stderr.write(`re-encrypted ${counts} with a new key, saved to ${keyFile}\n`)
+          } else if (given === undefined || given === "") {
+            process.stderr.write(
+              `re-encrypted ${counts} with the new key below; set ${Config.secretKeyEnv} to it before the next start\n`
+            )
+            process.stdout.write(`${SecretKey.toHex(next!)}\n`)
+          } else {
+            process.stderr.write(
+              `re-encrypted ${counts}; set ${Config.secretKeyEnv} to the value of ${newSecretKeyEnv} before the next start\n`
+            )
+          }
+        })
+    }),
+    Effect.provide(Main.loggerLayer(config))
+  )
+  NodeRuntime.runMain(program, { disablePrettyLogger: true })
+}
+
 const main = (argv: ReadonlyArray<string>) => {
   const [command, ...rest] = argv
   try {
@@ -83,9 +167,12 @@ const main = (argv: ReadonlyArray<string>) => {
     if (command === undefined || command.startsWith("--")) return serve(argv)
     if (command === "serve") return serve(rest)
     if (command === "keys" && rest[0] === "create") return createKey(rest.slice(1))
+    if (command === "secret-key" && rest[0] === "rotate") return rotateSecretKey(rest.slice(1))
     fail(`unknown command "${argv.join(" ")}"\n\n${usage}`)
   } catch (e) {
-    if (e instanceof Config.ConfigError || (e instanceof TypeError && "code" in e)) fail(e.message)
+    if (
+      e instanceof Config.ConfigError || e instanceof SecretKey.SecretKeyError || (e instanceof TypeError && "code" in e)
+    ) fail(e.message)
     throw e
   }
 }

@@ -74,7 +74,8 @@ describe("operator scope", () => {
   it("sees only its bots, with secrets masked", async () => {
     const reply = await server.call("/api/bots", { key: operatorKey })
     assert.deepStrictEqual(reply.json.map((b: any) => b.id), [mine.id])
-    assert.strictEqual(reply.json[0].token, `${mine.token.split(":")[0]}:***`)
+    assert.strictEqual(reply.json[0].token, `${mine.token.split(":")[0]}:…${mine.token.slice(-4)}`)
+    assert.isTrue(reply.json[0].token_set)
     assert.strictEqual(reply.json[0].secret_token, "***")
     assert.notInclude(reply.text, mine.token)
   })

@@ -62,7 +62,11 @@ describe("POST /api/bots/add", () => {
     assert.strictEqual(reply.status, 200)
     const bot = reply.json
     assert.isAbove(bot.id, 0)
-    assert.strictEqual(bot.token, token(101))
+    assert.strictEqual(bot.token, "101:…xxxx")
+    assert.strictEqual(bot.token_set, true)
+    assert.strictEqual(bot.secret_token, "")
+    assert.strictEqual(bot.secret_token_set, false)
+    assert.notInclude(reply.text, token(101))
     assert.strictEqual(bot.name, "alpha")
     assert.strictEqual(bot.source, "web")
     for (const flag of ["manage_enabled", "proxy_enabled", "long_poll_enabled", "running", "webhook_mode", "disabled"]) {
@@ -87,7 +91,11 @@ describe("POST /api/bots/add", () => {
     }
     const reply = await server.call("/api/bots/add", { body })
     assert.strictEqual(reply.status, 200)
-    for (const [k, v] of Object.entries(body)) assert.deepStrictEqual(reply.json[k], v, k)
+    const shown = { ...body, token: "102:…xxxx", secret_token: "***" }
+    for (const [k, v] of Object.entries(shown)) assert.deepStrictEqual(reply.json[k], v, k)
+    assert.isTrue(reply.json.token_set)
+    assert.isTrue(reply.json.secret_token_set)
+    assert.notInclude(reply.text, "s3cret_-X")
   })
 
   it("400 for each invalid field, naming it, and nothing is stored", async () => {
@@ -111,6 +119,36 @@ describe("POST /api/bots/add", () => {
       assert.isTrue(reply.json.details.some((d: any) => d.path === field), `${JSON.stringify(body)} -> ${reply.text}`)
     }
     assert.strictEqual((await server.call("/api/bots")).json.length, before)
+  })
+
+  it("400 naming the field for control characters in tokens and names, through add, update and api-keys", async () => {
+    const characters = ["\u0000", "\u0007", "\u001f", "\u007f", "\u0085", "\u009f", "\u2028"]
+    const bot = (await server.call("/api/bots/add", { body: { token: token(107), name: "clean" } })).json
+    const before = (await server.call("/api/bots")).text
+    const keysBefore = (await server.call("/api/auth/api-keys")).text
+    for (const c of characters) {
+      const cases: Array<[string, unknown, string, string]> = [
+        ["/api/bots/add", { token: `108:ab${c}cd` }, "token", "token must not contain control characters"],
+        ["/api/bots/add", { token: token(108), name: `a${c}b` }, "name", "name must not contain control characters"],
+        ["/api/bots/update", { id: bot.id, token: `${c}108:abcd` }, "token", "token must not contain control characters"],
+        ["/api/bots/update", { id: bot.id, name: `ab${c}` }, "name", "name must not contain control characters"],
+        ["/api/auth/api-keys", { name: `desk${c}` }, "name", "name must not contain control characters"],
+        ["/api/auth/api-keys", { name: `${c}desk` }, "name", "name must not contain control characters"]
+      ]
+      for (const [path, body, field, message] of cases) {
+        const reply = await server.call(path, { body })
+        assertError(reply, 400, "invalid_request")
+        assert.deepInclude(reply.json.details, { path: field, message }, `${path} ${JSON.stringify(body)}`)
+      }
+    }
+    for (const shape of ["108:a/b", "108:a?b", "108:a#b", "108:a%2Fb", "108:a\\b", "abc", "108", ":abc", "x:abc"]) {
+      const reply = await server.call("/api/bots/add", { body: { token: shape } })
+      assertError(reply, 400, "invalid_request")
+      assert.isTrue(reply.json.details.some((d: any) => d.path === "token"), `${shape} -> ${reply.text}`)
+      assert.notInclude(reply.text, shape)
+    }
+    assert.strictEqual((await server.call("/api/bots")).text, before)
+    assert.strictEqual((await server.call("/api/auth/api-keys")).text, keysBefore)
   })
 
   it("reads a JSON body sent with curl's default form content type", async () => {
@@ -180,7 +218,7 @@ describe("POST /api/bots/update", () => {
     assert.strictEqual(reply.status, 200)
     assert.strictEqual(reply.json.name, "after")
     assert.strictEqual(reply.json.description, "d")
-    assert.strictEqual(reply.json.token, token(120))
+    assert.strictEqual(reply.json.token, "120:…xxxx")
     assert.strictEqual(reply.json.proxy_enabled, true)
   })
 
@@ -192,7 +230,7 @@ describe("POST /api/bots/update", () => {
     assertError(await server.call("/api/bots/update", { body: { id: a.id, proxy_enabled: true } }), 400, "invalid_request")
     assertError(await server.call("/api/bots/update", { body: { name: "no id" } }), 400, "invalid_request")
     const unchanged = (await server.call("/api/bots")).json.find((b: any) => b.id === a.id)
-    assert.strictEqual(unchanged.token, token(121))
+    assert.strictEqual(unchanged.token, "121:…xxxx")
     assert.strictEqual(unchanged.proxy_enabled, false)
   })
 })

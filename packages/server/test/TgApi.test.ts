@@ -399,7 +399,8 @@ describe("/tgapi: answered by Botrelay", () => {
     assert.deepStrictEqual(set.json, { ok: true, result: true, description: "Webhook was set" })
     assert.deepInclude(await botById(bot.id), {
       backend_url: "https://backend.example/hook",
-      secret_token: "s3cr3t_-OK",
+      secret_token: "***",
+      secret_token_set: true,
       proxy_enabled: true
     })
 

@@ -1,5 +1,6 @@
 import type { Kysely, Migration } from "kysely"
 import { sql } from "kysely"
+import { type Cipher, checkPlaintext } from "./SecretKey.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
 export const migrationTableName = "botrelay_migrations"
@@ -7,11 +8,91 @@ export const migrationTableName = "botrelay_migrations"
 /** The table Kysely's `Migrator` uses as its lock. */
 export const migrationLockTableName = "botrelay_migrations_lock"
 
+/** The settings 0008 encrypts (frozen: later secret settings are written encrypted from the start). */
+const secretSettingsOf0008 = ["llm.api_key"]
+
 /**
- * Every schema change, in order. A migration is frozen once released: change the schema by adding
- * a new entry, never by editing an old one (they are written against `Kysely<any>` for that reason).
+ * 0008: bot tokens, bots' `secret_token`, webhook secrets and the LLM key are encrypted with the
+ * secret key; tokens get a keyed hash (`token_hash`, unique) for lookups; `botrelay_secret_key` keeps
+ * an encrypted check value that tells whether a key is this database's key.
  */
-export const migrations: Record<string, Migration> = {
+const encryptedSecrets = (cipher: Cipher): Migration => ({
+  async up(db: Kysely<any>) {
+    await db.schema
+      .alterTable("botrelay_bots")
+      .addColumn("token_hash", "text", (c) => c.notNull().defaultTo(""))
+      .execute()
+    const bots = await db.selectFrom("botrelay_bots").select(["id", "token", "secret_token"]).execute()
+    for (const bot of bots) {
+      await db.updateTable("botrelay_bots").set({
+        token: cipher.encrypt("token", bot.token),
+        token_hash: cipher.tokenHash(bot.token),
+        secret_token: cipher.encrypt("secret_token", bot.secret_token)
+      }).where("id", "=", bot.id).execute()
+    }
+    await db.schema
+      .createIndex("botrelay_bots_token_hash")
+      .on("botrelay_bots")
+      .column("token_hash")
+      .unique()
+      .execute()
+    const hooks = await db.selectFrom("botrelay_webhooks").select(["bot_id", "secret"]).execute()
+    for (const hook of hooks) {
+      await db.updateTable("botrelay_webhooks").set({ secret: cipher.encrypt("webhook_secret", hook.secret) })
+        .where("bot_id", "=", hook.bot_id).execute()
+    }
+    const settings = await db.selectFrom("botrelay_settings").select(["name", "value"])
+      .where("name", "in", secretSettingsOf0008).execute()
+    for (const setting of settings) {
+      await db.updateTable("botrelay_settings").set({ value: cipher.encrypt("setting", setting.value) })
+        .where("name", "=", setting.name).execute()
+    }
+    await db.schema
+      .createTable("botrelay_secret_key")
+      .addColumn("id", "integer", (c) => c.primaryKey())
+      .addColumn("check_value", "text", (c) => c.notNull())
+      .execute()
+    await db.insertInto("botrelay_secret_key")
+      .values({ id: 1, check_value: cipher.encrypt("check", checkPlaintext) })
+      .execute()
+  },
+  async down(db: Kysely<any>) {
+    const bots = await db.selectFrom("botrelay_bots").select(["id", "token", "secret_token"]).execute()
+    for (const bot of bots) {
+      await db.updateTable("botrelay_bots").set({
+        token: cipher.decrypt("token", bot.token),
+        secret_token: cipher.decrypt("secret_token", bot.secret_token)
+      }).where("id", "=", bot.id).execute()
+    }
+    const hooks = await db.selectFrom("botrelay_webhooks").select(["bot_id", "secret"]).execute()
+    for (const hook of hooks) {
+      await db.updateTable("botrelay_webhooks").set({ secret: cipher.decrypt("webhook_secret", hook.secret) })
+        .where("bot_id", "=", hook.bot_id).execute()
+    }
+    const settings = await db.selectFrom("botrelay_settings").select(["name", "value"])
+      .where("name", "in", secretSettingsOf0008).execute()
+    for (const setting of settings) {
+      await db.updateTable("botrelay_settings").set({ value: cipher.decrypt("setting", setting.value) })
+        .where("name", "=", setting.name).execute()
+    }
+    await db.schema.dropIndex("botrelay_bots_token_hash").ifExists().execute()
+    await db.schema.alterTable("botrelay_bots").dropColumn("token_hash").execute()
+    await db.schema.dropTable("botrelay_secret_key").ifExists().execute()
+  }
+})
+
+/**
+ * Every schema change, in order, for a database whose secrets `cipher` encrypts. A migration is frozen
+ * once released: change the schema by adding a new entry, never by editing an old one (they are written
+ * against `Kysely<any>` for that reason).
+ */
+export const migrations = (cipher: Cipher): Record<string, Migration> => ({
+  ...unkeyedMigrations,
+  "0010_encrypted_secrets": encryptedSecrets(cipher)
+})
+
+/** The migrations before encryption at rest, which need no key. */
+const unkeyedMigrations: Record<string, Migration> = {
   "0001_init": {
     async up(db: Kysely<any>) {
       await db.schema

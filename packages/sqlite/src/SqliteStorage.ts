@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, existsSync, openSync, statSync } from "node:fs"
 import type { ApiKey, Bot, Delivery, Inbox, LongPoll, Message, Route, RouteSend, Tag } from "@botrelay/core"
 import { Bot as BotModule, Errors, Storage } from "@botrelay/core"
 import BetterSqlite3 from "better-sqlite3"
@@ -15,6 +16,7 @@ import {
   SqliteQueryCompiler
 } from "kysely"
 import { migrationLockTableName, migrations, migrationTableName } from "./Migrations.js"
+import * as SecretKey from "./SecretKey.js"
 import type {
   ApiKeysTable,
   BotsTable,
@@ -39,23 +41,41 @@ export interface SqliteStatement {
 
 /** The part of a better-sqlite3 `Database` the driver uses; a host's own `new Database(file)` fits. */
 export interface SqliteDatabase {
+  /** The database's file (better-sqlite3 sets it): the secret key file is looked for beside it. */
+  readonly name?: string
   prepare(sql: string): SqliteStatement
   transaction(fn: (...args: Array<any>) => any): (...args: Array<any>) => any
   close(): void
 }
 
-/** Open (and own) the SQLite file at `filename`; `":memory:"` for a private in-memory database. */
-export interface FileOptions {
+/**
+ * How secrets are encrypted at rest. Without `secretKey`, the key is read from `secret.key` beside the
+ * database file, which is generated (mode 0600) on first start; an in-memory database gets a new key.
+ */
+export interface KeyOptions {
+  readonly secretKey?: SecretKey.SecretKey | undefined
+  /** How error messages name where `secretKey` came from (e.g. `BOTRELAY_SECRET_KEY`). */
+  readonly secretKeySource?: string | undefined
+}
+
+/**
+ * Open (and own) the SQLite file at `filename`; `":memory:"` for a private in-memory database. A new
+ * file is created with mode 0600 (so are its `-wal` and `-shm`); an existing one is tightened to 0600.
+ */
+export interface FileOptions extends KeyOptions {
   readonly filename: string
 }
 
 /** Use a database the host opened; the driver adds its `botrelay_*` tables and never closes it. */
-export interface DatabaseOptions {
+export interface DatabaseOptions extends KeyOptions {
   readonly database: SqliteDatabase
 }
 
 /** Where the storage lives. */
 export type Options = FileOptions | DatabaseOptions
+
+/** Why secrets cannot be used; see `SecretKey.SecretKeyError`. */
+export type SecretKeyError = SecretKey.SecretKeyError
 
 /** The schema could not be brought up to date. */
 export class MigrationError extends Data.TaggedError("MigrationError")<{
@@ -78,16 +98,16 @@ type DeliveryRow = Selectable<DeliveriesTable>
 type RouteSendRow = Selectable<RouteSendsTable>
 type RouteMappingRow = Selectable<RouteMappingsTable>
 
-const toBot = (r: BotRow): Bot.StoredBot => ({
+const toBotWith = (cipher: SecretKey.Cipher) => (r: BotRow): Bot.StoredBot => ({
   id: r.id,
-  token: Redacted.make(r.token),
+  token: Redacted.make(cipher.decrypt("token", r.token)),
   name: r.name,
   source: r.source,
   manage_enabled: r.manage_enabled === 1,
   proxy_enabled: r.proxy_enabled === 1,
   backend_url: r.backend_url,
   backend_url_origin: r.backend_url_origin,
-  secret_token: Redacted.make(r.secret_token),
+  secret_token: Redacted.make(cipher.decrypt("secret_token", r.secret_token)),
   long_poll_enabled: r.long_poll_enabled === 1,
   description: r.description,
   webhook_mode: r.webhook_mode === 1,
@@ -262,7 +282,7 @@ const botFlagFields = [
 
 const isTokenConflict = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "code" in cause && cause.code === "SQLITE_CONSTRAINT_UNIQUE" &&
-  "message" in cause && typeof cause.message === "string" && cause.message.includes("botrelay_bots.token")
+  "message" in cause && typeof cause.message === "string" && cause.message.includes("botrelay_bots.token_hash")
 
 class TransactionalSqliteAdapter extends SqliteAdapter {
   override get supportsTransactionalDdl() {
@@ -285,6 +305,25 @@ const db = new Kysely<Database>({
   }
 })
 
+const isMemory = (filename: string) => filename === ":memory:" || filename === ""
+
+/**
+ * Creates the database file with mode 0600 when it does not exist, and tightens it and its companions
+ * (`-wal`, `-shm`, `-journal`) to 0600 when they are wider; returns those it tightened.
+ */
+const secureFile = (filename: string): Array<string> => {
+  closeSync(openSync(filename, "a", 0o600))
+  const tightened: Array<string> = []
+  for (const file of [filename, `${filename}-wal`, `${filename}-shm`, `${filename}-journal`]) {
+    if (!existsSync(file)) continue
+    const mode = statSync(file).mode & 0o777
+    if ((mode & 0o077) === 0) continue
+    chmodSync(file, mode & 0o700)
+    tightened.push(`${file} (was ${mode.toString(8).padStart(4, "0")})`)
+  }
+  return tightened
+}
+
 const open = (options: Options): Effect.Effect<SqliteDatabase, Errors.StorageError, Scope.Scope> => {
   if ("database" in options) {
     const database = options.database
@@ -296,7 +335,13 @@ const open = (options: Options): Effect.Effect<SqliteDatabase, Errors.StorageErr
       catch: (cause) => new Errors.StorageError({ operation: "open", cause })
     })
   }
-  return Effect.acquireRelease(
+  const secured = isMemory(options.filename) ? Effect.void : Effect.try({
+    try: () => secureFile(options.filename),
+    catch: (cause) => new Errors.StorageError({ operation: "open", cause })
+  }).pipe(Effect.flatMap((tightened) =>
+    Effect.forEach(tightened, (file) => Effect.logWarning(`tightened the permissions of ${file} to owner-only`))
+  ))
+  return Effect.zipRight(secured, Effect.acquireRelease(
     Effect.try({
       try: () => {
         const database = new BetterSqlite3(options.filename)
@@ -314,15 +359,97 @@ const open = (options: Options): Effect.Effect<SqliteDatabase, Errors.StorageErr
       catch: (cause) => new Errors.StorageError({ operation: "open", cause })
     }),
     (database) => Effect.sync(() => database.close())
-  )
+  ))
 }
 
-const migrate = (database: SqliteDatabase): Effect.Effect<void, MigrationError> =>
-  Effect.tryPromise({
+/** The database's key: the given one, else its key file's (created on first start), else a new one in memory. */
+const resolveKey = (options: Options): Effect.Effect<{ key: SecretKey.SecretKey; source: string }, SecretKeyError> =>
+  Effect.try({
+    try: () => {
+      if (options.secretKey !== undefined) {
+        return { key: options.secretKey, source: options.secretKeySource ?? "the given secret key" }
+      }
+      const file = "filename" in options ? options.filename : options.database.name
+      if (file === undefined) {
+        throw new SecretKey.SecretKeyError({
+          reason: "invalid",
+          detail: "a secret key is needed: the database's file is unknown, so no key file can be found beside it"
+        })
+      }
+      if (isMemory(file)) return { key: SecretKey.generate(), source: "a key in memory" }
+      const path = SecretKey.keyFileFor(file)
+      return { key: SecretKey.readOrCreateFile(path), source: `the key file ${path}` }
+    },
+    catch: (cause) =>
+      cause instanceof SecretKey.SecretKeyError
+        ? cause
+        : new SecretKey.SecretKeyError({ reason: "file", detail: "the secret key could not be read" })
+  })
+
+/** Fails unless the database's check value decrypts with this key; a database without one passes. */
+const verifyKey = (
+  database: SqliteDatabase,
+  cipher: SecretKey.Cipher,
+  source: string,
+  file: string | undefined
+): Effect.Effect<void, SecretKeyError | Errors.StorageError> =>
+  Effect.try({
+    try: () =>
+      database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'botrelay_secret_key'").all()
+          .length === 0
+        ? undefined
+        : (database.prepare("SELECT check_value FROM botrelay_secret_key WHERE id = 1").all()[0] as
+          | { readonly check_value: string }
+          | undefined)?.check_value ?? "",
+    catch: (cause) => new Errors.StorageError({ operation: "open", cause })
+  }).pipe(Effect.flatMap((check) => {
+    if (check === undefined) return Effect.void
+    let ok = false
+    try {
+      ok = cipher.decrypt("check", check) === SecretKey.checkPlaintext
+    } catch {
+      ok = false
+    }
+    if (ok) return Effect.void
+    const interrupted = file !== undefined && !isMemory(file) && existsSync(`${SecretKey.keyFileFor(file)}.new`)
+    return Effect.fail(
+      new SecretKey.SecretKeyError({
+        reason: "mismatch",
+        detail: `the secret key from ${source} does not decrypt this database's secrets; ` +
+          "start with the key they were encrypted with" +
+          (interrupted
+            ? ` (${SecretKey.keyFileFor(file!)}.new exists: a key rotation was interrupted after it wrote that key)`
+            : "")
+      })
+    )
+  }))
+
+/**
+ * Runs `f` with `secure_delete` on, so that what it overwrites (plaintext secrets, secrets under an old
+ * key) is zeroed, then moves the WAL into the file and truncates it, so that no old page stays in it.
+ */
+const overwriting = <A, E>(database: SqliteDatabase, f: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const before = (database.prepare("PRAGMA secure_delete").all()[0] as { secure_delete: number }).secure_delete
+      database.prepare("PRAGMA secure_delete = 1").all()
+      return before
+    }),
+    () => f,
+    (before) =>
+      Effect.sync(() => {
+        database.prepare(`PRAGMA secure_delete = ${before === 1 ? 1 : before === 2 ? "FAST" : 0}`).all()
+        database.prepare("PRAGMA wal_checkpoint(TRUNCATE)").all()
+      })
+  )
+
+/** Brings the schema up to date; what 0008 encrypts leaves no plaintext behind (see `overwriting`). */
+const migrate = (database: SqliteDatabase, cipher: SecretKey.Cipher): Effect.Effect<void, MigrationError> =>
+  overwriting(database, Effect.tryPromise({
     try: () =>
       new Migrator({
         db: new Kysely<unknown>({ dialect: new MigrationDialect({ database }) }),
-        provider: { getMigrations: () => Promise.resolve(migrations) },
+        provider: { getMigrations: () => Promise.resolve(migrations(cipher)) },
         migrationTableName,
         migrationLockTableName
       }).migrateToLatest(),
@@ -337,7 +464,7 @@ const migrate = (database: SqliteDatabase): Effect.Effect<void, MigrationError> 
           : new MigrationError({ cause: error, migration: failed.migrationName })
       )
     })
-  )
+  ))
 
 /** The key under which a `Query` carries its types; never set. */
 declare const shape: unique symbol
@@ -376,8 +503,8 @@ const messagePageQuery = compile((botId: number, chatId: number, limit: number, 
 
 const findBotQuery = compile((id: number) => db.selectFrom("botrelay_bots").selectAll().where("id", "=", id))
 
-const findBotByTokenQuery = compile((token: string) =>
-  db.selectFrom("botrelay_bots").selectAll().where("token", "=", token)
+const findBotByTokenQuery = compile((tokenHash: string) =>
+  db.selectFrom("botrelay_bots").selectAll().where("token_hash", "=", tokenHash)
 )
 
 /** One message by its key, on a raw statement like the message page. */
@@ -784,7 +911,8 @@ const setAllowedUpdatesQuery = compile((botId: number, allowed: string) =>
 )
 
 /** A `StorageService` over an open, migrated database; every query runs synchronously on a cached statement. */
-const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
+const makeService = (sqlite: SqliteDatabase, cipher: SecretKey.Cipher): Storage.StorageService => {
+  const toBot = toBotWith(cipher)
   const statements = new Map<string, SqliteStatement>()
   const messagePage = sqlite.prepare(messagePageQuery.sql).raw(true)
   const messageByKey = sqlite.prepare(findMessageQuery.sql).raw(true)
@@ -869,16 +997,19 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
   const guardToken = <A>(
     operation: string,
-    token: string | undefined,
+    tokenHash: string | undefined,
     f: () => A
   ): Effect.Effect<A, BotModule.DuplicateToken | Errors.StorageError> =>
-    token === undefined ? attempt(operation, f) : attempt(operation, f).pipe(
+    tokenHash === undefined ? attempt(operation, f) : attempt(operation, f).pipe(
       Effect.catchIf(
         (e) => isTokenConflict(e.cause),
         (e) =>
           Effect.flatMap(
             attempt(operation, () =>
-              first(all(db.selectFrom("botrelay_bots").select("id").where("token", "=", token)), (r) => r.id)),
+              first(
+                all(db.selectFrom("botrelay_bots").select("id").where("token_hash", "=", tokenHash)),
+                (r) => r.id
+              )),
             (existing): Effect.Effect<never, BotModule.DuplicateToken | Errors.StorageError> =>
               Option.isSome(existing)
                 ? Effect.fail(new BotModule.DuplicateToken({ existing_bot_id: existing.value }))
@@ -1047,12 +1178,12 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
   const updateBot = transaction((id: number, set: Updateable<BotsTable>): Array<BotRow> => {
     if (Object.keys(set).length === 0) return findBotRow(id)
-    const token = set.token
-    const before = token === undefined
+    const tokenHash = set.token_hash
+    const before = tokenHash === undefined
       ? undefined
-      : all(db.selectFrom("botrelay_bots").select("token").where("id", "=", id))[0]?.token
+      : all(db.selectFrom("botrelay_bots").select("token_hash").where("id", "=", id))[0]?.token_hash
     const rows = all(db.updateTable("botrelay_bots").set(set).where("id", "=", id).returningAll())
-    if (rows.length > 0 && token !== undefined && token !== before) {
+    if (rows.length > 0 && tokenHash !== undefined && tokenHash !== before) {
       run(db.deleteFrom("botrelay_ingress").where("bot_id", "=", id))
     }
     return rows
@@ -1167,17 +1298,19 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
   return {
     insertBot: (input) => {
       const token = Redacted.value(input.token)
-      return guardToken("insertBot", token, () => {
+      const tokenHash = cipher.tokenHash(token)
+      return guardToken("insertBot", tokenHash, () => {
         const rows = all(
           db.insertInto("botrelay_bots").values({
-            token,
+            token: cipher.encrypt("token", token),
+            token_hash: tokenHash,
             name: input.name,
             source: input.source,
             manage_enabled: bit(input.manage_enabled),
             proxy_enabled: bit(input.proxy_enabled),
             backend_url: input.backend_url,
             backend_url_origin: input.backend_url_origin ?? "api",
-            secret_token: Redacted.value(input.secret_token),
+            secret_token: cipher.encrypt("secret_token", Redacted.value(input.secret_token)),
             long_poll_enabled: bit(input.long_poll_enabled),
             description: input.description,
             webhook_mode: 0,
@@ -1203,14 +1336,20 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
         const value = patch[key]
         if (value !== undefined) set[key] = bit(value)
       }
-      if (patch.secret_token !== undefined) set.secret_token = Redacted.value(patch.secret_token)
-      if (patch.token !== undefined) set.token = Redacted.value(patch.token)
-      return guardToken("updateBot", set.token, () => first(updateBot(id, set), toBot))
+      if (patch.secret_token !== undefined) {
+        set.secret_token = cipher.encrypt("secret_token", Redacted.value(patch.secret_token))
+      }
+      if (patch.token !== undefined) {
+        set.token = cipher.encrypt("token", Redacted.value(patch.token))
+        set.token_hash = cipher.tokenHash(Redacted.value(patch.token))
+      }
+      return guardToken("updateBot", set.token_hash, () => first(updateBot(id, set), toBot))
     },
 
     findBot: (id) => attempt("findBot", () => first(findBotRow(id), toBot)),
 
-    findBotByToken: (token) => attempt("findBotByToken", () => first(hot.findBotByToken.all(token), toBot)),
+    findBotByToken: (token) =>
+      attempt("findBotByToken", () => first(hot.findBotByToken.all(cipher.tokenHash(token)), toBot)),
 
     listBots: attempt("listBots", () => all(db.selectFrom("botrelay_bots").selectAll().orderBy("id")).map(toBot)),
 
@@ -1367,17 +1506,21 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
 
     webhookSecret: (botId) =>
       attempt("webhookSecret", () =>
-        Option.fromNullable(
-          all(db.selectFrom("botrelay_webhooks").select("secret").where("bot_id", "=", botId))[0]?.secret
+        Option.map(
+          Option.fromNullable(
+            all(db.selectFrom("botrelay_webhooks").select("secret").where("bot_id", "=", botId))[0]?.secret
+          ),
+          (secret) => cipher.decrypt("webhook_secret", secret)
         )),
 
     setWebhookSecret: (botId, secret) =>
       attempt("setWebhookSecret", () => {
+        const stored = secret === undefined ? undefined : cipher.encrypt("webhook_secret", secret)
         run(
           secret === undefined
             ? db.deleteFrom("botrelay_webhooks").where("bot_id", "=", botId)
-            : db.insertInto("botrelay_webhooks").values({ bot_id: botId, secret }).onConflict((oc) =>
-              oc.column("bot_id").doUpdateSet({ secret })
+            : db.insertInto("botrelay_webhooks").values({ bot_id: botId, secret: stored! }).onConflict((oc) =>
+              oc.column("bot_id").doUpdateSet({ secret: stored! })
             )
         )
       }),
@@ -1501,7 +1644,7 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
           ? {}
           : Object.fromEntries(
             all(db.selectFrom("botrelay_settings").select(["name", "value"]).where("name", "in", [...names]))
-              .map((r) => [r.name, r.value])
+              .map((r) => [r.name, Storage.secretSettings.has(r.name) ? cipher.decrypt("setting", r.value) : r.value])
           )),
 
     writeSettings: (values) =>
@@ -1510,9 +1653,10 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
           for (const [name, value] of Object.entries(values)) {
             if (value === undefined) run(db.deleteFrom("botrelay_settings").where("name", "=", name))
             else {
+              const stored = Storage.secretSettings.has(name) ? cipher.encrypt("setting", value) : value
               run(
-                db.insertInto("botrelay_settings").values({ name, value })
-                  .onConflict((oc) => oc.column("name").doUpdateSet({ value }))
+                db.insertInto("botrelay_settings").values({ name, value: stored })
+                  .onConflict((oc) => oc.column("name").doUpdateSet({ value: stored }))
               )
             }
           }
@@ -1530,13 +1674,85 @@ const makeService = (sqlite: SqliteDatabase): Storage.StorageService => {
  */
 export const make = (
   options: Options
-): Effect.Effect<Storage.StorageService, MigrationError | Errors.StorageError, Scope.Scope> =>
+): Effect.Effect<Storage.StorageService, MigrationError | SecretKeyError | Errors.StorageError, Scope.Scope> =>
+  Effect.map(openWithKey(options), ({ cipher, sqlite }) => makeService(sqlite, cipher))
+
+/** Opens the database with its key: checks the key, brings the schema up to date, checks the key again. */
+const openWithKey = (options: Options) =>
   Effect.gen(function*() {
     const sqlite = yield* open(options)
-    yield* migrate(sqlite)
-    return makeService(sqlite)
+    const { key, source } = yield* resolveKey(options)
+    const cipher = SecretKey.cipher(key)
+    const file = "filename" in options ? options.filename : options.database.name
+    yield* verifyKey(sqlite, cipher, source, file)
+    yield* migrate(sqlite, cipher)
+    yield* verifyKey(sqlite, cipher, source, file)
+    return { cipher, sqlite }
   })
 
 /** `Storage` on SQLite: a file the layer opens and closes, or a database the host owns. */
-export const layer = (options: Options): Layer.Layer<Storage.Storage, MigrationError | Errors.StorageError> =>
+export const layer = (
+  options: Options
+): Layer.Layer<Storage.Storage, MigrationError | SecretKeyError | Errors.StorageError> =>
   Layer.scoped(Storage.Storage, make(options))
+
+/** What a key rotation re-encrypted. */
+export interface Rotated {
+  readonly bots: number
+  readonly webhook_secrets: number
+  readonly settings: number
+}
+
+/**
+ * Re-encrypts every secret of the database with `to`, in one transaction, after checking that `from`
+ * (with `options.secretKey`, or the key file) is its key; a database still in plaintext is first
+ * encrypted with `from`. Nothing else may use the database meanwhile (stop the server first).
+ */
+export const rotateSecretKey = (
+  options: Options,
+  to: SecretKey.SecretKey
+): Effect.Effect<Rotated, MigrationError | SecretKeyError | Errors.StorageError, Scope.Scope> =>
+  Effect.flatMap(openWithKey(options), ({ cipher: from, sqlite }) =>
+    overwriting(sqlite, Effect.try({
+      try: () => {
+        const next = SecretKey.cipher(to)
+        return sqlite.transaction((): Rotated => {
+          const bots = sqlite.prepare("SELECT id, token, secret_token FROM botrelay_bots").all() as Array<
+            { id: number; token: string; secret_token: string }
+          >
+          const updateBot = sqlite.prepare(
+            "UPDATE botrelay_bots SET token = ?, token_hash = ?, secret_token = ? WHERE id = ?"
+          )
+          for (const bot of bots) {
+            const token = from.decrypt("token", bot.token)
+            updateBot.run(
+              next.encrypt("token", token),
+              next.tokenHash(token),
+              next.encrypt("secret_token", from.decrypt("secret_token", bot.secret_token)),
+              bot.id
+            )
+          }
+          const hooks = sqlite.prepare("SELECT bot_id, secret FROM botrelay_webhooks").all() as Array<
+            { bot_id: number; secret: string }
+          >
+          const updateHook = sqlite.prepare("UPDATE botrelay_webhooks SET secret = ? WHERE bot_id = ?")
+          for (const hook of hooks) {
+            updateHook.run(next.encrypt("webhook_secret", from.decrypt("webhook_secret", hook.secret)), hook.bot_id)
+          }
+          const names = [...Storage.secretSettings]
+          const settings = (sqlite.prepare("SELECT name, value FROM botrelay_settings").all() as Array<
+            { name: string; value: string }
+          >).filter((setting) => names.includes(setting.name))
+          const updateSetting = sqlite.prepare("UPDATE botrelay_settings SET value = ? WHERE name = ?")
+          for (const setting of settings) {
+            updateSetting.run(next.encrypt("setting", from.decrypt("setting", setting.value)), setting.name)
+          }
+          sqlite.prepare("UPDATE botrelay_secret_key SET check_value = ? WHERE id = 1")
+            .run(next.encrypt("check", SecretKey.checkPlaintext))
+          return { bots: bots.length, webhook_secrets: hooks.length, settings: settings.length }
+        })()
+      },
+      catch: (cause) =>
+        cause instanceof SecretKey.SecretKeyError ? cause : new Errors.StorageError({ operation: "rotateSecretKey", cause })
+    }))
+  )

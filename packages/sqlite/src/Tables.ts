@@ -1,9 +1,13 @@
 import type { Generated } from "kysely"
 
-/** `botrelay_bots`: one row per registered bot; booleans are 0/1, times ISO 8601 text. */
+/**
+ * `botrelay_bots`: one row per registered bot; booleans are 0/1, times ISO 8601 text. `token` and
+ * `secret_token` are encrypted (see `SecretKey.Cipher`); `token_hash` is the token's keyed hash, unique.
+ */
 export interface BotsTable {
   readonly id: Generated<number>
   readonly token: string
+  readonly token_hash: string
   readonly name: string
   readonly source: "cli" | "web"
   readonly manage_enabled: number
@@ -103,7 +107,7 @@ export interface IngressTable {
   readonly offset: number
 }
 
-/** `botrelay_webhooks`: the secret of each bot's registered webhook; no row means none. */
+/** `botrelay_webhooks`: the secret (encrypted) of each bot's registered webhook; no row means none. */
 export interface WebhooksTable {
   readonly bot_id: number
   readonly secret: string
@@ -143,7 +147,13 @@ export interface LongPollStateTable {
   readonly last_trimmed_at: string
 }
 
-/** `botrelay_settings`: settings changed through the API (the LLM router's), by name. */
+/** `botrelay_secret_key`: one row (id 1) whose `check_value` only this database's secret key decrypts. */
+export interface SecretKeyTable {
+  readonly id: number
+  readonly check_value: string
+}
+
+/** `botrelay_settings`: settings changed through the API (the LLM router's), by name; secret ones encrypted. */
 export interface SettingsTable {
   readonly name: string
   readonly value: string
@@ -202,4 +212,5 @@ export interface Database {
   readonly botrelay_settings: SettingsTable
   readonly botrelay_route_sends: RouteSendsTable
   readonly botrelay_route_mappings: RouteMappingsTable
+  readonly botrelay_secret_key: SecretKeyTable
 }

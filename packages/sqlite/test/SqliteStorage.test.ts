@@ -1,6 +1,6 @@
 import type { LongPoll } from "@botrelay/core"
 import { Storage } from "@botrelay/core"
-import { Migrations, SqliteStorage } from "@botrelay/sqlite"
+import { Migrations, SecretKey, SqliteStorage } from "@botrelay/sqlite"
 import * as StorageSuite from "@botrelay/testing/StorageSuite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
@@ -88,6 +88,7 @@ const recorded = (file: string) =>
     yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
     const prepared: Array<string> = []
     const database: SqliteStorage.SqliteDatabase = {
+      name: host.name,
       prepare: (sql) => {
         prepared.push(sql)
         return host.prepare(sql)
@@ -189,7 +190,7 @@ describe("SqliteStorage", () => {
       const { error } = yield* Effect.promise(() =>
         new Migrator({
           db: new Kysely<unknown>({ dialect: new SqliteDialect({ database: host }) }),
-          provider: { getMigrations: () => Promise.resolve({ "0001_init": Migrations.migrations["0001_init"]! }) },
+          provider: { getMigrations: () => Promise.resolve({ "0001_init": Migrations.migrations(SecretKey.cipher(SecretKey.generate()))["0001_init"]! }) },
           migrationTableName: Migrations.migrationTableName,
           migrationLockTableName: Migrations.migrationLockTableName
         }).migrateToLatest()
@@ -202,7 +203,7 @@ describe("SqliteStorage", () => {
       const storage = yield* SqliteStorage.make({ database: host })
       assert.deepStrictEqual(
         host.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(),
-        Object.keys(Migrations.migrations).sort()
+        Object.keys(Migrations.migrations(SecretKey.cipher(SecretKey.generate()))).sort()
       )
       const bot = Option.getOrThrow(yield* storage.findBotByToken("1:old"))
       assert.strictEqual(yield* storage.ingressOffset(bot.id), 0)
@@ -216,7 +217,9 @@ describe("SqliteStorage", () => {
       const host = new Database(file)
       yield* Effect.addFinalizer(() => Effect.sync(() => host.open && host.close()))
       const before = Object.fromEntries(
-        Object.entries(Migrations.migrations).filter(([name]) => name < "0008_tag_bots")
+        Object.entries(Migrations.migrations(SecretKey.cipher(SecretKey.generate()))).filter(([name]) =>
+          name < "0008_tag_bots"
+        )
       )
       const { error } = yield* Effect.promise(() =>
         new Migrator({
@@ -350,7 +353,7 @@ describe("SqliteStorage", () => {
         applied: db.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(),
         schema: db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all()
       }))
-      assert.deepStrictEqual(before.applied, Object.keys(Migrations.migrations))
+      assert.deepStrictEqual(before.applied, Object.keys(Migrations.migrations(SecretKey.cipher(SecretKey.generate()))))
       yield* Effect.scoped(SqliteStorage.make({ filename: file }))
       yield* Effect.scoped(SqliteStorage.make({ filename: file }))
       const after = withRaw(file, (db) => ({
@@ -373,6 +376,7 @@ describe("SqliteStorage", () => {
         "botrelay_route_mappings",
         "botrelay_route_sends",
         "botrelay_routes",
+        "botrelay_secret_key",
         "botrelay_settings",
         "botrelay_tags",
         "botrelay_webhooks",
@@ -427,7 +431,7 @@ describe("SqliteStorage", () => {
       assert.isFalse(plan.some((d) => d.includes("SCAN")), plan.join("\n"))
       assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), plan.join("\n"))
 
-      const byToken = prepared.filter((s) => s.includes("from \"botrelay_bots\" where \"token\" = ?"))
+      const byToken = prepared.filter((s) => s.includes("from \"botrelay_bots\" where \"token_hash\" = ?"))
       assert.strictEqual(byToken.length, 1)
       prepared.length = 0
       yield* storage.findApiKeyByHash("x")
@@ -438,6 +442,10 @@ describe("SqliteStorage", () => {
         const details = queryPlan(host, statement)
         assert.isFalse(details.some((d) => d.includes("SCAN") || d.includes("TEMP B-TREE")), details.join("\n"))
       }
+      assert.isTrue(
+        queryPlan(host, byToken[0]!).some((d) => d.includes("USING INDEX botrelay_bots_token_hash")),
+        "findBotByToken uses the token hash index"
+      )
     }))
 
   it.scoped("pending updates, the next delivery and the backlog are read through an index: no scan, no sort", () =>
