@@ -112,6 +112,7 @@ export const BotView = Schema.Struct({
   manage_enabled: Schema.Boolean,
   proxy_enabled: Schema.Boolean,
   backend_url: Schema.String,
+  backend_url_origin: BackendUrlOrigin,
   secret_token: Schema.String,
   secret_token_set: Schema.Boolean,
   long_poll_enabled: Schema.Boolean,
