@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto"
 import { createServer, type ServerResponse } from "node:http"
+import { SecretKey } from "@botrelay/sqlite"
 import BetterSqlite3 from "better-sqlite3"
 
 interface KeyRow {
@@ -30,6 +31,7 @@ interface BotRow {
   readonly manage_enabled: number
   readonly proxy_enabled: number
   readonly backend_url: string
+  readonly backend_url_origin: string
   readonly secret_token: string
   readonly long_poll_enabled: number
   readonly description: string
@@ -69,6 +71,7 @@ if (filename === undefined || !Number.isInteger(port)) {
 }
 
 const db = new BetterSqlite3(filename, { fileMustExist: true })
+const cipher = SecretKey.cipher(SecretKey.readFile(SecretKey.keyFileFor(filename)))
 db.pragma("busy_timeout = 5000")
 
 const selectOne = db.prepare("SELECT 1")
@@ -117,15 +120,34 @@ const send = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(json)
 }
 
+/** `123456:…wxyz`, as the API masks tokens. */
+const mask = (token: string) => {
+  const colon = token.indexOf(":")
+  const secret = token.slice(colon + 1)
+  return `${token.slice(0, colon)}:…${secret.length >= 16 ? secret.slice(-4) : ""}`
+}
+
+const withoutCredentials = (url: string) => {
+  if (!URL.canParse(url)) return url
+  const parsed = new URL(url)
+  if (parsed.username === "" && parsed.password === "") return url
+  parsed.username = ""
+  parsed.password = ""
+  return parsed.href
+}
+
 const toBot = (r: BotRow, role: Key["role"]) => ({
   id: r.id,
-  token: role === "admin" ? r.token : `${r.token.split(":")[0]}:***`,
+  token: mask(cipher.decrypt("token", r.token)),
+  token_set: true,
   name: r.name,
   source: r.source,
   manage_enabled: r.manage_enabled === 1,
   proxy_enabled: r.proxy_enabled === 1,
-  backend_url: r.backend_url,
-  secret_token: role === "admin" || r.secret_token === "" ? r.secret_token : "***",
+  backend_url: role === "admin" ? r.backend_url : withoutCredentials(r.backend_url),
+  backend_url_origin: r.backend_url_origin,
+  secret_token: r.secret_token === "" ? "" : "***",
+  secret_token_set: r.secret_token !== "",
   long_poll_enabled: r.long_poll_enabled === 1,
   description: r.description,
   running: false,
