@@ -127,6 +127,7 @@ const mask = (token: string) => {
   return `${token.slice(0, colon)}:…${secret.length >= 16 ? secret.slice(-4) : ""}`
 }
 
+/** The URL without `user:password@`, as operators see it. */
 const withoutCredentials = (url: string) => {
   if (!URL.canParse(url)) return url
   const parsed = new URL(url)
@@ -139,7 +140,6 @@ const withoutCredentials = (url: string) => {
 const toBot = (r: BotRow, role: Key["role"]) => ({
   id: r.id,
   token: mask(cipher.decrypt("token", r.token)),
-  token_set: true,
   name: r.name,
   source: r.source,
   manage_enabled: r.manage_enabled === 1,
@@ -147,7 +147,6 @@ const toBot = (r: BotRow, role: Key["role"]) => ({
   backend_url: role === "admin" ? r.backend_url : withoutCredentials(r.backend_url),
   backend_url_origin: r.backend_url_origin,
   secret_token: r.secret_token === "" ? "" : "***",
-  secret_token_set: r.secret_token !== "",
   long_poll_enabled: r.long_poll_enabled === 1,
   description: r.description,
   running: false,
@@ -157,7 +156,9 @@ const toBot = (r: BotRow, role: Key["role"]) => ({
   last_error: r.last_error,
   last_update_at: r.last_update_at,
   created_at: r.created_at,
-  updated_at: r.updated_at
+  updated_at: r.updated_at,
+  token_set: true,
+  secret_token_set: r.secret_token !== ""
 })
 
 const toMessage = (r: MessageRow) => {

@@ -104,27 +104,11 @@ export type Bot = typeof Bot.Type
  * (`123456:…wxyz`), `secret_token` is `***` when set and "" when not.
  */
 export const BotView = Schema.Struct({
-  id: Schema.Int,
+  ...Bot.fields,
   token: Schema.String,
   token_set: Schema.Boolean,
-  name: Schema.String,
-  source: BotSource,
-  manage_enabled: Schema.Boolean,
-  proxy_enabled: Schema.Boolean,
-  backend_url: Schema.String,
-  backend_url_origin: BackendUrlOrigin,
   secret_token: Schema.String,
-  secret_token_set: Schema.Boolean,
-  long_poll_enabled: Schema.Boolean,
-  description: Schema.String,
-  running: Schema.Boolean,
-  webhook_mode: Schema.Boolean,
-  disabled: Schema.Boolean,
-  username: Schema.String,
-  last_error: Schema.String,
-  last_update_at: Schema.String,
-  created_at: Schema.String,
-  updated_at: Schema.String
+  secret_token_set: Schema.Boolean
 }).annotations({ identifier: "Bot" })
 export type BotView = typeof BotView.Type
 
