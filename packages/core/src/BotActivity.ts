@@ -1,8 +1,10 @@
 import type { Scope } from "effect"
 import { Context, Effect, Layer, PubSub, type Queue } from "effect"
 
-/** Something the runtime must look at again: one bot's settings, or the routes. */
-export type Change = { readonly _tag: "Bot"; readonly id: number } | { readonly _tag: "Routes" }
+/** Something the runtime must look at again: one bot's settings, or the routes of some bots (as source or target). */
+export type Change =
+  | { readonly _tag: "Bot"; readonly id: number }
+  | { readonly _tag: "Routes"; readonly bot_ids: ReadonlyArray<number> }
 
 /** Which bots have live ingress, and news of changes to bots and routes for the runtime. */
 export interface BotActivityService {

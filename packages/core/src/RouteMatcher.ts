@@ -291,11 +291,15 @@ export const make: Effect.Effect<RouteSetsService, never, Storage | BotActivity 
     const reported = new Set<string>()
     let generation = 0
 
+    /** Drops the sets a change made stale: those of the bots whose routes changed, all of them when a bot did. */
     const catchUp = Queue.takeAll(changes).pipe(
       Effect.map((pending) => {
         if (Chunk.isEmpty(pending)) return
-        cache.clear()
         generation++
+        for (const change of pending) {
+          if (change._tag === "Bot") return cache.clear()
+          for (const botId of change.bot_ids) cache.delete(botId)
+        }
       })
     )
 

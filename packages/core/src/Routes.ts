@@ -38,7 +38,9 @@ export class Routes extends Context.Tag("@botrelay/core/Routes")<Routes, RoutesS
 export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = Effect.gen(function*() {
   const storage = yield* Storage
   const activity = yield* BotActivity
-  const announce = activity.changed({ _tag: "Routes" })
+  /** Tells the runtime the routes of these routes' bots changed. */
+  const announce = (...routes: ReadonlyArray<Pick<Route, "source_bot_id" | "target_bot_id">>) =>
+    activity.changed({ _tag: "Routes", bot_ids: [...new Set(routes.flatMap((r) => [r.source_bot_id, r.target_bot_id]))] })
 
   const botExists = (id: number) =>
     storage.findBot(id).pipe(Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : new BotNotFound({ id })))
@@ -87,26 +89,29 @@ export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = 
         Effect.zipRight(regexBudget(input)),
         Effect.zipRight(nowIso),
         Effect.flatMap((created_at) => storage.insertRoute({ ...record(input), created_at })),
-        Effect.tap(() => announce),
+        Effect.tap((route) => announce(route)),
         Effect.withSpan("Routes.add")
       ),
     update: (input) =>
       findRoute(input.id).pipe(
-        Effect.zipRight(botsExist(input)),
-        Effect.zipRight(regexBudget(input, input.id)),
-        Effect.zipRight(storage.replaceRoute(input.id, record(input))),
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new RouteNotFound({ id: input.id })),
-          onSome: Effect.succeed
-        })),
-        Effect.tap(() => announce),
+        Effect.tap(() => botsExist(input)),
+        Effect.tap(() => regexBudget(input, input.id)),
+        Effect.flatMap((before) =>
+          storage.replaceRoute(input.id, record(input)).pipe(
+            Effect.flatMap(Option.match({
+              onNone: () => Effect.fail(new RouteNotFound({ id: input.id })),
+              onSome: Effect.succeed
+            })),
+            Effect.tap((after) => announce(before, after))
+          )
+        ),
         Effect.withSpan("Routes.update", { attributes: { id: input.id } })
       ),
     list: (botId) => storage.listRoutes(botId === undefined ? {} : { bot_id: botId }),
     remove: (id) =>
       findRoute(id).pipe(
         Effect.tap(() => storage.deleteRoute(id)),
-        Effect.tap(() => announce),
+        Effect.tap((route) => announce(route)),
         Effect.withSpan("Routes.remove", { attributes: { id } })
       ),
     sends: storage.listSends

@@ -1,5 +1,5 @@
 import { Duration, Effect, Option } from "effect"
-import { type StoredBot, userIdOf } from "./Bot.js"
+import type { StoredBot } from "./Bot.js"
 import { int, object } from "./CallParams.js"
 import type { StorageError } from "./Errors.js"
 import type { InboxUpdate } from "./Inbox.js"
@@ -74,7 +74,8 @@ export const seen = (payload: string): Seen | undefined => {
 export interface Runtime {
   /** A bot as it is now; undefined when it is gone. */
   readonly bot: (id: number) => StoredBot | undefined
-  readonly bots: () => Iterable<StoredBot>
+  /** Whether a Telegram user id is one of the known bots'. */
+  readonly isBotUser: (userId: number) => boolean
   /** Completes once no route send into the chat is under way. */
   readonly quiet: (chatId: number) => Effect.Effect<void>
 }
@@ -99,9 +100,7 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
     const isOwn = (message: Seen) =>
       Effect.gen(function*() {
         if (!message.maybeOwn) return false
-        if (message.user_id !== 0) {
-          for (const bot of runtime.bots()) if (userIdOf(bot) === message.user_id) return true
-        }
+        if (message.user_id !== 0 && runtime.isBotUser(message.user_id)) return true
         yield* runtime.quiet(message.chat_id)
         return Option.isSome(yield* storage.findProduced(message.chat_id, message.message_id))
       })

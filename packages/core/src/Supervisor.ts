@@ -1,6 +1,6 @@
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Context, Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
-import type { StoredBot } from "./Bot.js"
+import { type StoredBot, userIdOf } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
 import type { FloodControl } from "./FloodControl.js"
 import * as Housekeeping from "./Housekeeping.js"
@@ -81,6 +81,23 @@ export const make = (options: Options = defaults) =>
     const wakeups = new Map<number, Wakeups>()
     /** Every bot as last read, for the workers. */
     const known = new Map<number, StoredBot>()
+    /** The known bots by their Telegram user id (the number before the token's colon). */
+    const byUserId = new Map<number, number>()
+    /** Bots that are the source or target of an enabled route. */
+    const routeBots = new Set<number>()
+
+    const remember = (bot: StoredBot) => {
+      const before = known.get(bot.id)
+      if (before !== undefined && byUserId.get(userIdOf(before)) === bot.id) byUserId.delete(userIdOf(before))
+      known.set(bot.id, bot)
+      byUserId.set(userIdOf(bot), bot.id)
+    }
+
+    const forget = (botId: number) => {
+      const before = known.get(botId)
+      if (before !== undefined && byUserId.get(userIdOf(before)) === botId) byUserId.delete(userIdOf(before))
+      known.delete(botId)
+    }
 
     const wake = (botId: number, which: "inbox" | "outbox" | "sends") =>
       Effect.suspend(() => {
@@ -112,7 +129,9 @@ export const make = (options: Options = defaults) =>
     const latest = (botId: number) => () => known.get(botId)
     const bot = (botId: number) => known.get(botId)
 
-    const routing = yield* Routing.make({ bot, bots: () => known.values(), quiet: sender.quiet }, options.routing).pipe(
+    const isBotUser = (userId: number) => byUserId.has(userId)
+
+    const routing = yield* Routing.make({ bot, isBotUser, quiet: sender.quiet }, options.routing).pipe(
       Effect.provideServiceEffect(RouteMatcher.RouteSets, RouteMatcher.make)
     )
     const wakeSenders = (senders: ReadonlySet<number>) =>
@@ -176,7 +195,7 @@ export const make = (options: Options = defaults) =>
       Effect.gen(function*() {
         const current = ingressOf.get(botId)
         ingressOf.delete(botId)
-        known.delete(botId)
+        forget(botId)
         yield* FiberMap.remove(pollers, botId)
         wakeups.delete(botId)
         yield* FiberMap.remove(workers, botId)
@@ -186,20 +205,20 @@ export const make = (options: Options = defaults) =>
         }
       })
 
-    const wantedMode = (bot: StoredBot, routeBots: ReadonlySet<number>): Mode | undefined =>
+    const wantedMode = (bot: StoredBot): Mode | undefined =>
       needsWebhook(bot, options.publicUrl) ? "webhook" : needsPolling(bot, routeBots) ? "poll" : undefined
 
     /** Applies the bot as stored now; `previous` is how it was known before (routing reads every bot from `known`). */
-    const reconcileBot = (bot: StoredBot, routeBots: ReadonlySet<number>, previous: StoredBot | undefined) =>
+    const reconcileBot = (bot: StoredBot, previous: StoredBot | undefined) =>
       Effect.gen(function*() {
         const firstSight = !wakeups.has(bot.id)
         const enabled = previous?.disabled === true && !bot.disabled
         const moved = previous !== undefined && previous.backend_url !== bot.backend_url
-        known.set(bot.id, bot)
+        remember(bot)
         yield* ensureWorker(bot.id)
         if (enabled) yield* wake(bot.id, "sends")
         if (moved) yield* wake(bot.id, "outbox")
-        const want = wantedMode(bot, routeBots)
+        const want = wantedMode(bot)
         const current = ingressOf.get(bot.id)
         const stale = firstSight && want !== "webhook" && Option.isSome(yield* storage.webhookSecret(bot.id))
         if (stale) unregistering.set(bot.id, bot.token)
@@ -221,28 +240,35 @@ export const make = (options: Options = defaults) =>
         }
       })
 
-    const routeSources = storage.listRoutes({}).pipe(
-      Effect.map((routes) =>
-        new Set(routes.filter((r) => r.enabled).flatMap((r) => [r.source_bot_id, r.target_bot_id]))
-      )
-    )
-
     const reconcileAll = Effect.gen(function*() {
       const bots = yield* storage.listBots
-      const routeBots = yield* routeSources
+      const routes = yield* storage.listRoutes({})
+      routeBots.clear()
+      for (const route of routes) if (route.enabled) routeBots.add(route.source_bot_id).add(route.target_bot_id)
       const present = new Set(bots.map((b) => b.id))
       for (const botId of [...wakeups.keys()]) if (!present.has(botId)) yield* stopBot(botId)
       const previous = new Map(known)
-      for (const bot of bots) known.set(bot.id, bot)
-      for (const bot of bots) yield* reconcileBot(bot, routeBots, previous.get(bot.id))
+      for (const bot of bots) remember(bot)
+      for (const bot of bots) yield* reconcileBot(bot, previous.get(bot.id))
     })
 
     const reconcileOne = (botId: number) =>
       Effect.gen(function*() {
         const bot = yield* storage.findBot(botId)
         if (Option.isNone(bot)) return yield* stopBot(botId)
-        yield* reconcileBot(bot.value, yield* routeSources, known.get(botId))
+        yield* reconcileBot(bot.value, known.get(botId))
       })
+
+    /** After a change to the routes of these bots: whether each is still in an enabled route, then the bot itself. */
+    const reconcileRouted = (botIds: ReadonlyArray<number>) =>
+      Effect.forEach(botIds, (botId) =>
+        Effect.gen(function*() {
+          const routes = yield* storage.listRoutes({ bot_id: botId })
+          const routed = routes.some((r) => r.enabled && (r.source_bot_id === botId || r.target_bot_id === botId))
+          if (routed) routeBots.add(botId)
+          else routeBots.delete(botId)
+          yield* reconcileOne(botId)
+        }), { discard: true })
 
     const changes = yield* activity.subscribe
     yield* Effect.forkScoped(Housekeeping.run({
@@ -256,7 +282,7 @@ export const make = (options: Options = defaults) =>
       yield* wake(botId, "sends")
     }
     yield* Queue.take(changes).pipe(
-      Effect.flatMap((change) => change._tag === "Routes" ? reconcileAll : reconcileOne(change.id)),
+      Effect.flatMap((change) => change._tag === "Routes" ? reconcileRouted(change.bot_ids) : reconcileOne(change.id)),
       Effect.catchAll((e) => Effect.logError("could not apply a change", e.cause).pipe(Effect.zipRight(Effect.sleep(Duration.seconds(1))))),
       Effect.forever,
       Effect.forkScoped

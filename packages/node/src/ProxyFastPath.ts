@@ -19,7 +19,7 @@ const callPath = /^\/tgapi\/bot([^/?]+)\/([^/?]+)(\?.*)?$/
  * captured in one write, and each client gets its answer once that write is done. Anything else
  * (unknown tokens, local methods, uploads, files, bad paths) is left to the app, which answers it; a
  * bot's first call goes there too and makes it known here. Bots are forgotten on every change to any
- * bot, so a disabled or re-tokened bot is never served from here.
+ * bot (route changes leave them), so a disabled or re-tokened bot is never served from here.
  */
 export const make = Effect.gen(function*() {
   const storage = yield* Storage.Storage
@@ -33,10 +33,11 @@ export const make = Effect.gen(function*() {
 
   const changes = yield* activity.subscribe
   yield* Queue.take(changes).pipe(
-    Effect.zipRight(Effect.sync(() => {
+    Effect.map((change) => {
+      if (change._tag === "Routes") return
       generation++
       known.clear()
-    })),
+    }),
     Effect.forever,
     Effect.forkScoped
   )

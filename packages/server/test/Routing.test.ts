@@ -349,6 +349,34 @@ describe("routes", () => {
     }
   })
 
+  it("a route change starts and stops the polling of the bots it names, and only theirs", async () => {
+    const sourceTg = fake.addBot()
+    const targetTg = fake.addBot()
+    const bystanderTg = fake.addBot()
+    const source = await addBot(sourceTg)
+    const target = await addBot(targetTg)
+    const bystander = await addBot(bystanderTg, { manage_enabled: true })
+    await fake.waitForPoll(bystanderTg.id)
+    const running = async (id: number) => (await server.call("/api/bots")).json.find((b: any) => b.id === id).running
+    assert.isFalse(await running(source.id))
+    assert.isFalse(await running(target.id))
+    const polls = () => fake.calls.filter((c) => c.botId === bystanderTg.id && c.method === "getUpdates").length
+
+    const before = polls()
+    const route = await addRoute({ source_bot_id: source.id, target_bot_id: target.id, action: "copy", target_chat_id: -1 })
+    await eventually(async () => (await running(source.id)) && (await running(target.id)) ? true : undefined)
+    const other = await addRoute({ source_bot_id: source.id, target_bot_id: source.id, action: "drop", enabled: false })
+    assert.strictEqual(
+      (await server.call("/api/routes/update", { body: { ...route, enabled: false } })).status,
+      200
+    )
+    await eventually(async () => !(await running(source.id)) && !(await running(target.id)) ? true : undefined)
+    assert.strictEqual((await server.call(`/api/routes/delete?id=${other.id}`, { method: "POST" })).status, 200)
+    assert.strictEqual((await server.call(`/api/routes/delete?id=${route.id}`, { method: "POST" })).status, 200)
+    assert.isTrue(await running(bystander.id))
+    assert.isAtMost(polls() - before, 1, "the bystander's poll was not restarted by route changes")
+  })
+
   it("a disabled route never fires, and editing a route takes effect without a restart", async () => {
     const d = await desk({ enabled: false, condition_type: "keyword", condition_value: "alpha" })
     const user = fake.addUser({ first_name: "Ida" })
