@@ -1,3 +1,4 @@
+import { parseMultipart as multipartParts } from "@remix-run/multipart-parser"
 import { createHash } from "node:crypto"
 import { badRequest, type Failure } from "./Answer.js"
 import { asObject, type Json, type Params } from "./Params.js"
@@ -27,68 +28,17 @@ export const readBody = (stream: NodeJS.ReadableStream): Promise<Buffer> =>
     stream.on("error", reject)
   })
 
-/** One part of a multipart body; `filename` present makes it a file, as Telegram decides. */
-interface Part {
-  readonly name: string
-  readonly filename: string | undefined
-  readonly contentType: string | undefined
-  readonly body: Buffer
-}
+const unparsable: ParsedParams = { _tag: "Failure", failure: badRequest("can't parse multipart/form-data") }
 
-/** The `boundary` parameter of a multipart Content-Type. */
 const boundaryOf = (header: string): string | undefined => {
   const match = /;\s*boundary\s*=\s*(?:"([^"]+)"|([^;\s]+))/i.exec(header)
   return match?.[1] ?? match?.[2]
 }
 
-/** The `key=value` parameters of a header value such as `form-data; name="a"; filename=b.jpg`, keys lowercased. */
-const headerParams = (value: string): ReadonlyMap<string, string> => {
-  const params = new Map<string, string>()
-  for (const match of value.matchAll(/;\s*([^\s=;]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))/g)) {
-    params.set(match[1]!.toLowerCase(), match[2] ?? match[3]!.trim())
-  }
-  return params
-}
-
-/** A part's headers (`Name: value` lines, any case, spaces optional), names lowercased. */
-const partHeaders = (text: string): ReadonlyMap<string, string> => {
-  const headers = new Map<string, string>()
-  for (const line of text.split("\r\n")) {
-    const colon = line.indexOf(":")
-    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim())
-  }
-  return headers
-}
-
-/**
- * The parts of a multipart body, or undefined when it is malformed. Only headers are decoded; a part's
- * body is a view of the request's bytes.
- */
-const multipartParts = (body: Buffer, boundary: string): ReadonlyArray<Part> | undefined => {
-  const delimiter = Buffer.from(`\r\n--${boundary}`)
-  const first = body.indexOf(delimiter.subarray(2))
-  if (first < 0) return undefined
-  const parts: Array<Part> = []
-  let position = first + delimiter.length - 2
-  while (!(body[position] === 0x2d && body[position + 1] === 0x2d)) {
-    const lineEnd = body.indexOf("\r\n", position)
-    const headersEnd = lineEnd < 0 ? -1 : body.indexOf("\r\n\r\n", lineEnd)
-    const end = headersEnd < 0 ? -1 : body.indexOf(delimiter, headersEnd + 4)
-    if (end < 0) return undefined
-    const headers = partHeaders(body.toString("utf8", lineEnd + 2, Math.max(lineEnd + 2, headersEnd)))
-    const disposition = headerParams(headers.get("content-disposition") ?? "")
-    const name = disposition.get("name")
-    if (name === undefined || name === "") return undefined
-    parts.push({
-      name,
-      filename: disposition.get("filename"),
-      contentType: headers.get("content-type"),
-      body: body.subarray(headersEnd + 4, end)
-    })
-    position = end + delimiter.length
-  }
-  return parts
-}
+const bytesOf = (content: ReadonlyArray<Uint8Array>): Buffer =>
+  content.length === 1
+    ? Buffer.from(content[0]!.buffer, content[0]!.byteOffset, content[0]!.byteLength)
+    : Buffer.concat(content)
 
 /** How a file part shows in `params` and the call log. */
 const partSummary = (part: FilePart): Json => ({
@@ -98,25 +48,44 @@ const partSummary = (part: FilePart): Json => ({
   sha256: part.sha256
 })
 
-/** A multipart body's fields as strings and its file parts as bytes. */
+/**
+ * A multipart body's fields as strings and its file parts as bytes; a part with a `filename` is a file, as
+ * Telegram decides. Anything before the first boundary is skipped; a part without a name, or a body the
+ * parser refuses, fails the request.
+ */
 const parseMultipart = (body: Buffer, header: string, params: Record<string, unknown>): ParsedParams => {
   const boundary = boundaryOf(header)
-  const parts = boundary === undefined ? undefined : multipartParts(body, boundary)
-  if (parts === undefined) return { _tag: "Failure", failure: badRequest("can't parse multipart/form-data") }
+  const first = boundary === undefined ? -1 : body.indexOf(`--${boundary}`)
+  if (boundary === undefined || first < 0) return unparsable
   const files = new Map<string, FilePart>()
-  for (const part of parts) {
-    if (part.filename === undefined) {
-      params[part.name] = part.body.toString("utf8")
-      continue
+  try {
+    const parts = multipartParts(body.subarray(first), {
+      boundary,
+      maxHeaderSize: Number.POSITIVE_INFINITY,
+      maxFileSize: Number.POSITIVE_INFINITY,
+      maxTotalSize: Number.POSITIVE_INFINITY,
+      maxParts: Number.POSITIVE_INFINITY
+    })
+    for (const part of parts) {
+      const name = part.name
+      if (name === undefined || name === "") return unparsable
+      const bytes = bytesOf(part.content)
+      const filename = part.filename
+      if (filename === undefined) {
+        params[name] = bytes.toString("utf8")
+        continue
+      }
+      const file: FilePart = {
+        file_name: filename,
+        mime_type: part.headers["content-type"] ?? "application/octet-stream",
+        bytes,
+        sha256: createHash("sha256").update(bytes).digest("hex")
+      }
+      files.set(name, file)
+      params[name] = partSummary(file)
     }
-    const file: FilePart = {
-      file_name: part.filename,
-      mime_type: part.contentType ?? "application/octet-stream",
-      bytes: part.body,
-      sha256: createHash("sha256").update(part.body).digest("hex")
-    }
-    files.set(part.name, file)
-    params[part.name] = partSummary(file)
+  } catch {
+    return unparsable
   }
   return { _tag: "Params", params, files }
 }
