@@ -59,7 +59,10 @@ const fieldName = (headers: string): string | undefined => {
 /**
  * The text fields of a multipart body, read leniently in one pass: parts with a `filename` (uploads)
  * are skipped, and a part that does not parse, or whose headers pass `maxPartHeaderBytes`, ends the
- * reading instead of failing it.
+ * reading instead of failing it. Hand-written because no runtime-neutral library keeps this contract:
+ * `@remix-run/multipart-parser` refuses a preamble and reads header parameters case-sensitively
+ * (`NAME=`); `Request.formData()` fails a whole body for one bad part, has no header limit, and
+ * reportedly does not parse grammY's uploads.
  */
 const fromMultipart = (body: Uint8Array, boundary: string): Record<string, unknown> => {
   const params: Record<string, unknown> = {}
