@@ -232,7 +232,7 @@ export const make = (options: {
   readonly lookup?: Net.LookupFunction | undefined
 } = {}): Client => {
   const allowAddress = options.allowAddress ?? publicAndForeign
-  const publicLookup = guardedLookup(allowAddress, options.lookup ?? (Dns.lookup as Net.LookupFunction))
+  const publicLookup = guardedLookup(allowAddress, options.lookup ?? Dns.lookup)
   const idle = new Map<string, Array<Connection>>()
   const all = new Set<Connection>()
   /** The latest TLS session of each origin, so new connections resume it instead of a full handshake. */

@@ -200,8 +200,8 @@ describe("LLM configuration", () => {
         assert.fail(`--${flag} ${value} was accepted`)
       } catch (e) {
         assert.instanceOf(e, Config.ConfigError)
-        assert.include((e as Error).message, `--${flag}`)
-        assert.notInclude((e as Error).message, apiKey)
+        assert.include(e.message, `--${flag}`)
+        assert.notInclude(e.message, apiKey)
       }
     }
   })

@@ -819,7 +819,7 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
   }
 
   const originOf = (message: BotApi.Message): Json => {
-    if (message.forward_origin !== undefined) return message.forward_origin as Json
+    if (message.forward_origin !== undefined) return message.forward_origin
     if (message.chat.type === "channel") {
       return {
         type: "channel",
