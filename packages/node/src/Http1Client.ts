@@ -144,7 +144,7 @@ const parseHead = (text: string, method: string): Head | string => {
   const lines = text.split("\r\n")
   const status = statusLine.exec(lines[0]!)
   if (status === null) return "the status line is not HTTP/1.x"
-  const headers: Record<string, string> = Object.create(null)
+  const headers = Object.create(null) as Record<string, string>
   let last: string | undefined
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!
@@ -423,7 +423,7 @@ export const make = (options: {
     socket.on("timeout", () => {
       if (connection.exchange === undefined) socket.destroy()
     })
-    socket.on("error", (error) => ended(connection, error))
+    socket.on("error", (error: Error) => ended(connection, error))
     socket.on("end", () => {
       ended(connection, undefined)
       socket.destroy()

@@ -1831,6 +1831,7 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
       for (const abort of [...inFlight]) abort()
       for (const wake of [...sleepers]) wake()
       for (const onClose of [...closers]) onClose()
+      // eslint-disable-next-line @typescript-eslint/await-thenable -- a bot with no delivery running has `undefined`, which Promise.all takes
       await Promise.all([...botsById.values()].map((bot) => bot.delivery))
       await new Promise<void>((resolve) => {
         server.close(() => resolve())

@@ -1002,10 +1002,10 @@ describe("FakeTelegram chats and messages", () => {
       assert.deepStrictEqual(fake.pendingUpdates(bot.id).at(-1)?.edited_message, edited)
 
       const raw = fake.enqueue(bot.id, { poll: { id: "p", question: "?" } })
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- needed: `poll` is no field of Body (tsc's excess-property check)
       assert.deepStrictEqual(raw, {
         update_id: fake.pendingUpdates(bot.id).at(-1)!.update_id,
         poll: { id: "p", question: "?" }
-        // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- needed: `poll` is no field of Body (tsc's excess-property check)
       } as Body)
     }))
 
