@@ -78,6 +78,7 @@ const load = (url: string, headers: Headers, seconds: number, connections: numbe
     if (interrupted) return reject(new Error("interrupted"))
     current = autocannon({ url, connections, duration: seconds, headers }, (error, result) => {
       current = undefined
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- autocannon's own error, passed on as it is
       if (error !== null && error !== undefined) reject(error)
       else if (interrupted) reject(new Error("interrupted"))
       else resolve(result)

@@ -178,6 +178,7 @@ const every = (tick: () => void) => {
   return {
     stop: () => clearInterval(timer),
     check: () => {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the check caught
       if (failure !== undefined) throw failure
     }
   }
@@ -730,5 +731,6 @@ export const runPipeline = async (): Promise<void> => {
   reportTargets(load, idle)
 
   if (load !== undefined) checkIntegrity(load.integrity)
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the idle phase caught
   if (idleFailure !== undefined) throw idleFailure
 }

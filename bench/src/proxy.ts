@@ -62,6 +62,7 @@ const load = (url: string, body: string, seconds: number, connections: number) =
       headers: { "content-type": "application/json" },
       connections,
       duration: seconds
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- autocannon's own error, passed on as it is
     }, (error, result) => error === null || error === undefined ? resolve(result) : reject(error))
   })
 
@@ -256,6 +257,7 @@ const longPollLatency = async (): Promise<Latency> => {
     fake.userSends(fakeBots[0]!.id, { user, text: "wake" })
     for (const bot of fakeBots.slice(1)) fake.userSends(bot.id, { user, text: "wake" })
     const failures = (await Promise.all(clients)).filter((r) => r instanceof Error)
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows the first client's failure
     if (failures.length > 0) throw failures[0]
     const sorted = delays.sort((a, b) => a - b)
     return {

@@ -29,7 +29,7 @@ export const program = Effect.gen(function*() {
 }).pipe(Effect.scoped)
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  Effect.runPromise(program).then((history) => {
+  void Effect.runPromise(program).then((history) => {
     for (const message of history) console.log(`${message.direction} #${message.id} to ${message.chat_id}: ${message.text}`)
   })
 }

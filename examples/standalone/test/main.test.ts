@@ -19,7 +19,7 @@ const listening = (child: ChildProcess) =>
   new Promise<string>((resolve, reject) => {
     let output = ""
     const read = (chunk: Buffer) => {
-      output += chunk
+      output += chunk.toString()
       const match = /Listening on http:\/\/[^:]+:(\d+)/.exec(output)
       if (match) resolve(`http://127.0.0.1:${match[1]}`)
     }

@@ -12,6 +12,7 @@ const isHttpUrl = (value: string): boolean => {
 }
 
 /** C0 and C1 control characters, DEL, and the Unicode line and paragraph separators. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const controlCharacters = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 
 /** Telegram's token shape: the bot's numeric id, a colon, then letters, digits, `_` and `-`. */

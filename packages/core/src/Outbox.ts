@@ -52,7 +52,7 @@ export const webhookReply = (
   }
   if (fields === undefined || typeof fields.method !== "string" || fields.method === "") return undefined
   const { method, ...params } = fields
-  return { method: method as string, params }
+  return { method, params }
 }
 
 const jsonHeaders = { "content-type": "application/json" }

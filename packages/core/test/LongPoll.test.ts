@@ -208,8 +208,8 @@ describe("LongPoll", () => {
         assert.deepStrictEqual(yield* ids({}), sent.slice(2))
         const warning = logs.find((l) => l.level === "WARN")
         assert.isDefined(warning)
-        assert.include(String(warning!.message), "dropped 2 unconfirmed updates")
-        assert.deepInclude(warning!.annotations as object, { bot_id: bot.id, dropped: 2 })
+        assert.include(String(warning.message), "dropped 2 unconfirmed updates")
+        assert.deepInclude(warning.annotations as object, { bot_id: bot.id, dropped: 2 })
         assert.notInclude(JSON.stringify(logs), "token")
 
         yield* TestClock.adjust("2 hours")

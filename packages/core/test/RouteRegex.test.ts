@@ -17,8 +17,8 @@ const refusedWith = (patterns: ReadonlyArray<string>, reason: RegExp) => {
   for (const pattern of patterns) {
     const message = refusal(pattern)
     assert.isDefined(message, pattern)
-    assert.match(message!, /^condition_value: /, pattern)
-    assert.match(message!, reason, pattern)
+    assert.match(message, /^condition_value: /, pattern)
+    assert.match(message, reason, pattern)
   }
 }
 

@@ -198,5 +198,5 @@ export const make = Effect.gen(function*() {
     ["getwebhookinfo", getWebhookInfo],
     ["logout", stays],
     ["close", stays]
-  ]) as ReadonlyMap<string, LocalMethod>
+  ])
 })

@@ -88,6 +88,7 @@ export const decode = (segment: string): string | undefined => {
 const methodPattern = /^[A-Za-z0-9_]{1,64}$/
 
 /** Characters no decoded path segment may hold: separators and controls. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const unsafeInSegment = /[/\\\u0000-\u001f\u007f]/
 
 /**

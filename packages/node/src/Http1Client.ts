@@ -144,7 +144,7 @@ const parseHead = (text: string, method: string): Head | string => {
   const lines = text.split("\r\n")
   const status = statusLine.exec(lines[0]!)
   if (status === null) return "the status line is not HTTP/1.x"
-  const headers: Record<string, string> = Object.create(null)
+  const headers = Object.create(null) as Record<string, string>
   let last: string | undefined
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!
@@ -232,7 +232,7 @@ export const make = (options: {
   readonly lookup?: Net.LookupFunction | undefined
 } = {}): Client => {
   const allowAddress = options.allowAddress ?? publicAndForeign
-  const publicLookup = guardedLookup(allowAddress, options.lookup ?? (Dns.lookup as Net.LookupFunction))
+  const publicLookup = guardedLookup(allowAddress, options.lookup ?? Dns.lookup)
   const idle = new Map<string, Array<Connection>>()
   const all = new Set<Connection>()
   /** The latest TLS session of each origin, so new connections resume it instead of a full handshake. */
@@ -423,7 +423,7 @@ export const make = (options: {
     socket.on("timeout", () => {
       if (connection.exchange === undefined) socket.destroy()
     })
-    socket.on("error", (error) => ended(connection, error))
+    socket.on("error", (error: Error) => ended(connection, error))
     socket.on("end", () => {
       ended(connection, undefined)
       socket.destroy()

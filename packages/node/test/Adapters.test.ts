@@ -198,7 +198,7 @@ for (const [name, mount] of cases) {
 
     it("stops polling when disposed", async () => {
       assert.isDefined(bot)
-      const botId = bot!.id
+      const botId = bot.id
       await fake.waitForPoll(botId)
       await instance!.dispose()
       const disposedAt = Date.now()
@@ -212,7 +212,7 @@ for (const [name, mount] of cases) {
       const api = await fetch(`${origin}${prefix}/api/bots`, { headers: auth })
       assert.strictEqual(api.status, 503)
       assert.deepStrictEqual(await api.json(), { error: "this Botrelay instance is stopped", code: "unavailable" })
-      const tgapi = await fetch(`${origin}${prefix}/tgapi/bot${bot!.token}/getMe`)
+      const tgapi = await fetch(`${origin}${prefix}/tgapi/bot${bot.token}/getMe`)
       assert.strictEqual(tgapi.status, 503)
       assert.deepInclude(await tgapi.json(), { ok: false, error_code: 503 })
     })

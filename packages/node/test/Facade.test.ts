@@ -15,7 +15,7 @@ const failure = async (promise: Promise<unknown>): Promise<BotrelayError> => {
     await promise
   } catch (error) {
     assert.instanceOf(error, BotrelayError)
-    return error as BotrelayError
+    return error
   }
   throw new Error("expected a BotrelayError")
 }

@@ -42,8 +42,8 @@ const startBin = async (env: Record<string, string>, args: Array<string> = []): 
   })
   children.add(child)
   let output = ""
-  child.stdout!.on("data", (chunk) => output += chunk)
-  child.stderr!.on("data", (chunk) => output += chunk)
+  child.stdout.on("data", (chunk) => output += chunk)
+  child.stderr.on("data", (chunk) => output += chunk)
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => {
     children.delete(child)
     resolve(code)

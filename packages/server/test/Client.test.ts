@@ -52,9 +52,9 @@ describe("the typed client", () => {
     assert.isDefined(listed)
     assert.strictEqual(listed?.source, added.source)
     assert.strictEqual(listed?.created_at, added.created_at)
-    assert.strictEqual(listed!.token, added.token)
-    assert.strictEqual(listed!.secret_token, "")
-    assert.isFalse(listed!.secret_token_set)
+    assert.strictEqual(listed.token, added.token)
+    assert.strictEqual(listed.secret_token, "")
+    assert.isFalse(listed.secret_token_set)
   })
 
   it("adds routes and lists them by bot", async () => {

@@ -37,8 +37,8 @@ const start = async (env: Record<string, string>) => {
   children.add(child)
   child.on("exit", () => children.delete(child))
   let output = ""
-  child.stdout!.on("data", (chunk) => output += chunk)
-  child.stderr!.on("data", (chunk) => output += chunk)
+  child.stdout.on("data", (chunk) => output += chunk)
+  child.stderr.on("data", (chunk) => output += chunk)
   let port: string | undefined
   await until(() => {
     port = /Listening on http:\/\/[^:]+:(\d+)/.exec(output)?.[1]

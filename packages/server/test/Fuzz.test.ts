@@ -11,7 +11,7 @@ import { startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
-let tokens: Array<string> = []
+const tokens: Array<string> = []
 let operatorKey = ""
 const webhookSecret = "backend-secret_0123456789abcdefXYZ"
 

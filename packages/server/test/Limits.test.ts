@@ -117,7 +117,7 @@ describe("request limits", () => {
       const started = startServer({ flags })
       const error = await started.then((s) => s.close().then(() => undefined), (e: Error) => e)
       assert.instanceOf(error, Error, JSON.stringify(flags))
-      assert.match(error!.message, /BOTRELAY_HTTP_/)
+      assert.match(error.message, /BOTRELAY_HTTP_/)
     }
   })
 

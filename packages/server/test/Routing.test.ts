@@ -163,7 +163,7 @@ describe("routes", () => {
     assert.strictEqual(relayed.message.chat.id, d.group.id)
     assert.strictEqual(relayed.message.caption, `${header(cid)}\nmy receipt`)
     assert.isDefined(relayed.upload)
-    assert.strictEqual(relayed.upload!.sha256, sha256(fake.fileBytes(largest(photo))))
+    assert.strictEqual(relayed.upload.sha256, sha256(fake.fileBytes(largest(photo))))
 
     const reply = fake.userSends(d.operatorTg.id, {
       chat: d.group.id,

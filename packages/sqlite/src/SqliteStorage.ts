@@ -418,7 +418,7 @@ const verifyKey = (
         detail: `the secret key from ${source} does not decrypt this database's secrets; ` +
           "start with the key they were encrypted with" +
           (interrupted
-            ? ` (${SecretKey.keyFileFor(file!)}.new exists: a key rotation was interrupted after it wrote that key)`
+            ? ` (${SecretKey.keyFileFor(file)}.new exists: a key rotation was interrupted after it wrote that key)`
             : "")
       })
     )

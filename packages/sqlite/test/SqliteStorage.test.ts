@@ -426,7 +426,7 @@ describe("SqliteStorage", () => {
       assert.strictEqual(page.length, 20)
       const sql = prepared.find((s) => s.includes("from \"botrelay_messages\"") && s.includes("order by"))
       assert.isDefined(sql)
-      const plan = queryPlan(host, sql!)
+      const plan = queryPlan(host, sql)
       assert.isTrue(plan.some((d) => d.includes("USING INDEX botrelay_messages_chat_date")), plan.join("\n"))
       assert.isFalse(plan.some((d) => d.includes("SCAN")), plan.join("\n"))
       assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), plan.join("\n"))

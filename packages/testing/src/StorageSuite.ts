@@ -272,6 +272,7 @@ export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>
             assert.strictEqual(Redacted.value(found.token), token)
             assert.strictEqual(Redacted.value(found.secret_token), "webhook-secret")
             assert.notInclude(JSON.stringify(found), token)
+            // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the point: a Redacted's string form must not show the token
             assert.notInclude(String(found.token), token)
           }
           assert.strictEqual(some(yield* storage.findBotByToken(token)).id, bot.id)

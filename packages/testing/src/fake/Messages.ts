@@ -107,7 +107,7 @@ const sourceMessage = (state: State, bot: Bot, params: Params, missing: string):
 }
 
 const originOf = (message: BotApi.Message): Json => {
-  if (message.forward_origin !== undefined) return message.forward_origin as Json
+  if (message.forward_origin !== undefined) return message.forward_origin
   if (message.chat.type === "channel") {
     return {
       type: "channel",

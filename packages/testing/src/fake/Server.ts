@@ -106,7 +106,7 @@ export const listen = async (state: State): Promise<Server> => {
       for (const abort of [...state.inFlight]) abort()
       for (const wake of [...state.sleepers]) wake()
       for (const onClose of [...state.closers]) onClose()
-      await Promise.all([...state.botsById.values()].map((bot) => bot.delivery))
+      await Promise.all([...state.botsById.values()].map((bot) => bot.delivery ?? Promise.resolve()))
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeAllConnections()
