@@ -3,14 +3,16 @@
  * suite (FakeTelegram → Botrelay → a local backend, and 1,000 idle polling bots, see pipeline.ts), the
  * proxy suite (/tgapi overhead and long-poll latency, see proxy.ts), then the routing suite (the pipeline's
  * load with and without 1,000 keyword routes, see routing.ts), then the regex suite (route regexes on hostile
- * messages, in process, see regex.ts).
+ * messages, in process, see regex.ts), then the http suite (the outbound HTTP client, Http1Client, against
+ * undici, see http.ts).
  *
- * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex or all; default all), BENCH_CPU_PROF (a folder: run each
+ * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http or all; default all), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
 import { resolve } from "node:path"
 import { interruptApi, runApi } from "./api.js"
 import { cpuProf, removeTempDirs } from "./harness.js"
+import { runHttp } from "./http.js"
 import { runPipeline } from "./pipeline.js"
 import { runProxy } from "./proxy.js"
 import { runRegex } from "./regex.js"
@@ -22,7 +24,8 @@ const suites: Record<string, () => Promise<void>> = {
   pipeline: runPipeline,
   proxy: runProxy,
   routing: runRouting,
-  regex: runRegex
+  regex: runRegex,
+  http: runHttp
 }
 
 const chosen = process.env["BENCH_SUITE"] ?? "all"
@@ -46,7 +49,7 @@ process.once("exit", () => {
 })
 
 if (names.some((name) => suites[name] === undefined)) {
-  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, all; got "${chosen}"\n`)
+  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, all; got "${chosen}"\n`)
   process.exitCode = 2
 } else {
   for (const name of names) {
