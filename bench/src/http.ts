@@ -157,7 +157,9 @@ const contenders = (origin: string) => {
           http1.request(
             { method: "POST", url: c.url, headers, body, timeout: 30_000, maxBytes: 1_000_000 },
             (failure, answer) =>
-              failure === undefined && answer!.status === 200 ? resolve(answer!.body.length) : reject(failure)
+              failure === undefined && answer!.status === 200
+                ? resolve(answer!.body.length)
+                : reject(new Error(failure?.code ?? `status ${answer?.status}`))
           )
         })
       )

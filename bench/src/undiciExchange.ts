@@ -61,7 +61,7 @@ export const makeClient = (options: {
   const anyAgent = new Agent(agentOptions)
   const publicAgent = new Agent({
     ...agentOptions,
-    connect: { lookup: guardedLookup(allowAddress, Dns.lookup as Net.LookupFunction) }
+    connect: { lookup: guardedLookup(allowAddress, Dns.lookup) }
   })
 
   const request: Client["request"] = (request, callback) => {
@@ -149,7 +149,7 @@ export const makeClient = (options: {
       ;(request.addresses === "public" ? publicAgent : anyAgent).dispatch({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
-        method: request.method as Dispatcher.HttpMethod,
+        method: request.method,
         headers,
         body: withoutBody ? null : body ?? Buffer.alloc(0),
         headersTimeout: 0,
