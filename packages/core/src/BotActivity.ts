@@ -1,10 +1,26 @@
 import type { Scope } from "effect"
 import { Context, Effect, Layer, PubSub, type Queue } from "effect"
+import type { Route } from "./Route.js"
 
-/** Something the runtime must look at again: one bot's settings, or the routes of some bots (as source or target). */
+/** What the runtime needs of a route that changed: its two bots and whether it is enabled. */
+export type RouteEnds = Pick<Route, "source_bot_id" | "target_bot_id" | "enabled">
+
+/**
+ * Something the runtime must look at again: one bot's settings, or routes: those `removed` (as they
+ * were) and `added` (as they are now); an update is both.
+ */
 export type Change =
   | { readonly _tag: "Bot"; readonly id: number }
-  | { readonly _tag: "Routes"; readonly bot_ids: ReadonlyArray<number> }
+  | {
+    readonly _tag: "Routes"
+    readonly removed: ReadonlyArray<RouteEnds>
+    readonly added: ReadonlyArray<RouteEnds>
+  }
+
+/** The bots whose routes a change touches, each once. */
+export const botsOf = (change: Extract<Change, { readonly _tag: "Routes" }>): ReadonlyArray<number> => [
+  ...new Set([...change.removed, ...change.added].flatMap((r) => [r.source_bot_id, r.target_bot_id]))
+]
 
 /** Which bots have live ingress, and news of changes to bots and routes for the runtime. */
 export interface BotActivityService {

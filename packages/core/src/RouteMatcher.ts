@@ -1,6 +1,6 @@
 import type { Scope } from "effect"
 import { Chunk, Context, Effect, Layer, Queue } from "effect"
-import { BotActivity } from "./BotActivity.js"
+import { BotActivity, botsOf } from "./BotActivity.js"
 import type { StorageError } from "./Errors.js"
 import { yieldToEventLoop } from "./EventLoop.js"
 import type { Route } from "./Route.js"
@@ -299,7 +299,7 @@ export const make: Effect.Effect<RouteSetsService, never, Storage | BotActivity 
         generation++
         for (const change of pending) {
           if (change._tag === "Bot") return cache.clear()
-          for (const botId of change.bot_ids) cache.delete(botId)
+          for (const botId of botsOf(change)) cache.delete(botId)
         }
       })
     )

@@ -38,9 +38,9 @@ export class Routes extends Context.Tag("@botrelay/core/Routes")<Routes, RoutesS
 export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = Effect.gen(function*() {
   const storage = yield* Storage
   const activity = yield* BotActivity
-  /** Tells the runtime the routes of these routes' bots changed. */
-  const announce = (...routes: ReadonlyArray<Pick<Route, "source_bot_id" | "target_bot_id">>) =>
-    activity.changed({ _tag: "Routes", bot_ids: [...new Set(routes.flatMap((r) => [r.source_bot_id, r.target_bot_id]))] })
+  /** Tells the runtime which routes went and which came. */
+  const announce = (removed: ReadonlyArray<Route>, added: ReadonlyArray<Route>) =>
+    activity.changed({ _tag: "Routes", removed, added })
 
   const botExists = (id: number) =>
     storage.findBot(id).pipe(Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : new BotNotFound({ id })))
@@ -89,7 +89,7 @@ export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = 
         Effect.zipRight(regexBudget(input)),
         Effect.zipRight(nowIso),
         Effect.flatMap((created_at) => storage.insertRoute({ ...record(input), created_at })),
-        Effect.tap((route) => announce(route)),
+        Effect.tap((route) => announce([], [route])),
         Effect.withSpan("Routes.add")
       ),
     update: (input) =>
@@ -102,7 +102,7 @@ export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = 
               onNone: () => Effect.fail(new RouteNotFound({ id: input.id })),
               onSome: Effect.succeed
             })),
-            Effect.tap((after) => announce(before, after))
+            Effect.tap((after) => announce([before], [after]))
           )
         ),
         Effect.withSpan("Routes.update", { attributes: { id: input.id } })
@@ -111,7 +111,7 @@ export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = 
     remove: (id) =>
       findRoute(id).pipe(
         Effect.tap(() => storage.deleteRoute(id)),
-        Effect.tap((route) => announce(route)),
+        Effect.tap((route) => announce([route], [])),
         Effect.withSpan("Routes.remove", { attributes: { id } })
       ),
     sends: storage.listSends

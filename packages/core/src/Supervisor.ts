@@ -1,7 +1,7 @@
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Context, Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
 import { type StoredBot, userIdOf } from "./Bot.js"
-import { BotActivity } from "./BotActivity.js"
+import { BotActivity, botsOf, type Change, type RouteEnds } from "./BotActivity.js"
 import type { FloodControl } from "./FloodControl.js"
 import * as Housekeeping from "./Housekeeping.js"
 import * as Ingress from "./Ingress.js"
@@ -44,7 +44,7 @@ export interface Options {
 export const defaults: Options = { ingress: Ingress.defaults, outbox: Outbox.defaults }
 
 /** Which bots are polled: not disabled, not in webhook mode, and something needs their updates. */
-export const needsPolling = (bot: StoredBot, routeBots: ReadonlySet<number>): boolean =>
+export const needsPolling = (bot: StoredBot, routeBots: { readonly has: (botId: number) => boolean }): boolean =>
   !bot.disabled && !bot.webhook_mode &&
   (bot.manage_enabled || bot.proxy_enabled || bot.long_poll_enabled || routeBots.has(bot.id))
 
@@ -83,8 +83,18 @@ export const make = (options: Options = defaults) =>
     const known = new Map<number, StoredBot>()
     /** The known bots by their Telegram user id (the number before the token's colon). */
     const byUserId = new Map<number, number>()
-    /** Bots that are the source or target of an enabled route. */
-    const routeBots = new Set<number>()
+    /** How many enabled routes each bot is the source or target of (0 is left out). */
+    const routeCounts = new Map<number, number>()
+
+    /** Counts an enabled route in (`by` 1) or out (-1) for each of its bots. */
+    const count = (route: RouteEnds, by: 1 | -1) => {
+      if (!route.enabled) return
+      for (const botId of new Set([route.source_bot_id, route.target_bot_id])) {
+        const next = (routeCounts.get(botId) ?? 0) + by
+        if (next > 0) routeCounts.set(botId, next)
+        else routeCounts.delete(botId)
+      }
+    }
 
     const remember = (bot: StoredBot) => {
       const before = known.get(bot.id)
@@ -206,7 +216,7 @@ export const make = (options: Options = defaults) =>
       })
 
     const wantedMode = (bot: StoredBot): Mode | undefined =>
-      needsWebhook(bot, options.publicUrl) ? "webhook" : needsPolling(bot, routeBots) ? "poll" : undefined
+      needsWebhook(bot, options.publicUrl) ? "webhook" : needsPolling(bot, routeCounts) ? "poll" : undefined
 
     /** Applies the bot as stored now; `previous` is how it was known before (routing reads every bot from `known`). */
     const reconcileBot = (bot: StoredBot, previous: StoredBot | undefined) =>
@@ -243,8 +253,8 @@ export const make = (options: Options = defaults) =>
     const reconcileAll = Effect.gen(function*() {
       const bots = yield* storage.listBots
       const routes = yield* storage.listRoutes({})
-      routeBots.clear()
-      for (const route of routes) if (route.enabled) routeBots.add(route.source_bot_id).add(route.target_bot_id)
+      routeCounts.clear()
+      for (const route of routes) count(route, 1)
       const present = new Set(bots.map((b) => b.id))
       for (const botId of [...wakeups.keys()]) if (!present.has(botId)) yield* stopBot(botId)
       const previous = new Map(known)
@@ -259,16 +269,13 @@ export const make = (options: Options = defaults) =>
         yield* reconcileBot(bot.value, known.get(botId))
       })
 
-    /** After a change to the routes of these bots: whether each is still in an enabled route, then the bot itself. */
-    const reconcileRouted = (botIds: ReadonlyArray<number>) =>
-      Effect.forEach(botIds, (botId) =>
-        Effect.gen(function*() {
-          const routes = yield* storage.listRoutes({ bot_id: botId })
-          const routed = routes.some((r) => r.enabled && (r.source_bot_id === botId || r.target_bot_id === botId))
-          if (routed) routeBots.add(botId)
-          else routeBots.delete(botId)
-          yield* reconcileOne(botId)
-        }), { discard: true })
+    /** After routes changed: their bots' counts, then those bots, and no other. */
+    const reconcileRouted = (change: Extract<Change, { readonly _tag: "Routes" }>) =>
+      Effect.gen(function*() {
+        for (const route of change.removed) count(route, -1)
+        for (const route of change.added) count(route, 1)
+        for (const botId of botsOf(change)) yield* reconcileOne(botId)
+      })
 
     const changes = yield* activity.subscribe
     yield* Effect.forkScoped(Housekeeping.run({
@@ -282,7 +289,7 @@ export const make = (options: Options = defaults) =>
       yield* wake(botId, "sends")
     }
     yield* Queue.take(changes).pipe(
-      Effect.flatMap((change) => change._tag === "Routes" ? reconcileRouted(change.bot_ids) : reconcileOne(change.id)),
+      Effect.flatMap((change) => change._tag === "Routes" ? reconcileRouted(change) : reconcileOne(change.id)),
       Effect.catchAll((e) => Effect.logError("could not apply a change", e.cause).pipe(Effect.zipRight(Effect.sleep(Duration.seconds(1))))),
       Effect.forever,
       Effect.forkScoped

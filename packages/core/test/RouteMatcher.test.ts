@@ -325,7 +325,7 @@ describe("RouteSets", () => {
       const fired = (text: string) =>
         Effect.map(sets.get(a.id), (set) => match(set.compiled, message(text)).fired)
       assert.deepStrictEqual(yield* fired("a".repeat(40) + "!"), [])
-      yield* activity.changed({ _tag: "Routes", bot_ids: [a.id] })
+      yield* activity.changed({ _tag: "Routes", removed: [], added: [bad] })
       assert.deepStrictEqual(yield* fired("aaaa"), [])
       assert.strictEqual(warnings.length, 1)
       assert.include(warnings[0], `route ${bad.id}`)
