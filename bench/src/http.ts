@@ -22,8 +22,8 @@
  */
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import * as Http1Client from "@botrelay/node/Http1Client"
-import * as NodeHttpExchange from "@botrelay/node/NodeHttpExchange"
+import { Http1Client } from "@botrelay/node"
+import { NodeHttpExchange } from "@botrelay/node"
 import type { HttpExchange } from "@botrelay/telegram"
 import { Duration, Effect } from "effect"
 import { type Dispatcher, Pool } from "undici"

@@ -9,7 +9,7 @@ import * as Dns from "node:dns"
 import type * as Net from "node:net"
 import { isIP } from "node:net"
 import { HttpExchange } from "@botrelay/telegram"
-import { publicAndForeign } from "@botrelay/node/Http1Client"
+import { Http1Client } from "@botrelay/node"
 import { Duration, Effect } from "effect"
 import { Agent, type Dispatcher } from "undici"
 
@@ -56,7 +56,7 @@ export const makeClient = (options: {
   readonly allowAddress?: ((address: string) => boolean) | undefined
   readonly connections?: number | undefined
 } = {}): Client => {
-  const allowAddress = options.allowAddress ?? publicAndForeign
+  const allowAddress = options.allowAddress ?? Http1Client.publicAndForeign
   const agentOptions = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 30_000, connections: options.connections ?? null }
   const anyAgent = new Agent(agentOptions)
   const publicAgent = new Agent({

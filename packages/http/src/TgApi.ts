@@ -9,7 +9,7 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { type Bot, CallParams, type Errors, SentMessages, Storage } from "@botrelay/core"
+import { type Bot, type Bots, CallParams, type Errors, type LongPoll, SentMessages, Storage } from "@botrelay/core"
 import { HttpExchange } from "@botrelay/telegram"
 import { Cause, Context, Data, Deferred, Duration, Effect, Fiber, Layer, Option, Queue, Redacted, Stream, Take } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
@@ -236,6 +236,15 @@ export const makeRelay = Effect.gen(function*() {
   return { passWhole, capture, upstreamRequest: (call: WholeCall) => upstreamRequest(apiRoot, call) } as const
 })
 
+/** What the proxy runs on. */
+export type Requirements =
+  | HttpClient.HttpClient
+  | Storage.Storage
+  | Bots.Bots
+  | LongPoll.LongPoll
+  | Upstream
+  | HttpExchange.HttpExchange
+
 /** A call's request, as far as the proxy reads it. */
 interface Call {
   readonly request: HttpServerRequest.HttpServerRequest
@@ -253,7 +262,11 @@ interface Call {
  * parameters) and its answer comes back unchanged. What the calls of bots with `manage_enabled`
  * send, edit or delete is captured in their history.
  */
-export const make = Effect.gen(function*() {
+export const make: Effect.Effect<
+  Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>,
+  never,
+  Requirements
+> = Effect.gen(function*() {
   const storage = yield* Storage.Storage
   const { apiRoot } = yield* Upstream
   const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
@@ -458,6 +471,6 @@ export const make = Effect.gen(function*() {
  * Serves the proxy under `/tgapi` in the API's router, next to the webhook ingress.
  * A call ends when its client goes.
  */
-export const layer = HttpApiBuilder.Router.use((router) =>
+export const layer: Layer.Layer<never, never, Requirements> = HttpApiBuilder.Router.use((router) =>
   Effect.flatMap(make, (app) => router.mountApp(prefix, Effect.interruptible(app), { includePrefix: true }))
 )

@@ -1,7 +1,8 @@
 import type * as Http from "node:http"
 import { BotActivity, type Bot, type SentMessages, Storage } from "@botrelay/core"
 import { BotApiAnswer, TgApi } from "@botrelay/http"
-import { Effect, Option, Queue, Runtime } from "effect"
+import type { HttpExchange } from "@botrelay/telegram"
+import { Effect, Option, Queue, Runtime, type Scope } from "effect"
 import * as Http1Client from "./Http1Client.js"
 
 /** Bodies up to this size are taken here; larger ones go the streaming way. */
@@ -21,7 +22,11 @@ const callPath = /^\/tgapi\/bot([^/?]+)\/([^/?]+)(\?.*)?$/
  * bot's first call goes there too and makes it known here. Bots are forgotten on every change to any
  * bot (route changes leave them), so a disabled or re-tokened bot is never served from here.
  */
-export const make = Effect.gen(function*() {
+export const make: Effect.Effect<
+  (req: Http.IncomingMessage, res: Http.ServerResponse) => boolean,
+  never,
+  Storage.Storage | BotActivity.BotActivity | HttpExchange.HttpExchange | TgApi.Upstream | Scope.Scope
+> = Effect.gen(function*() {
   const storage = yield* Storage.Storage
   const activity = yield* BotActivity.BotActivity
   const { capture, upstreamRequest } = yield* TgApi.makeRelay
