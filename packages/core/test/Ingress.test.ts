@@ -1,0 +1,175 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { Bot } from "@botrelay/core"
+import { BotActivity, Ingress, MemoryStorage, Storage } from "@botrelay/core"
+import { TelegramClient, TelegramError } from "@botrelay/telegram"
+import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Redacted, TestClock } from "effect"
+
+// The poller on Effect's TestClock: how long it waits after each kind of failure, with no real time.
+
+const botInput: Bot.BotRecordInput = {
+  token: Redacted.make("7:token"),
+  name: "",
+  source: "web",
+  manage_enabled: true,
+  proxy_enabled: false,
+  backend_url: "",
+  secret_token: Redacted.make(""),
+  long_poll_enabled: false,
+  description: "",
+  created_at: "2025-01-01T00:00:00.000Z"
+}
+
+const options: Ingress.Options = {
+  ...Ingress.defaults,
+  retryBase: Duration.seconds(1),
+  retryCap: Duration.seconds(30),
+  unauthorizedWait: Duration.minutes(5)
+}
+
+const apiError = (error_code: number, description: string, retry_after?: number) =>
+  new TelegramError.TelegramApiError({
+    method: "getUpdates",
+    error_code,
+    description,
+    ...(retry_after === undefined ? {} : { retry_after })
+  })
+
+const unreachable = new TelegramError.TelegramTransportError({
+  reason: "Transport",
+  method: "getUpdates",
+  description: "ECONNREFUSED"
+})
+
+type Answer = TelegramError.TelegramError | ReadonlyArray<{ readonly update_id: number }>
+
+/**
+ * A Telegram whose getUpdates answers from a script, one entry a call, then holds every later call
+ * (as a long poll with nothing to give does);
+ * it records when each getUpdates and getMe came (TestClock milliseconds) and the offsets asked for.
+ */
+const scripted = (script: ReadonlyArray<Answer>) => {
+  const polls: Array<{ readonly at: number; readonly offset: number | undefined }> = []
+  const identities: Array<number> = []
+  let next = 0
+  const service = {
+    getMe: () =>
+      Effect.map(Clock.currentTimeMillis, (at) => {
+        identities.push(at)
+        return { id: 7, is_bot: true, first_name: "Bot", username: "seven_bot" }
+      }),
+    deleteWebhook: () => Effect.succeed(true as const),
+    getUpdates: (_token: unknown, params: { readonly offset?: number | undefined }) =>
+      Effect.gen(function*() {
+        polls.push({ at: yield* Clock.currentTimeMillis, offset: params.offset })
+        const answer = script[next++]
+        if (answer === undefined) return yield* Effect.never
+        if (answer instanceof TelegramError.TelegramApiError || answer instanceof TelegramError.TelegramTransportError) {
+          return yield* Effect.fail(answer)
+        }
+        return answer.map((u) => ({ update_id: u.update_id, payload: `{"update_id":${u.update_id},"message":{}}` }))
+      })
+  } as unknown as TelegramClient.Service
+  return { polls, identities, layer: Layer.succeed(TelegramClient.TelegramClient, service) }
+}
+
+const run = <A, E>(
+  script: ReadonlyArray<Answer>,
+  body: (t: ReturnType<typeof scripted>, bot: Bot.StoredBot) => Effect.Effect<A, E, Storage.Storage>
+) => {
+  const telegram = scripted(script)
+  return Effect.gen(function*() {
+    const storage = yield* Storage.Storage
+    const bot = yield* storage.insertBot(botInput)
+    const poller = yield* Effect.fork(Ingress.poll(bot, Effect.void, options))
+    const result = yield* body(telegram, bot)
+    yield* Fiber.interrupt(poller)
+    return result
+  }).pipe(
+    Effect.provide(Layer.mergeAll(MemoryStorage.layer, BotActivity.layer, telegram.layer)),
+    Effect.provide(Logger.remove(Logger.defaultLogger))
+  )
+}
+
+/** Lets the poller run until it has made `count` getUpdates calls (or gives up). */
+const until = (polls: ReadonlyArray<unknown>, count: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 1000 && polls.length < count; i++) yield* Effect.yieldNow()
+  })
+
+const lastError = (botId: number) =>
+  Effect.flatMap(Storage.Storage, (storage) => storage.findBot(botId)).pipe(
+    Effect.map((bot) => Option.getOrThrow(bot).last_error)
+  )
+
+describe("Ingress.poll on a TestClock", () => {
+  it.effect("waits exactly retry_after on 429, and says so in last_error", () =>
+    run([apiError(429, "Too Many Requests: retry after 7", 7)], ({ polls }, bot) =>
+      Effect.gen(function*() {
+        yield* until(polls, 1)
+        assert.strictEqual(polls.length, 1)
+        yield* TestClock.adjust(Duration.millis(6_999))
+        yield* until(polls, 2)
+        assert.strictEqual(polls.length, 1)
+        assert.match(yield* lastError(bot.id), /^rate limited by Telegram/)
+        yield* TestClock.adjust(Duration.millis(1))
+        yield* until(polls, 2)
+        assert.deepStrictEqual(polls.map((p) => p.at), [0, 7_000])
+      })))
+
+  it.effect("on 401 marks the bot unauthorized and tries again only after the slow wait, identifying itself first", () =>
+    run([apiError(401, "Unauthorized")], ({ identities, polls }, bot) =>
+      Effect.gen(function*() {
+        yield* until(polls, 1)
+        assert.strictEqual(yield* lastError(bot.id), "unauthorized: Telegram rejected the token")
+        yield* TestClock.adjust(Duration.minutes(4))
+        yield* until(polls, 2)
+        assert.strictEqual(polls.length, 1)
+        yield* TestClock.adjust(Duration.minutes(1))
+        yield* until(polls, 2)
+        assert.deepStrictEqual(polls.map((p) => p.at), [0, 300_000])
+        assert.deepStrictEqual(identities, [0, 300_000])
+      })))
+
+  it.effect("backs off exponentially with jitter when Telegram cannot be reached, up to the cap", () =>
+    run(Array.from({ length: 8 }, () => unreachable), ({ polls }, bot) =>
+      Effect.gen(function*() {
+        yield* until(polls, 1)
+        for (let i = 1; i < 8; i++) {
+          yield* TestClock.adjust(Duration.seconds(30))
+          yield* until(polls, i + 1)
+        }
+        const gaps = polls.slice(1).map((p, i) => p.at - polls[i]!.at)
+        for (const [attempt, gap] of gaps.entries()) {
+          const ceiling = Math.min(30_000, 1_000 * 2 ** attempt)
+          assert.isAtLeast(gap, ceiling / 2, `attempt ${attempt}`)
+          assert.isAtMost(gap, ceiling, `attempt ${attempt}`)
+        }
+        assert.match(yield* lastError(bot.id), /^Telegram unreachable: ECONNREFUSED/)
+      })))
+
+  it.effect("reports a 409 conflict and waits longer than after a plain failure, never looping hot", () =>
+    run([apiError(409, "Conflict: terminated by other getUpdates request")], ({ polls }, bot) =>
+      Effect.gen(function*() {
+        yield* until(polls, 1)
+        assert.match(yield* lastError(bot.id), /^conflict: Conflict: terminated/)
+        yield* TestClock.adjust(Duration.millis(1_999))
+        yield* until(polls, 2)
+        assert.strictEqual(polls.length, 1, "at least 2 s after the first conflict")
+        yield* TestClock.adjust(Duration.seconds(2))
+        yield* until(polls, 2)
+        assert.strictEqual(polls.length, 2)
+      })))
+
+  it.effect("commits each batch with the next offset before asking again, and clears last_error", () =>
+    run([unreachable, [{ update_id: 41 }, { update_id: 42 }]], ({ polls }, bot) =>
+      Effect.gen(function*() {
+        yield* until(polls, 1)
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* until(polls, 3)
+        assert.deepStrictEqual(polls.map((p) => p.offset), [0, 0, 43])
+        const storage = yield* Storage.Storage
+        assert.strictEqual(yield* storage.ingressOffset(bot.id), 43)
+        assert.deepStrictEqual((yield* storage.pendingUpdates(bot.id, 10)).map((u) => u.update_id), [41, 42])
+        assert.strictEqual(yield* lastError(bot.id), "")
+      })))
+})
