@@ -1,4 +1,4 @@
-import type { ApiKey, Bot, Delivery, Inbox, Message, Route, RouteSend, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Delivery, Errors, Inbox, Message, Route, RouteSend, Tag } from "@botrelay/core"
 import { Storage } from "@botrelay/core"
 import { assert, it } from "@effect/vitest"
 import type { Layer } from "effect"
@@ -210,7 +210,10 @@ export const some = <A>(option: Option.Option<A>): A => {
 export const ids = (items: ReadonlyArray<{ readonly id: number }>) => items.map((item) => item.id)
 
 /** The bot's oldest pending delivery. */
-export const nextDelivery = (storage: Storage.StorageService, botId: number) =>
+export const nextDelivery = (
+  storage: Storage.StorageService,
+  botId: number
+): Effect.Effect<Option.Option<Delivery.Delivery>, Errors.StorageError> =>
   Effect.map(storage.nextDeliveries(botId, 1), (deliveries) => Option.fromNullable(deliveries[0]))
 
 /**
