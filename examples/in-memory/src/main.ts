@@ -1,12 +1,29 @@
 import { fileURLToPath } from "node:url"
 import { FetchHttpClient } from "@effect/platform"
-import { Bot, BotActivity, Bots, FloodControl, MemoryStorage, Messages } from "@botrelay/core"
-import { TelegramClient } from "@botrelay/telegram"
+import {
+  Bot,
+  BotActivity,
+  Bots,
+  type Errors,
+  FloodControl,
+  MemoryStorage,
+  type Message,
+  Messages
+} from "@botrelay/core"
+import { TelegramClient, type TelegramError } from "@botrelay/telegram"
 import { FakeTelegram } from "@botrelay/testing"
 import { Effect, Layer, Schema } from "effect"
 
 /** Registers a bot, sends through it and reads the stored history, all in memory against FakeTelegram. */
-export const program = Effect.gen(function*() {
+export const program: Effect.Effect<
+  ReadonlyArray<Message.Message>,
+  | Errors.StorageError
+  | Errors.InvalidInput
+  | Bot.BotNotFound
+  | Bot.BotDisabled
+  | Bot.DuplicateToken
+  | TelegramError.TelegramError
+> = Effect.gen(function*() {
   const telegram = yield* FakeTelegram.make()
   const helloBot = telegram.addBot({ username: "hello_bot" })
   const ann = telegram.addUser({ first_name: "Ann" })
