@@ -127,13 +127,28 @@ export const maskToken = (token: Redacted.Redacted<string>): string => {
 
 /** What the API shows of a bot: its secrets masked. */
 export const view = (bot: Bot): BotView => {
-  const { token, secret_token, ...rest } = bot
-  const secretSet = Redacted.value(secret_token) !== ""
+  const secretSet = Redacted.value(bot.secret_token) !== ""
   return {
-    ...rest,
-    token: maskToken(token),
-    token_set: Redacted.value(token) !== "",
+    id: bot.id,
+    token: maskToken(bot.token),
+    name: bot.name,
+    source: bot.source,
+    manage_enabled: bot.manage_enabled,
+    proxy_enabled: bot.proxy_enabled,
+    backend_url: bot.backend_url,
+    backend_url_origin: bot.backend_url_origin,
     secret_token: secretSet ? "***" : "",
+    long_poll_enabled: bot.long_poll_enabled,
+    description: bot.description,
+    running: bot.running,
+    webhook_mode: bot.webhook_mode,
+    disabled: bot.disabled,
+    username: bot.username,
+    last_error: bot.last_error,
+    last_update_at: bot.last_update_at,
+    created_at: bot.created_at,
+    updated_at: bot.updated_at,
+    token_set: Redacted.value(bot.token) !== "",
     secret_token_set: secretSet
   }
 }
