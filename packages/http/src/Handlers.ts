@@ -193,8 +193,7 @@ const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
       Effect.gen(function*() {
         const key = yield* CurrentKey
         const tag = yield* tags.get(id)
-        const visible = (botId === undefined || tag.bot_id === botId) &&
-          (key.role === "admin" || key.bot_ids.includes(tag.bot_id))
+        const visible = (botId === undefined || tag.bot_id === botId) && sees(key, tag.bot_id)
         return visible ? tag : yield* Effect.fail(new Tag.TagNotFound({ id }))
       })
     return handlers
