@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url"
 import { FetchHttpClient } from "@effect/platform"
 import {
   Bot,
-  BotActivity,
+  Events,
   Bots,
   type Errors,
   FloodControl,
@@ -31,7 +31,7 @@ export const program: Effect.Effect<
   const services = Layer.mergeAll(Bots.layer, Messages.layer).pipe(
     Layer.provideMerge(TelegramClient.layer({ apiRoot: telegram.apiRoot })),
     Layer.provideMerge(MemoryStorage.layer),
-    Layer.provideMerge(BotActivity.layer),
+    Layer.provideMerge(Events.layer),
     Layer.provideMerge(FloodControl.layer()),
     Layer.provide(FetchHttpClient.layer)
   )

@@ -5,8 +5,7 @@ import { Storage } from "./Storage.js"
 
 /**
  * What an ingress (poller or webhook) writes back about its bot: `last_error` (only when it
- * changes, logged when set), `username` from getMe, and `last_update_at`. Failures to write are
- * logged, never fatal.
+ * changes, logged when set) and `username` from getMe. Failures to write are logged, never fatal.
  */
 export const make = (bot: StoredBot, failure: string) =>
   Effect.gen(function*() {
@@ -15,7 +14,7 @@ export const make = (bot: StoredBot, failure: string) =>
     let lastError = bot.last_error
     let username = bot.username
 
-    const write = (patch: { readonly last_error?: string; readonly username?: string; readonly last_update_at?: string }) =>
+    const write = (patch: { readonly last_error?: string; readonly username?: string }) =>
       storage.updateBot(bot.id, patch).pipe(Effect.asVoid, Effect.catchAll((e) => Effect.logWarning(e.message)))
 
     const setError = (message: string) =>
@@ -41,9 +40,5 @@ export const make = (bot: StoredBot, failure: string) =>
       Effect.ignore
     )
 
-    return {
-      setError,
-      identify,
-      updatedAt: (at: string) => write({ last_update_at: at })
-    } as const
+    return { setError, identify } as const
   })

@@ -3,7 +3,7 @@ import * as BackendPolicy from "./BackendPolicy.js"
 import type { BotSettings, BotUpdate, NewBot, StoredBot } from "./Bot.js"
 import { type Bot, BotNotFound, type DuplicateToken } from "./Bot.js"
 import { InvalidInput, type StorageError } from "./Errors.js"
-import { BotActivity } from "./BotActivity.js"
+import { Event, Events } from "./Events.js"
 import { Storage } from "./Storage.js"
 import { nowIso } from "./Time.js"
 import { PublicUrl } from "./Webhook.js"
@@ -56,13 +56,13 @@ const checkBackendUrl = (
  * Webhook mode is refused unless the host provides a `PublicUrl`; backend URLs follow the
  * `BackendPolicy` (literal addresses here, resolved ones when deliveries connect).
  */
-export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Effect.gen(function*() {
+export const make: Effect.Effect<BotsService, never, Storage | Events> = Effect.gen(function*() {
   const storage = yield* Storage
-  const activity = yield* BotActivity
+  const events = yield* Events
   const publicUrl = yield* PublicUrl
   const policy = yield* BackendPolicy.BackendPolicy
-  const toBot = (bot: StoredBot): Bot => ({ ...bot, running: activity.isRunning(bot.id) })
-  const announce = (bot: Bot) => activity.changed({ _tag: "Bot", id: bot.id })
+  const toBot = (bot: StoredBot): Bot => ({ ...bot, running: events.isRunning(bot.id) })
+  const announce = (bot: Bot) => events.publish(Event.BotChanged({ id: bot.id }))
 
   const find = (id: number) =>
     storage.findBot(id).pipe(
@@ -155,4 +155,4 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
 })
 
 /** The service on the `Storage` the host provides. */
-export const layer: Layer.Layer<Bots, never, Storage | BotActivity> = Layer.effect(Bots, make)
+export const layer: Layer.Layer<Bots, never, Storage | Events> = Layer.effect(Bots, make)

@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Delivery, DeliveryStatus } from "./Delivery.js"
 import type { StorageError } from "./Errors.js"
 import { Storage } from "./Storage.js"
-import { Supervisor } from "./Supervisor.js"
+import { Event, Events } from "./Events.js"
 import { nowIso } from "./Time.js"
 
 /** No dead delivery has this id. */
@@ -27,22 +27,22 @@ export interface DeliveriesService {
 /** The outbox as operators see it. */
 export class Deliveries extends Context.Tag("@botrelay/core/Deliveries")<Deliveries, DeliveriesService>() {}
 
-/** Builds the service on the `Storage` and the running `Supervisor`. */
-export const make: Effect.Effect<DeliveriesService, never, Storage | Supervisor> = Effect.gen(function*() {
+/** Builds the service on the `Storage`, telling the `Events` bus. */
+export const make: Effect.Effect<DeliveriesService, never, Storage | Events> = Effect.gen(function*() {
   const storage = yield* Storage
-  const supervisor = yield* Supervisor
+  const events = yield* Events
   return Deliveries.of({
     list: storage.listDeliveries,
     retry: (id) =>
       Effect.flatMap(nowIso, (at) => storage.retryDelivery(id, at)).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new DeliveryNotFound({ id })),
-          onSome: (delivery) => Effect.as(supervisor.outboxChanged(delivery.bot_id), delivery)
+          onSome: (delivery) => Effect.as(events.publish(Event.OutboxQueued({ bot_id: delivery.bot_id })), delivery)
         })),
         Effect.withSpan("Deliveries.retry", { attributes: { id } })
       )
   })
 })
 
-/** The service on the `Storage` and the running `Supervisor`. */
-export const layer: Layer.Layer<Deliveries, never, Storage | Supervisor> = Layer.effect(Deliveries, make)
+/** The service on the `Storage` and the `Events` bus. */
+export const layer: Layer.Layer<Deliveries, never, Storage | Events> = Layer.effect(Deliveries, make)

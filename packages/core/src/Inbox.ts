@@ -1,6 +1,10 @@
-import type { Message } from "./Message.js"
+import { Clock, Context, Effect, Layer } from "effect"
 import type { NewDelivery } from "./Delivery.js"
+import type { StorageError } from "./Errors.js"
+import { Events, Event } from "./Events.js"
+import type { Message } from "./Message.js"
 import type { NewRouteSend } from "./RouteSend.js"
+import { Storage } from "./Storage.js"
 
 /** An update as Telegram sent it, kept durably until processed. `payload` is the original JSON text. */
 export interface InboxUpdate {
@@ -31,3 +35,72 @@ export interface BufferEntry {
   readonly payload: string
   readonly created_at: string
 }
+
+/** An update as an ingress hands it over: its id and its JSON text exactly as Telegram sent it. */
+export interface Received {
+  readonly update_id: number
+  readonly payload: string
+}
+
+/** Where every update enters, polled or posted to a webhook. */
+export interface InboxService {
+  /** The offset the bot's next getUpdates asks for: 0 until a batch was accepted. */
+  readonly offset: (botId: number) => Effect.Effect<number, StorageError>
+  /** How much of the bot's work is waiting: unprocessed updates plus pending deliveries. */
+  readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
+  /**
+   * Stores the updates the inbox does not hold yet together with the bot's next offset (0 keeps it:
+   * webhooks have none), records when the bot last received one (at most once a second), and tells
+   * the runtime. Returns how many were new. Only after it succeeded may Telegram be told the updates
+   * arrived.
+   */
+  readonly accept: (
+    botId: number,
+    updates: ReadonlyArray<Received>,
+    nextOffset: number
+  ) => Effect.Effect<number, StorageError>
+}
+
+/** Where every update enters, polled or posted to a webhook. */
+export class Inbox extends Context.Tag("@botrelay/core/Inbox")<Inbox, InboxService>() {}
+
+/** How often `last_update_at` is written at most, per bot. */
+const statusInterval = 1000
+
+/** Builds the entry on the `Storage`, telling the `Events` bus. */
+export const make: Effect.Effect<InboxService, never, Storage | Events> = Effect.gen(function*() {
+  const storage = yield* Storage
+  const events = yield* Events
+  const statusWritten = new Map<number, number>()
+
+  const touch = (botId: number, now: number, at: string) =>
+    now - (statusWritten.get(botId) ?? -Infinity) < statusInterval
+      ? Effect.void
+      : Effect.suspend(() => {
+        statusWritten.set(botId, now)
+        return storage.updateBot(botId, { last_update_at: at }).pipe(
+          Effect.catchAll((e) => Effect.logWarning("could not record the last update", e.cause))
+        )
+      })
+
+  return Inbox.of({
+    offset: storage.ingressOffset,
+    backlog: storage.backlog,
+    accept: (botId, updates, nextOffset) =>
+      updates.length === 0 ? Effect.succeed(0) : Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const received_at = new Date(now).toISOString()
+        const added = yield* storage.commitUpdates(
+          botId,
+          updates.map((u) => ({ update_id: u.update_id, payload: u.payload, received_at })),
+          nextOffset
+        )
+        yield* touch(botId, now, received_at)
+        yield* events.publish(Event.UpdatesReceived({ bot_id: botId }))
+        return added
+      })
+  })
+})
+
+/** The entry as a layer. */
+export const layer: Layer.Layer<Inbox, never, Storage | Events> = Layer.effect(Inbox, make)

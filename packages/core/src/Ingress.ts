@@ -3,9 +3,9 @@ import { BotApi, TelegramClient } from "@botrelay/telegram"
 import { Clock, Duration, Effect } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
-import { BotActivity } from "./BotActivity.js"
 import * as BotStatus from "./BotStatus.js"
-import { Storage } from "./Storage.js"
+import { Event, Events, publish } from "./Events.js"
+import { Inbox } from "./Inbox.js"
 
 /** Every update type, so backends get all Telegram sends, chat_member and reactions included. */
 export const allUpdateTypes: ReadonlyArray<string> = BotApi.updateTypes
@@ -44,9 +44,6 @@ export const defaults: Options = {
   settleTimeout: Duration.millis(50)
 }
 
-/** How often `last_update_at` is written at most, per bot. */
-const statusInterval = 1000
-
 /** How often the backlog is counted at most, per bot, and how long polling pauses when it is full. */
 const backlogInterval = 100
 
@@ -83,19 +80,18 @@ export const assess = (
 }
 
 /**
- * Polls one bot for as long as it runs: each batch is committed to the inbox together with the
+ * Polls one bot for as long as it runs: each batch is accepted by the inbox together with the
  * next offset before the next getUpdates (which confirms the batch to Telegram) is sent.
  * `committed` is called after each non-empty batch.
  */
 export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Options = defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const inbox = yield* Inbox
+    const events = yield* Events
     const telegram = yield* TelegramClient.TelegramClient
-    const activity = yield* BotActivity
     let failures = 0
-    const { identify, setError, updatedAt } = yield* BotStatus.make(bot, "bot ingress failed")
+    const { identify, setError } = yield* BotStatus.make(bot, "bot ingress failed")
 
-    let statusWritten = 0
     let backlogChecked = 0
     /** The next offset, once read: this poller is the only writer of it while it runs. */
     let offset: number | undefined
@@ -103,10 +99,10 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
     const round = Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
       if (started - backlogChecked >= backlogInterval) {
-        if ((yield* storage.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep(backlogInterval)
+        if ((yield* inbox.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep(backlogInterval)
         backlogChecked = started
       }
-      offset ??= yield* storage.ingressOffset(bot.id)
+      offset ??= yield* inbox.offset(bot.id)
       const updates = yield* telegram.getUpdates(bot.token, {
         offset,
         limit: 100,
@@ -115,26 +111,16 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
       })
       failures = 0
       if (updates.length > 0) {
-        const now = yield* Clock.currentTimeMillis
-        const received_at = new Date(now).toISOString()
         const last = updates[updates.length - 1]!.update_id
         offset = undefined
-        yield* storage.commitUpdates(
-          bot.id,
-          updates.map((u) => ({ update_id: u.update_id, payload: u.payload, received_at })),
-          last + 1
-        )
+        yield* inbox.accept(bot.id, updates, last + 1)
         offset = last + 1
         yield* committed
-        if (now - statusWritten >= statusInterval) {
-          statusWritten = now
-          yield* updatedAt(received_at)
-        }
       }
       yield* setError("")
     })
 
-    yield* activity.setRunning(bot.id, true)
+    yield* events.publish(Event.BotStatusChanged({ bot_id: bot.id, running: true }))
     yield* identify
     yield* round.pipe(
       Effect.catchTag("StorageError", (e) =>
@@ -158,6 +144,6 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
       Effect.forever
     )
   }).pipe(
-    Effect.ensuring(Effect.flatMap(BotActivity, (activity) => activity.setRunning(bot.id, false))),
+    Effect.ensuring(publish(Event.BotStatusChanged({ bot_id: bot.id, running: false }))),
     Effect.annotateLogs({ bot_id: bot.id })
   )

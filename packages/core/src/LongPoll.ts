@@ -1,6 +1,8 @@
 import { BotApi } from "@botrelay/telegram"
-import { Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option } from "effect"
+import type { Scope } from "effect"
+import { Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { StorageError } from "./Errors.js"
+import { Events } from "./Events.js"
 import { Storage } from "./Storage.js"
 
 /** Telegram's getUpdates parameters, as a client sent them (already parsed to numbers and arrays). */
@@ -67,8 +69,6 @@ export interface LongPollService {
   readonly drop: (botId: number) => Effect.Effect<void, StorageError>
   /** Applies retention (count and age) to the bot's buffer now, logging what it dropped. */
   readonly trim: (botId: number) => Effect.Effect<void, StorageError>
-  /** Wakes pending getUpdates of the bot after updates were buffered. */
-  readonly buffered: (botId: number) => Effect.Effect<void>
   /**
    * Answers every pending getUpdates at once and holds no new ones, so that a stopping server does not
    * wait for long polls to time out.
@@ -148,18 +148,24 @@ const sameTypes = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
 
 /** The buffer as `make` builds it, with what tests look at. */
 export interface LongPollInternals extends LongPollService {
+  /** Wakes pending getUpdates of the bot and applies retention: what an `UpdatesBuffered` event does. */
+  readonly buffered: (botId: number) => Effect.Effect<void>
   /** How many getUpdates of the bot wait for an update now. */
   readonly waiting: (botId: number) => number
 }
 
 /**
- * Builds the buffer on the `Storage`. Waiting requests are held in memory: `buffered` wakes those of
- * a bot, a newer getUpdates of the bot ends the pending one, and an interrupted request leaves nothing
- * behind. Retention is applied after every write (`buffered`) and before every read.
+ * Builds the buffer on the `Storage`, following `UpdatesBuffered` events while the scope is open.
+ * Waiting requests are held in memory: an event wakes those of its bot, a newer getUpdates of the bot
+ * ends the pending one, and an interrupted request leaves nothing behind. Retention is applied after
+ * every write and before every read.
  */
-export const make = (options: Options = defaults): Effect.Effect<LongPollInternals, never, Storage> =>
+export const make = (
+  options: Options = defaults
+): Effect.Effect<LongPollInternals, never, Storage | Events | Scope.Scope> =>
   Effect.gen(function*() {
     const storage = yield* Storage
+    const events = yield* (yield* Events).subscribe
     const maxAge = Duration.toMillis(Duration.decode(options.maxAge))
     /** The pending getUpdates of each bot, as the signal that ends it. */
     const current = new Map<number, Deferred.Deferred<void>>()
@@ -280,9 +286,14 @@ export const make = (options: Options = defaults): Effect.Effect<LongPollInterna
 
       waiting: (botId) => waiters.get(botId)?.size ?? 0
     }
+    yield* Queue.take(events).pipe(
+      Effect.flatMap((event) => event._tag === "UpdatesBuffered" ? service.buffered(event.bot_id) : Effect.void),
+      Effect.forever,
+      Effect.forkScoped
+    )
     return service
   })
 
-/** The buffer as a layer on the `Storage`. */
-export const layer = (options: Options = defaults): Layer.Layer<LongPoll, never, Storage> =>
-  Layer.effect(LongPoll, make(options))
+/** The buffer as a layer on the `Storage`, following the `Events` bus. */
+export const layer = (options: Options = defaults): Layer.Layer<LongPoll, never, Storage | Events> =>
+  Layer.scoped(LongPoll, make(options))

@@ -6,6 +6,7 @@ import type { StorageError } from "./Errors.js"
 import type { Message, MessageQuery, SendMessage } from "./Message.js"
 import { fromTelegram } from "./Message.js"
 import { FloodControl } from "./FloodControl.js"
+import * as SentMessages from "./SentMessages.js"
 import { Storage } from "./Storage.js"
 
 /** Message history, and sending through a bot. */
@@ -61,10 +62,12 @@ export const make: Effect.Effect<
               ...(input.reply_to_message_id === undefined
                 ? {}
                 : { reply_parameters: { message_id: input.reply_to_message_id } })
-            }))
+            })).pipe(
+              Effect.tap((sent) => SentMessages.captureSent(bot, [sent], "api")),
+              Effect.provideService(Storage, storage)
+            )
           ),
           Effect.map((sent) => fromTelegram(input.bot_id, sent, "out")),
-          Effect.tap(storage.saveMessage),
           Effect.withSpan("Messages.send", { attributes: { bot_id: input.bot_id } })
         )
     })

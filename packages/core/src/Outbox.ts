@@ -1,11 +1,11 @@
 import { HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
-import { Clock, Duration, Effect, Either, Option, Redacted, Schema } from "effect"
+import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
 import * as BackendPolicy from "./BackendPolicy.js"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import type { Delivery, DeliveryOutcome } from "./Delivery.js"
-import { fromTelegram, Recorded } from "./Message.js"
 import { FloodControl } from "./FloodControl.js"
+import * as SentMessages from "./SentMessages.js"
 import { Storage } from "./Storage.js"
 
 /** How deliveries to backends behave. */
@@ -29,8 +29,6 @@ export const defaults: Options = {
 
 /** Methods a webhook reply may not call: Botrelay owns the bot's ingress. */
 const refusedReplyMethods = new Set(["getupdates", "setwebhook", "deletewebhook", "logout", "close"])
-
-const decodeMessage = Schema.decodeUnknownEither(Recorded)
 
 /** A webhook reply in a backend's answer: `{"method": ...}` as JSON or form, else `undefined`. */
 export const webhookReply = (
@@ -97,12 +95,10 @@ export const make = (options: Options = defaults) =>
       refusedReplyMethods.has(reply.method.toLowerCase())
         ? Effect.logWarning("refused a webhook reply").pipe(Effect.annotateLogs({ method: reply.method }))
         : paced(bot, reply.params, telegram.call(bot.token, reply.method, reply.params)).pipe(
-          Effect.flatMap((result) => {
-            const message = decodeMessage(result)
-            return bot.manage_enabled && Either.isRight(message)
-              ? storage.saveMessage(fromTelegram(bot.id, message.right, "out"))
-              : Effect.void
-          }),
+          Effect.flatMap((result) =>
+            SentMessages.capture([{ bot, method: reply.method.toLowerCase(), params: reply.params, result }], "reply")
+          ),
+          Effect.provideService(Storage, storage),
           Effect.catchAll((e) =>
             Effect.logWarning("a webhook reply failed").pipe(
               Effect.annotateLogs({ method: reply.method, error: e.message })

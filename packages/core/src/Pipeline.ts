@@ -3,6 +3,7 @@ import type { StoredBot } from "./Bot.js"
 import { messagesOf } from "./Capture.js"
 import type { NewDelivery } from "./Delivery.js"
 import type { StorageError } from "./Errors.js"
+import { Event, Events } from "./Events.js"
 import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import { typeOf } from "./LongPoll.js"
 import type { Decision } from "./Routing.js"
@@ -66,28 +67,28 @@ const routed = (completion: UpdateCompletion, decision: Decision): UpdateComplet
     buffer: decision.dropped ? undefined : completion.buffer
   }
 
-/** What draining a bot's inbox works with and tells. */
+/** What draining a bot's inbox works with. */
 export interface Drain {
   /** The bot as it is now; `undefined` once it is gone. */
   readonly current: () => StoredBot | undefined
-  /** After batches that queued deliveries. */
-  readonly queued: Effect.Effect<void>
-  /** After batches that added to the long-poll buffer. */
-  readonly buffered?: Effect.Effect<void> | undefined
   /** Evaluates routes; without it nothing is routed. */
   readonly route?: Route | undefined
-  /** After batches that queued route sends, with the bots that make them. */
-  readonly sent?: ((senders: ReadonlySet<number>) => Effect.Effect<void>) | undefined
 }
 
-/** Processes every pending update of the bot in update_id order until the inbox is empty, a batch per transaction. */
-export const drain = (botId: number, { buffered, current, queued, route, sent }: Drain) =>
+/**
+ * Processes every pending update of the bot in update_id order until the inbox is empty, a batch per
+ * transaction, publishing `OutboxQueued` (for the bot and for each bot a route send is queued for)
+ * and `UpdatesBuffered` after the batches that need them. Succeeds with whether deliveries were queued.
+ */
+export const drain = (botId: number, { current, route }: Drain) =>
   Effect.gen(function*() {
     const storage = yield* Storage
+    const events = yield* Events
+    let queued = false
     while (true) {
       const pending = yield* storage.pendingUpdates(botId, batchSize)
       const bot = current()
-      if (pending.length === 0 || bot === undefined) return
+      if (pending.length === 0 || bot === undefined) return queued
       const now = yield* Clock.currentTimeMillis
       const decisions = route === undefined ? undefined : yield* route(bot, pending, now)
       const completions = pending.map((update, i) => {
@@ -95,11 +96,16 @@ export const drain = (botId: number, { buffered, current, queued, route, sent }:
         return decisions === undefined ? completion : routed(completion, decisions[i]!)
       })
       yield* storage.completeUpdates(completions)
-      if (completions.some((c) => c.deliveries.length > 0)) yield* queued
       const senders = new Set(completions.flatMap((c) => c.sends?.map((s) => s.bot_id) ?? []))
-      if (sent !== undefined && senders.size > 0) yield* sent(senders)
-      if (buffered !== undefined && completions.some((c) => c.buffer !== undefined)) yield* buffered
-      if (pending.length < batchSize) return
+      if (completions.some((c) => c.deliveries.length > 0)) {
+        queued = true
+        senders.add(botId)
+      }
+      for (const sender of senders) yield* events.publish(Event.OutboxQueued({ bot_id: sender }))
+      if (completions.some((c) => c.buffer !== undefined)) {
+        yield* events.publish(Event.UpdatesBuffered({ bot_id: botId }))
+      }
+      if (pending.length < batchSize) return queued
       yield* Effect.yieldNow()
     }
   })

@@ -1,6 +1,6 @@
 import type { Scope } from "effect"
-import { Chunk, Context, Effect, Layer, Queue } from "effect"
-import { BotActivity, botsOf } from "./BotActivity.js"
+import { Context, Effect, Layer, Queue } from "effect"
+import { botsOf, Events } from "./Events.js"
 import type { StorageError } from "./Errors.js"
 import { yieldToEventLoop } from "./EventLoop.js"
 import type { Route } from "./Route.js"
@@ -283,11 +283,11 @@ export interface RouteSet {
 /** Compiled routes per source bot, kept in memory and reloaded after routes or bots change. */
 export class RouteSets extends Context.Tag("@botrelay/core/RouteSets")<RouteSets, RouteSetsService>() {}
 
-/** Builds the cache; it follows `BotActivity` changes while the scope is open. */
-export const make: Effect.Effect<RouteSetsService, never, Storage | BotActivity | Scope.Scope> = Effect.gen(
+/** Builds the cache; it follows `BotChanged` and `RoutesChanged` events while the scope is open. */
+export const make: Effect.Effect<RouteSetsService, never, Storage | Events | Scope.Scope> = Effect.gen(
   function*() {
     const storage = yield* Storage
-    const changes = yield* (yield* BotActivity).subscribe
+    const changes = yield* (yield* Events).subscribe
     const cache = new Map<number, RouteSet>()
     const reported = new Set<string>()
     let generation = 0
@@ -295,11 +295,14 @@ export const make: Effect.Effect<RouteSetsService, never, Storage | BotActivity 
     /** Drops the sets a change made stale: those of the bots whose routes changed, all of them when a bot did. */
     const catchUp = Queue.takeAll(changes).pipe(
       Effect.map((pending) => {
-        if (Chunk.isEmpty(pending)) return
-        generation++
-        for (const change of pending) {
-          if (change._tag === "Bot") return cache.clear()
-          for (const botId of botsOf(change)) cache.delete(botId)
+        for (const event of pending) {
+          if (event._tag === "BotChanged") {
+            generation++
+            return cache.clear()
+          }
+          if (event._tag !== "RoutesChanged") continue
+          generation++
+          for (const botId of botsOf(event)) cache.delete(botId)
         }
       })
     )
@@ -338,4 +341,4 @@ export const make: Effect.Effect<RouteSetsService, never, Storage | BotActivity 
 )
 
 /** The cache as a layer. */
-export const layer: Layer.Layer<RouteSets, never, Storage | BotActivity> = Layer.scoped(RouteSets, make)
+export const layer: Layer.Layer<RouteSets, never, Storage | Events> = Layer.scoped(RouteSets, make)

@@ -15,7 +15,7 @@ import {
 import * as Backoff from "./Backoff.js"
 import { type StoredBot, userIdOf } from "./Bot.js"
 import { FloodControl } from "./FloodControl.js"
-import { fromTelegram } from "./Message.js"
+import * as SentMessages from "./SentMessages.js"
 import * as Resend from "./Resend.js"
 import type { NewRouteMapping, RouteSend, SendOutcome } from "./RouteSend.js"
 import { Storage } from "./Storage.js"
@@ -281,11 +281,7 @@ export const make = (options: Options = defaults) =>
           const result = yield* Effect.either(restore(attempt({ job, sender, receiver, paced, produced }, job.payload)))
           const now = yield* Clock.currentTimeMillis
           const at = new Date(now).toISOString()
-          if (sender.manage_enabled) {
-            yield* Effect.forEach(produced, (m) => storage.saveMessage(fromTelegram(sender.id, m, "out")), {
-              discard: true
-            })
-          }
+          yield* SentMessages.captureSent(sender, produced, "route").pipe(Effect.provideService(Storage, storage))
           if (Either.isRight(result)) {
             yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, produced, at))
             return "sent" as const

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { BotNotFound } from "./Bot.js"
-import { BotActivity } from "./BotActivity.js"
+import { Event, Events } from "./Events.js"
 import { InvalidInput, type StorageError } from "./Errors.js"
 import type { NewRoute, Route, RouteUpdate } from "./Route.js"
 import { normalizeCondition, RouteNotFound } from "./Route.js"
@@ -35,12 +35,12 @@ export interface RoutesService {
 export class Routes extends Context.Tag("@botrelay/core/Routes")<Routes, RoutesService>() {}
 
 /** Builds the service on the `Storage` the host provides. */
-export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = Effect.gen(function*() {
+export const make: Effect.Effect<RoutesService, never, Storage | Events> = Effect.gen(function*() {
   const storage = yield* Storage
-  const activity = yield* BotActivity
+  const events = yield* Events
   /** Tells the runtime which routes went and which came. */
   const announce = (removed: ReadonlyArray<Route>, added: ReadonlyArray<Route>) =>
-    activity.changed({ _tag: "Routes", removed, added })
+    events.publish(Event.RoutesChanged({ removed, added }))
 
   const botExists = (id: number) =>
     storage.findBot(id).pipe(Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : new BotNotFound({ id })))
@@ -119,4 +119,4 @@ export const make: Effect.Effect<RoutesService, never, Storage | BotActivity> = 
 })
 
 /** The service on the `Storage` the host provides. */
-export const layer: Layer.Layer<Routes, never, Storage | BotActivity> = Layer.effect(Routes, make)
+export const layer: Layer.Layer<Routes, never, Storage | Events> = Layer.effect(Routes, make)

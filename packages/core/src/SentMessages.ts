@@ -49,7 +49,8 @@ export const needsParams = (method: string): boolean => paramMethods.has(method)
 const decodeMessage = Schema.decodeUnknownEither(Recorded)
 const decodeMessageId = Schema.decodeUnknownEither(BotApi.MessageId)
 
-const resultOf = (answer: string): Option.Option<unknown> => {
+/** The `result` of a Bot API answer's text when the answer is `ok`. */
+export const resultOf = (answer: string): Option.Option<unknown> => {
   try {
     const parsed: unknown = JSON.parse(answer)
     return typeof parsed === "object" && parsed !== null && (parsed as { ok?: unknown }).ok === true
@@ -106,13 +107,25 @@ const copied = (bot: StoredBot, params: CallParams.CallParams, messageId: number
     return Option.some(message)
   })
 
-/** A successful Bot API call to record: the bot, its method (lower-case), its parameters and its answer's text. */
+/** A successful Bot API call to record: the bot, its method (lower-case), its parameters and its answer's `result`. */
 export interface Call {
   readonly bot: StoredBot
   readonly method: string
   readonly params: CallParams.CallParams
-  readonly answer: string
+  readonly result: unknown
 }
+
+/**
+ * Where an outgoing message comes from: `POST /api/messages/send`, a call through /tgapi, a backend's
+ * webhook reply, or a route send.
+ */
+export type Origin = "api" | "tgapi" | "reply" | "route"
+
+/**
+ * The one rule of outgoing history: a bot's sends are kept when it has `manage_enabled`; what
+ * `POST /api/messages/send` sent is kept always.
+ */
+export const keeps = (bot: StoredBot, origin: Origin): boolean => origin === "api" || bot.manage_enabled
 
 /** The messages a call sent or edited, as its answer has them; undefined for calls whose record needs more. */
 const sentOrEdited = (call: Call, result: unknown): ReadonlyArray<Message> | undefined => {
@@ -155,23 +168,23 @@ const recordOther = (call: Call, result: unknown) =>
   })
 
 /**
- * Records in the bots' history what successful Bot API calls did, from their answers (and, for
- * copyMessage and deletes, their parameters): sent, forwarded and edited messages and albums are
- * stored as "out" (an edit replaces the stored text and sets edit_date), all in one write; a copy is
- * stored with the text and media of its source when the history holds it, and deleted messages are
- * marked deleted. Answers that are not `ok` are ignored. The writes run together, and one that fails
- * does not keep the others from being made; the effect then fails with the first failure.
+ * Every outgoing message goes through here. Records in the bots' history what successful Bot API
+ * calls did, for the bots `keeps` says keep it, from their results (and, for copyMessage and deletes,
+ * their parameters): sent, forwarded and edited messages and albums are stored as "out" (an edit
+ * replaces the stored text and sets edit_date), all in one write; a copy is stored with the text and
+ * media of its source when the history holds it, and deleted messages are marked deleted. The writes
+ * run together, and one that fails does not keep the others from being made; the effect then fails
+ * with the first failure.
  */
-export const captureAll = (calls: ReadonlyArray<Call>): Effect.Effect<void, StorageError, Storage> =>
+export const capture = (calls: ReadonlyArray<Call>, origin: Origin): Effect.Effect<void, StorageError, Storage> =>
   Effect.gen(function*() {
     const storage = yield* Storage
     const messages: Array<Message> = []
     const writes: Array<Effect.Effect<void, StorageError, Storage>> = []
     for (const call of calls) {
-      const result = resultOf(call.answer)
-      if (Option.isNone(result)) continue
-      const sent = sentOrEdited(call, result.value)
-      if (sent === undefined) writes.push(recordOther(call, result.value))
+      if (!keeps(call.bot, origin)) continue
+      const sent = sentOrEdited(call, call.result)
+      if (sent === undefined) writes.push(recordOther(call, call.result))
       else messages.push(...sent)
     }
     if (messages.length > 0) writes.push(storage.saveMessages(messages))
@@ -181,10 +194,10 @@ export const captureAll = (calls: ReadonlyArray<Call>): Effect.Effect<void, Stor
     if (failure !== undefined) return yield* Effect.fail(failure.left)
   })
 
-/** `captureAll` for one call; `method` is lower-case. */
-export const capture = (
+/** `capture` of messages a bot sent, as Telegram returned them. */
+export const captureSent = (
   bot: StoredBot,
-  method: string,
-  params: CallParams.CallParams,
-  answer: string
-): Effect.Effect<void, StorageError, Storage> => captureAll([{ bot, method, params, answer }])
+  messages: ReadonlyArray<BotApi.Message>,
+  origin: Origin
+): Effect.Effect<void, StorageError, Storage> =>
+  capture(messages.map((result) => ({ bot, method: "sendmessage", params: {}, result })), origin)

@@ -1,12 +1,13 @@
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
-import { Context, Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
+import { Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
 import { type StoredBot, userIdOf } from "./Bot.js"
-import { BotActivity, botsOf, type Change, type RouteEnds } from "./BotActivity.js"
+import { botsOf, type Event, Events, type EventOf, type RouteEnds } from "./Events.js"
 import type { FloodControl } from "./FloodControl.js"
 import * as Housekeeping from "./Housekeeping.js"
 import * as Ingress from "./Ingress.js"
 import type { LlmRouter } from "./LlmRouter.js"
-import { LongPoll } from "./LongPoll.js"
+import type { Inbox } from "./Inbox.js"
+import type { LongPoll } from "./LongPoll.js"
 import * as Outbox from "./Outbox.js"
 import * as Pipeline from "./Pipeline.js"
 import * as RouteMatcher from "./RouteMatcher.js"
@@ -14,17 +15,6 @@ import * as RouteSender from "./RouteSender.js"
 import * as Routing from "./Routing.js"
 import { Storage } from "./Storage.js"
 import * as Webhook from "./Webhook.js"
-
-/** The running runtime: one poller or webhook per bot that needs ingress, one worker per bot with work. */
-export interface SupervisorService {
-  /** Wakes the bot's processing, e.g. after a webhook update was committed. */
-  readonly inboxChanged: (botId: number) => Effect.Effect<void>
-  /** Wakes the bot's delivery, e.g. after a dead delivery was put back in line. */
-  readonly outboxChanged: (botId: number) => Effect.Effect<void>
-}
-
-/** The running runtime: one poller per bot that needs ingress, one worker per bot with work. */
-export class Supervisor extends Context.Tag("@botrelay/core/Supervisor")<Supervisor, SupervisorService>() {}
 
 /** How the runtime behaves. */
 export interface Options {
@@ -63,15 +53,16 @@ interface Wakeups {
 }
 
 /**
- * Starts the runtime in the scope: reconciles pollers with the stored bots and routes now and
- * after every change, and drains work left from before a restart. Closing the scope interrupts
- * every fiber; nothing is acknowledged to Telegram that is not stored, so nothing is lost.
+ * Runs the runtime in the scope: one poller or webhook per bot that needs ingress, one worker per bot
+ * with work. It reconciles ingress with the stored bots and routes now and after every `BotChanged` and
+ * `RoutesChanged`, wakes a bot's worker on `UpdatesReceived` and `OutboxQueued`, and drains work left
+ * from before a restart. Closing the scope interrupts every fiber; nothing is acknowledged to Telegram
+ * that is not stored, so nothing is lost.
  */
-export const make = (options: Options = defaults) =>
+export const run = (options: Options = defaults) =>
   Effect.gen(function*() {
     const storage = yield* Storage
-    const activity = yield* BotActivity
-    const longPoll = yield* LongPoll
+    const events = yield* Events
     const outbox = yield* Outbox.make(options.outbox)
     const sender = yield* RouteSender.make(options.sends)
     const pollers = yield* FiberMap.make<number>()
@@ -123,7 +114,7 @@ export const make = (options: Options = defaults) =>
       })
 
     /**
-     * Wakes processing after a polled batch was committed, then waits until the bot's work settles, at
+     * After a polled batch was accepted (which wakes processing), waits until the bot's work settles, at
      * most `settleTimeout`: an idle bot polls again at once, a busy one gathers updates into larger batches.
      */
     const committed = (botId: number) =>
@@ -132,7 +123,6 @@ export const make = (options: Options = defaults) =>
         if (queues === undefined) return
         const settled = yield* Deferred.make<void>()
         queues.settled = settled
-        yield* Queue.offer(queues.inbox, undefined)
         yield* Deferred.await(settled).pipe(Effect.timeout(options.ingress.settleTimeout), Effect.ignore)
       })
 
@@ -144,23 +134,15 @@ export const make = (options: Options = defaults) =>
     const routing = yield* Routing.make({ bot, isBotUser, quiet: sender.quiet }, options.routing).pipe(
       Effect.provideServiceEffect(RouteMatcher.RouteSets, RouteMatcher.make)
     )
-    const wakeSenders = (senders: ReadonlySet<number>) =>
-      Effect.forEach(senders, (id) => wake(id, "sends"), { discard: true })
 
-    const worker = (botId: number, queues: Wakeups) => {
-      let queued = false
-      return Effect.all([
-        Pipeline.drain(botId, {
-          current: latest(botId),
-          queued: Effect.zipRight(Effect.sync(() => queued = true), wake(botId, "outbox")),
-          buffered: longPoll.buffered(botId),
-          route: routing.evaluate,
-          sent: wakeSenders
-        }).pipe(
-          Effect.catchAll((e) => Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")))),
-          Effect.zipRight(Effect.suspend(() => queued ? Effect.void : settle(queues))),
+    const worker = (botId: number, queues: Wakeups) =>
+      Effect.all([
+        Pipeline.drain(botId, { current: latest(botId), route: routing.evaluate }).pipe(
+          Effect.catchAll((e) =>
+            Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.as(false))
+          ),
+          Effect.flatMap((queued) => queued ? Effect.void : settle(queues)),
           Effect.zipRight(Queue.take(queues.inbox)),
-          Effect.zipRight(Effect.sync(() => queued = false)),
           Effect.forever
         ),
         outbox.deliverDue(botId, latest(botId)).pipe(
@@ -178,7 +160,6 @@ export const make = (options: Options = defaults) =>
           Effect.forever
         )
       ], { concurrency: 3, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
-    }
 
     const ensureWorker = (botId: number) =>
       Effect.gen(function*() {
@@ -270,14 +251,29 @@ export const make = (options: Options = defaults) =>
       })
 
     /** After routes changed: their bots' counts, then those bots, and no other. */
-    const reconcileRouted = (change: Extract<Change, { readonly _tag: "Routes" }>) =>
+    const reconcileRouted = (change: EventOf<"RoutesChanged">) =>
       Effect.gen(function*() {
         for (const route of change.removed) count(route, -1)
         for (const route of change.added) count(route, 1)
         for (const botId of botsOf(change)) yield* reconcileOne(botId)
       })
 
-    const changes = yield* activity.subscribe
+    const handle = (event: Event) => {
+      switch (event._tag) {
+        case "BotChanged":
+          return reconcileOne(event.id)
+        case "RoutesChanged":
+          return reconcileRouted(event)
+        case "UpdatesReceived":
+          return wake(event.bot_id, "inbox")
+        case "OutboxQueued":
+          return Effect.zipRight(wake(event.bot_id, "outbox"), wake(event.bot_id, "sends"))
+        default:
+          return Effect.void
+      }
+    }
+
+    const subscription = yield* events.subscribe
     yield* Effect.forkScoped(Housekeeping.run({
       ...(options.housekeeping ?? Housekeeping.defaults),
       mappingTtl: (options.routing ?? Routing.defaults).mappingTtl
@@ -288,31 +284,27 @@ export const make = (options: Options = defaults) =>
       yield* wake(botId, "outbox")
       yield* wake(botId, "sends")
     }
-    yield* Queue.take(changes).pipe(
-      Effect.flatMap((change) => change._tag === "Routes" ? reconcileRouted(change) : reconcileOne(change.id)),
+    yield* Queue.take(subscription).pipe(
+      Effect.flatMap(handle),
       Effect.catchAll((e) => Effect.logError("could not apply a change", e.cause).pipe(Effect.zipRight(Effect.sleep(Duration.seconds(1))))),
       Effect.forever,
       Effect.forkScoped
     )
-
-    return Supervisor.of({
-      inboxChanged: (botId) => wake(botId, "inbox"),
-      outboxChanged: (botId) => wake(botId, "outbox")
-    })
   })
 
 /** The runtime as a layer: it runs while the layer is alive. */
 export const layer = (
   options: Options = defaults
 ): Layer.Layer<
-  Supervisor,
+  never,
   never,
   | Storage
-  | BotActivity
+  | Events
+  | Inbox
   | LongPoll
   | FloodControl
   | LlmRouter
   | TelegramClient.TelegramClient
   | HttpExchange.HttpExchange
 > =>
-  Layer.scoped(Supervisor, make(options))
+  Layer.scopedDiscard(run(options))

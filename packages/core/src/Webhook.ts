@@ -2,8 +2,8 @@ import { TelegramClient } from "@botrelay/telegram"
 import { Context, Effect, Either, Option, Redacted } from "effect"
 import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
-import { BotActivity } from "./BotActivity.js"
 import * as BotStatus from "./BotStatus.js"
+import { Event, Events, publish } from "./Events.js"
 import * as Ingress from "./Ingress.js"
 import * as RandomToken from "./RandomToken.js"
 import { Storage } from "./Storage.js"
@@ -39,7 +39,7 @@ export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Opt
   Effect.gen(function*() {
     const storage = yield* Storage
     const telegram = yield* TelegramClient.TelegramClient
-    const activity = yield* BotActivity
+    const events = yield* Events
     let failures = 0
     const { identify, setError } = yield* BotStatus.make(bot, "webhook registration failed")
 
@@ -71,11 +71,11 @@ export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Opt
       }
     }
     yield* setError("")
-    yield* activity.setRunning(bot.id, true)
+    yield* events.publish(Event.BotStatusChanged({ bot_id: bot.id, running: true }))
     yield* identify
     return yield* Effect.never
   }).pipe(
-    Effect.ensuring(Effect.flatMap(BotActivity, (activity) => activity.setRunning(bot.id, false))),
+    Effect.ensuring(publish(Event.BotStatusChanged({ bot_id: bot.id, running: false }))),
     Effect.annotateLogs({ bot_id: bot.id })
   )
 

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { BotActivity, Ingress, MemoryStorage, Storage } from "@botrelay/core"
+import { Events, Inbox, Ingress, MemoryStorage, Storage } from "@botrelay/core"
 import { TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Redacted, TestClock } from "effect"
 
@@ -74,7 +74,7 @@ const scripted = (script: ReadonlyArray<Answer>) => {
 
 const run = <A, E>(
   script: ReadonlyArray<Answer>,
-  body: (t: ReturnType<typeof scripted>, bot: Bot.StoredBot) => Effect.Effect<A, E, Storage.Storage>
+  body: (t: ReturnType<typeof scripted>, bot: Bot.StoredBot) => Effect.Effect<A, E, Storage.Storage | Events.Events>
 ) => {
   const telegram = scripted(script)
   return Effect.gen(function*() {
@@ -85,7 +85,7 @@ const run = <A, E>(
     yield* Fiber.interrupt(poller)
     return result
   }).pipe(
-    Effect.provide(Layer.mergeAll(MemoryStorage.layer, BotActivity.layer, telegram.layer)),
+    Effect.provide(Inbox.layer.pipe(Layer.provideMerge(Layer.mergeAll(MemoryStorage.layer, Events.layer, telegram.layer)))),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 }

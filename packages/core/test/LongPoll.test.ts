@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { LongPoll, MemoryStorage, Pipeline, Storage } from "@botrelay/core"
+import { Events, LongPoll, MemoryStorage, Pipeline, Storage } from "@botrelay/core"
+import type { Scope } from "effect"
 import { Clock, Effect, Exit, Fiber, Layer, Logger, Redacted, TestClock } from "effect"
 
 const botInput = (n: number, longPoll = true): Bot.BotRecordInput => ({
@@ -17,6 +18,9 @@ const botInput = (n: number, longPoll = true): Bot.BotRecordInput => ({
 })
 
 const first = 900_000_001
+
+/** Lets the buffer's event subscription take what the pipeline published. */
+const followed = Effect.repeatN(Effect.yieldNow(), 10)
 
 const setup = (options: LongPoll.Options = LongPoll.defaults) =>
   Effect.gen(function*() {
@@ -35,7 +39,8 @@ const setup = (options: LongPoll.Options = LongPoll.defaults) =>
           received_at: new Date(now).toISOString()
         }))
         yield* storage.commitUpdates(bot.id, updates, next + types.length)
-        yield* Pipeline.drain(bot.id, { current: () => bot, queued: Effect.void, buffered: longPoll.buffered(bot.id) })
+        yield* Pipeline.drain(bot.id, { current: () => bot })
+        yield* followed
         return updates.map((u) => u.update_id)
       })
     const ids = (params: LongPoll.GetUpdates) =>
@@ -48,7 +53,10 @@ const setup = (options: LongPoll.Options = LongPoll.defaults) =>
     return { storage, longPoll, bot, arrive, ids, untilWaiting }
   })
 
-const run = <A, E>(effect: Effect.Effect<A, E, Storage.Storage>) => Effect.provide(effect, MemoryStorage.layer)
+const stores = Layer.merge(MemoryStorage.layer, Events.layer)
+
+const run = <A, E>(effect: Effect.Effect<A, E, Storage.Storage | Events.Events | Scope.Scope>) =>
+  effect.pipe(Effect.scoped, Effect.provide(stores))
 
 describe("LongPoll", () => {
   it.effect("offset confirms everything below it; 0 and 1 confirm nothing", () =>
@@ -70,7 +78,7 @@ describe("LongPoll", () => {
       const { storage, longPoll, bot } = yield* setup()
       const payload = `{"update_id":${first},  "message":{"text":"привет 👋","id":12345678901234567890123}}`
       yield* storage.commitUpdates(bot.id, [{ update_id: first, payload, received_at: "" }], first + 1)
-      yield* Pipeline.drain(bot.id, { current: () => bot, queued: Effect.void, buffered: longPoll.buffered(bot.id) })
+      yield* Pipeline.drain(bot.id, { current: () => bot })
       assert.deepStrictEqual(yield* longPoll.getUpdates(bot.id, {}), [{ update_id: first, payload }])
     })))
 
@@ -181,7 +189,8 @@ describe("LongPoll", () => {
       const off = yield* storage.insertBot(botInput(2, false))
       const update = { update_id: 5, payload: `{"update_id":5,"message":{}}`, received_at: "" }
       yield* storage.commitUpdates(off.id, [update], 6)
-      yield* Pipeline.drain(off.id, { current: () => off, queued: Effect.void, buffered: longPoll.buffered(off.id) })
+      yield* Pipeline.drain(off.id, { current: () => off })
+      yield* followed
       assert.strictEqual(yield* storage.countBuffered(off.id), 0)
       const error = yield* Effect.flip(longPoll.getUpdates(off.id, {}))
       assert.strictEqual(error._tag, "LongPollDisabled")
@@ -221,7 +230,7 @@ describe("LongPoll", () => {
         yield* TestClock.adjust("61 minutes")
         assert.strictEqual((yield* longPoll.status(bot.id)).pending, 0)
         assert.strictEqual((yield* longPoll.status(bot.id)).trimmed, 6)
-      }).pipe(Effect.provide(Layer.merge(MemoryStorage.layer, Logger.replace(Logger.defaultLogger, logger))))
+      }).pipe(Effect.scoped, Effect.provide(Layer.merge(stores, Logger.replace(Logger.defaultLogger, logger))))
     }))
 
   it.effect("shutdown answers pending requests at once and holds no new ones", () =>

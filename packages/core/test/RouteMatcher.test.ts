@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   Bot,
-  BotActivity,
+  Events,
   Bots,
   MemoryStorage,
   Route,
@@ -261,7 +261,7 @@ describe("RouteSets", () => {
   )
   const services = Layer.mergeAll(RouteMatcher.layer, Bots.layer, Routes.layer).pipe(
     Layer.provideMerge(MemoryStorage.layer),
-    Layer.provideMerge(BotActivity.layer),
+    Layer.provideMerge(Events.layer),
     Layer.provide(logger)
   )
   const newBot = (token: string) => Schema.decodeUnknownSync(Bot.NewBot)({ token })
@@ -307,7 +307,7 @@ describe("RouteSets", () => {
     Effect.gen(function*() {
       const bots = yield* Bots.Bots
       const storage = yield* Storage.Storage
-      const activity = yield* BotActivity.BotActivity
+      const events = yield* Events.Events
       const sets = yield* RouteMatcher.RouteSets
       const a = yield* bots.add(newBot("1:a"))
       const bad = yield* storage.insertRoute({
@@ -325,7 +325,7 @@ describe("RouteSets", () => {
       const fired = (text: string) =>
         Effect.map(sets.get(a.id), (set) => match(set.compiled, message(text)).fired)
       assert.deepStrictEqual(yield* fired("a".repeat(40) + "!"), [])
-      yield* activity.changed({ _tag: "Routes", removed: [], added: [bad] })
+      yield* events.publish(Events.Event.RoutesChanged({ removed: [], added: [bad] }))
       assert.deepStrictEqual(yield* fired("aaaa"), [])
       assert.strictEqual(warnings.length, 1)
       assert.include(warnings[0], `route ${bad.id}`)

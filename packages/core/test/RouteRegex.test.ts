@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Bot, BotActivity, Bots, Errors, MemoryStorage, Route, RouteRegex, Routes } from "@botrelay/core"
+import { Bot, Events, Bots, Errors, MemoryStorage, Route, RouteRegex, Routes } from "@botrelay/core"
 import { Effect, Exit, Layer, Schema } from "effect"
 
 const refusal = (pattern: string) => {
@@ -119,7 +119,7 @@ describe("patterns that were catastrophic on a backtracking engine", () => {
 describe("Routes: the per-bot total", () => {
   const services = Layer.mergeAll(Bots.layer, Routes.layer).pipe(
     Layer.provideMerge(MemoryStorage.layer),
-    Layer.provideMerge(BotActivity.layer)
+    Layer.provideMerge(Events.layer)
   )
   const big = "[a-c]{0,23}zz"
   const route = (source: number, target: number, condition_value: string, enabled = true) => ({

@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ApiKeys, Bot, BotActivity, Bots, MemoryStorage, Route, Routes, Tags } from "@botrelay/core"
+import { ApiKeys, Bot, Events, Bots, MemoryStorage, Route, Routes, Tags } from "@botrelay/core"
 import { Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
 
 const services = Layer.mergeAll(Bots.layer, Routes.layer, Tags.layer, ApiKeys.layer).pipe(
   Layer.provideMerge(MemoryStorage.layer),
-  Layer.provideMerge(BotActivity.layer)
+  Layer.provideMerge(Events.layer)
 )
 
 const newBot = (token: string, fields: Partial<Bot.NewBot> = {}) =>

@@ -14,12 +14,12 @@ import type {
   ApiKeys,
   Bots,
   Deliveries,
+  Inbox,
   LlmSettings,
   LongPoll,
   Messages,
   Routes,
   Storage,
-  Supervisor,
   Tags
 } from "@botrelay/core"
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
@@ -177,7 +177,7 @@ export const layer: Layer.Layer<
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | LlmSettings.LlmSettings
-  | Supervisor.Supervisor
+  | Inbox.Inbox
   | LongPoll.LongPoll
   | TelegramClient.TelegramClient
   | HttpClient.HttpClient

@@ -197,11 +197,13 @@ export const relayed = (answer: HttpExchange.Answer): Relayed => ({
 
 /** What to record in the bot's history of a call Telegram answered, or undefined when nothing. */
 export const captured = (call: WholeCall, answer: HttpExchange.Answer): SentMessages.Call | undefined => {
-  if (!call.bot.manage_enabled || answer.status !== 200) return undefined
+  if (!SentMessages.keeps(call.bot, "tgapi") || answer.status !== 200) return undefined
   const method = call.method.toLowerCase()
   if (!SentMessages.captures(method)) return undefined
+  const result = SentMessages.resultOf(decoder.decode(answer.body))
+  if (Option.isNone(result)) return undefined
   const params = SentMessages.needsParams(method) ? CallParams.parse(call.search, call.body, call.contentType) : {}
-  return { bot: call.bot, method, params, answer: decoder.decode(answer.body) }
+  return { bot: call.bot, method, params, result: result.value }
 }
 
 /**
@@ -215,7 +217,7 @@ export const makeRelay = Effect.gen(function*() {
 
   /** Records what the calls did in their bots' history; a failure is logged, never the client's. */
   const capture = (calls: ReadonlyArray<SentMessages.Call>) =>
-    SentMessages.captureAll(calls).pipe(
+    SentMessages.capture(calls, "tgapi").pipe(
       Effect.provide(context),
       Effect.catchAllCause((cause) =>
         Effect.logWarning("could not capture what calls through /tgapi sent", Cause.squash(cause)).pipe(
@@ -355,7 +357,7 @@ export const make: Effect.Effect<
       const declared = request.headers["content-length"]
       if (declared !== undefined && Number(declared) > maxBodyBytes) return BotApiAnswer.tooLarge
       const lower = method.toLowerCase()
-      const capturing = bot.manage_enabled && SentMessages.captures(lower)
+      const capturing = SentMessages.keeps(bot, "tgapi") && SentMessages.captures(lower)
       const needsParams = capturing && SentMessages.needsParams(lower)
       const withBody = hasBody(request)
       if (withBody && !isJsonOrForm(contentType) && !needsParams) {
@@ -366,7 +368,8 @@ export const make: Effect.Effect<
           Effect.mapError(clientFailure),
           HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes))
         )
-        yield* capture([{ bot, method: lower, params: {}, answer: decoder.decode(answer) }])
+        const result = SentMessages.resultOf(decoder.decode(answer))
+        if (Option.isSome(result)) yield* capture([{ bot, method: lower, params: {}, result: result.value }])
         const headers = passedHeaders(response.headers)
         return HttpServerResponse.uint8Array(answer, { status: response.status, headers })
       }

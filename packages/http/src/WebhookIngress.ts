@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Storage, Supervisor, Webhook } from "@botrelay/core"
-import { Clock, Effect, Option } from "effect"
+import { Inbox, Storage, Webhook } from "@botrelay/core"
+import { Effect, Option } from "effect"
 
 /** Where Telegram posts the updates of a bot in webhook mode. */
 export const path = "/telegram/webhook/:bot_id"
@@ -31,13 +31,12 @@ const updateIdOf = (text: string): number | undefined => {
 
 /**
  * `POST /telegram/webhook/:bot_id`: checks that the bot takes webhook updates and the secret header
- * (every byte compared), commits the update to the inbox, wakes processing, and only then answers
- * 200 `{}`. Unknown, disabled or non-webhook bots get 404, a wrong secret 401, a bad body 400.
+ * (every byte compared), hands the update to the inbox, and only then answers 200 `{}`. Unknown, disabled or non-webhook bots get 404, a wrong secret 401, a bad body 400.
  */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const storage = yield* Storage.Storage
-    const supervisor = yield* Supervisor.Supervisor
+    const inbox = yield* Inbox.Inbox
 
     const handle = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -53,10 +52,7 @@ export const layer = HttpApiBuilder.Router.use((router) =>
       const text = yield* request.text
       const updateId = updateIdOf(text)
       if (updateId === undefined) return invalid
-      const received_at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      yield* storage.commitUpdates(botId, [{ update_id: updateId, payload: text, received_at }], 0)
-      yield* storage.updateBot(botId, { last_update_at: received_at }).pipe(Effect.ignore)
-      yield* supervisor.inboxChanged(botId)
+      yield* inbox.accept(botId, [{ update_id: updateId, payload: text }], 0)
       return json(200, {})
     }).pipe(
       Effect.catchTag("StorageError", (e) =>

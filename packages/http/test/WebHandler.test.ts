@@ -1,33 +1,12 @@
 import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
-import {
-  ApiKeys,
-  BotActivity,
-  Bots,
-  Deliveries,
-  FloodControl,
-  LlmRouter,
-  LlmSettings,
-  LongPoll,
-  MemoryStorage,
-  Messages,
-  Routes,
-  Supervisor,
-  Tags
-} from "@botrelay/core"
+import { ApiKeys, MemoryStorage, Runtime } from "@botrelay/core"
 import { HttpApp, TgApi } from "@botrelay/http"
-import { HttpExchange, TelegramClient } from "@botrelay/telegram"
+import { HttpExchange } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
-const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
-  Layer.provideMerge(Supervisor.layer()),
-  Layer.provideMerge(LlmRouter.layer),
-  Layer.provideMerge(LlmSettings.layer()),
-  Layer.provideMerge(LongPoll.layer()),
-  Layer.provideMerge(TelegramClient.layer({ apiRoot: "http://127.0.0.1:9" })),
+const services = Runtime.layer({ telegramApi: "http://127.0.0.1:9" }).pipe(
   Layer.provideMerge(MemoryStorage.layer),
-  Layer.provideMerge(BotActivity.layer),
-  Layer.provideMerge(FloodControl.layer()),
   Layer.provideMerge(HttpExchange.layer),
   Layer.provideMerge(TgApi.upstream("http://127.0.0.1:9")),
   Layer.provideMerge(FetchHttpClient.layer)

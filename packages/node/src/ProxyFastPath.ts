@@ -1,5 +1,5 @@
 import type * as Http from "node:http"
-import { BotActivity, type Bot, type SentMessages, Storage } from "@botrelay/core"
+import { type Bot, Events, type SentMessages, Storage } from "@botrelay/core"
 import { BotApiAnswer, TgApi } from "@botrelay/http"
 import type { HttpExchange } from "@botrelay/telegram"
 import { Effect, Option, Queue, Runtime, type Scope } from "effect"
@@ -25,10 +25,9 @@ const callPath = /^\/tgapi\/bot([^/?]+)\/([^/?]+)(\?.*)?$/
 export const make: Effect.Effect<
   (req: Http.IncomingMessage, res: Http.ServerResponse) => boolean,
   never,
-  Storage.Storage | BotActivity.BotActivity | HttpExchange.HttpExchange | TgApi.Upstream | Scope.Scope
+  Storage.Storage | Events.Events | HttpExchange.HttpExchange | TgApi.Upstream | Scope.Scope
 > = Effect.gen(function*() {
   const storage = yield* Storage.Storage
-  const activity = yield* BotActivity.BotActivity
   const { capture, upstreamRequest } = yield* TgApi.makeRelay
   const runtime = yield* Effect.runtime<never>()
   const client = yield* Effect.acquireRelease(Effect.sync(() => Http1Client.make()), (c) => Effect.sync(c.close))
@@ -36,10 +35,10 @@ export const make: Effect.Effect<
   /** Bumped on every change, so a lookup that started before one never stores what it read. */
   let generation = 0
 
-  const changes = yield* activity.subscribe
-  yield* Queue.take(changes).pipe(
-    Effect.map((change) => {
-      if (change._tag === "Routes") return
+  const events = yield* (yield* Events.Events).subscribe
+  yield* Queue.take(events).pipe(
+    Effect.map((event) => {
+      if (event._tag !== "BotChanged") return
       generation++
       known.clear()
     }),

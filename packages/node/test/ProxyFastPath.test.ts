@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { BotActivity, MemoryStorage, Storage } from "@botrelay/core"
+import { Events, MemoryStorage, Storage } from "@botrelay/core"
 import { TgApi } from "@botrelay/http"
 import { eventually, FakeTelegram } from "@botrelay/testing"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 const serve = async (apiRoot: string) => {
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(MemoryStorage.layer, BotActivity.layer, NodeHttpExchange.layer, TgApi.upstream(apiRoot))
+    Layer.mergeAll(MemoryStorage.layer, Events.layer, NodeHttpExchange.layer, TgApi.upstream(apiRoot))
   )
   const scope = await runtime.runPromise(Scope.make())
   const front = await runtime.runPromise(Scope.extend(ProxyFastPath.make, scope))
@@ -67,7 +67,7 @@ const serve = async (apiRoot: string) => {
     runtime.runPromise(Effect.flatMap(Storage.Storage, (storage) =>
       storage.listMessages({ bot_id: botId, chat_id: chatId, limit: 100, offset: 0 })))
   const changed = (botId: number) =>
-    runtime.runPromise(Effect.flatMap(BotActivity.BotActivity, (a) => a.changed({ _tag: "Bot", id: botId })))
+    runtime.runPromise(Events.publish(Events.Event.BotChanged({ id: botId })))
   return { call, addBot, stored, changed }
 }
 

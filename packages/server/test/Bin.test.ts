@@ -125,7 +125,7 @@ describe("the botrelay bin", () => {
     assert.strictEqual(await server.exited, 0)
   })
 
-  it("refuses bad configuration with a clear message and exit code 2", () => {
+  it("refuses bad configuration with a clear message and exit code 2", { timeout: 120_000 }, () => {
     for (const [env, message] of [
       [{ BOTRELAY_PORT: "http" }, "BOTRELAY_PORT"],
       [{ BOTRELAY_ADMIN_KEY: "secret" }, "BOTRELAY_ADMIN_KEY"],

@@ -1,0 +1,94 @@
+import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
+import { Layer, Option } from "effect"
+import * as ApiKeys from "./ApiKeys.js"
+import * as BackendPolicy from "./BackendPolicy.js"
+import * as Bots from "./Bots.js"
+import * as Deliveries from "./Deliveries.js"
+import * as Events from "./Events.js"
+import * as FloodControl from "./FloodControl.js"
+import * as Inbox from "./Inbox.js"
+import * as LlmRouter from "./LlmRouter.js"
+import * as LlmSettings from "./LlmSettings.js"
+import * as LongPoll from "./LongPoll.js"
+import * as Messages from "./Messages.js"
+import * as Routes from "./Routes.js"
+import type { Storage } from "./Storage.js"
+import * as Supervisor from "./Supervisor.js"
+import * as Tags from "./Tags.js"
+import * as Webhook from "./Webhook.js"
+
+/** How an instance runs, whatever its storage and HTTP client. */
+export interface Config {
+  /** The Bot API root; `https://api.telegram.org` by default. */
+  readonly telegramApi?: string | undefined
+  /**
+   * Where Telegram reaches this instance's webhook ingress, path prefix included
+   * (`https://example.com/botrelay`); without it, bots in webhook mode get no updates.
+   */
+  readonly publicUrl?: string | undefined
+  /** How long bots' long-poll buffers keep unconfirmed updates. */
+  readonly longPoll?: Partial<LongPoll.Options> | undefined
+  /** LLM router settings that the API cannot change. */
+  readonly llm?: LlmSettings.Overrides | undefined
+  /** Polling, delivery, routing and housekeeping timings; `Supervisor.defaults` when omitted. */
+  readonly runtime?: Supervisor.Options | undefined
+  /**
+   * Which addresses backend URLs may reach: by default URLs set through /tgapi `setWebhook` reach
+   * public addresses only, URLs an admin set reach any (`mode: "strict"` holds them to public ones
+   * too; `allowPrivate: true` lets every URL reach private ones).
+   */
+  readonly backendPolicy?: Partial<BackendPolicy.Policy> | undefined
+}
+
+/** The default Bot API root. */
+export const telegramApi = "https://api.telegram.org"
+
+/** Everything an instance runs: the services, the event bus, the ingress entry and the clients they use. */
+export type Services =
+  | Bots.Bots
+  | Routes.Routes
+  | Messages.Messages
+  | Tags.Tags
+  | ApiKeys.ApiKeys
+  | Deliveries.Deliveries
+  | LongPoll.LongPoll
+  | LlmSettings.LlmSettings
+  | LlmRouter.LlmRouter
+  | Inbox.Inbox
+  | Events.Events
+  | FloodControl.FloodControl
+  | BackendPolicy.BackendPolicy
+  | TelegramClient.TelegramClient
+
+/**
+ * The whole instance, built once: services, event bus, and the runtime (ingress, pipeline, outbox,
+ * routing, housekeeping), which starts when the layer is built and stops when it is released. The host
+ * provides the stores and the HTTP client.
+ */
+export const layer = (
+  config: Config = {}
+): Layer.Layer<Services, never, Storage | HttpExchange.HttpExchange> => {
+  const publicUrl = config.publicUrl ?? config.runtime?.publicUrl
+  const options: Supervisor.Options = { ...(config.runtime ?? Supervisor.defaults), publicUrl }
+  return Layer.mergeAll(
+    Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(publicUrl)))),
+    Routes.layer,
+    Messages.layer,
+    Tags.layer,
+    ApiKeys.layer,
+    Deliveries.layer
+  ).pipe(
+    Layer.provideMerge(Supervisor.layer(options)),
+    Layer.provideMerge(Inbox.layer),
+    Layer.provideMerge(LlmRouter.layer),
+    Layer.provideMerge(LlmSettings.layer(config.llm ?? {})),
+    Layer.provideMerge(LongPoll.layer({ ...LongPoll.defaults, ...config.longPoll })),
+    Layer.provideMerge(TelegramClient.layerHttpExchange({ apiRoot: config.telegramApi ?? telegramApi })),
+    Layer.provideMerge(Events.layer),
+    Layer.provideMerge(FloodControl.layer()),
+    Layer.provideMerge(Layer.succeed(BackendPolicy.BackendPolicy, {
+      mode: config.backendPolicy?.mode ?? "default",
+      allowPrivate: config.backendPolicy?.allowPrivate ?? false
+    }))
+  )
+}
