@@ -1,0 +1,40 @@
+import { SqliteStorage } from "@botrelay/sqlite"
+import { assert, describe, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import { Effect } from "effect"
+
+/** The query plan of each DELETE that `pruneFinished` runs, by table. */
+const prunePlans = Effect.gen(function*() {
+  const statements: Array<string> = []
+  const database = new Database(":memory:", { verbose: (sql) => statements.push(String(sql)) })
+  yield* Effect.addFinalizer(() => Effect.sync(() => database.open && database.close()))
+  const storage = yield* SqliteStorage.make({ database })
+  statements.length = 0
+  yield* storage.pruneFinished("2025-01-01T00:00:00.000Z", 1000)
+  const plans = new Map<string, ReadonlyArray<string>>()
+  for (const sql of statements) {
+    const table = /^delete from "(\w+)"/i.exec(sql)?.[1]
+    if (table === undefined) continue
+    const rows = database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ readonly detail: string }>
+    plans.set(table, rows.map((row) => row.detail))
+  }
+  return plans
+})
+
+describe("pruning finished work", () => {
+  it.scoped("finds old rows by an index search in the order it deletes them: no scan, no sort", () =>
+    Effect.gen(function*() {
+      const plans = yield* prunePlans
+      const expected = {
+        botrelay_inbox: "botrelay_inbox_processed_received (received_at<?)",
+        botrelay_deliveries: "botrelay_deliveries_status (status=?)",
+        botrelay_route_sends: "botrelay_route_sends_sent_updated (updated_at<?)"
+      }
+      assert.deepStrictEqual([...plans.keys()].sort(), Object.keys(expected).sort())
+      for (const [table, index] of Object.entries(expected)) {
+        const plan = plans.get(table)!
+        assert.isTrue(plan.some((step) => step.startsWith("SEARCH") && step.endsWith(index)), `${table}: ${plan.join("; ")}`)
+        assert.isFalse(plan.some((step) => step.startsWith("SCAN") || step.includes("TEMP B-TREE")), `${table}: ${plan.join("; ")}`)
+      }
+    }))
+})
