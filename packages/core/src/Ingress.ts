@@ -1,11 +1,11 @@
 import type { TelegramError } from "@botrelay/telegram"
 import { BotApi, TelegramClient } from "@botrelay/telegram"
 import { Clock, Duration, Effect } from "effect"
-import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import * as BotStatus from "./BotStatus.js"
 import { Event, Events, publish } from "./Events.js"
 import { Inbox } from "./Inbox.js"
+import * as Retry from "./Retry.js"
 
 /** Every update type, so backends get all Telegram sends, chat_member and reactions included. */
 export const allUpdateTypes: ReadonlyArray<string> = BotApi.updateTypes
@@ -50,33 +50,35 @@ const backlogInterval = 100
 const webhookActive = (e: TelegramError.TelegramError) =>
   e._tag === "TelegramApiError" && e.error_code === 409 && /webhook/i.test(e.description)
 
-/** What a failed getUpdates means: the `last_error` to show and how long to wait. */
+/** What a failed getUpdates means: the `last_error` to show and how long to wait (a conflict backs off more). */
 export const assess = (
   e: TelegramError.TelegramError,
   failures: number,
   options: Options
-): { readonly lastError: string; readonly wait: Duration.Duration } => {
-  const backoff = Backoff.delay(failures, options.retryBase, options.retryCap)
-  if (e._tag === "TelegramTransportError") {
-    return { lastError: `Telegram unreachable: ${e.description}`, wait: backoff }
-  }
-  switch (e.error_code) {
-    case 429:
-      return {
-        lastError: `rate limited by Telegram: ${e.description}`,
-        wait: e.retry_after === undefined ? backoff : Duration.seconds(e.retry_after)
-      }
-    case 401:
-    case 404:
-      return {
-        lastError: "unauthorized: Telegram rejected the token",
-        wait: Duration.decode(options.unauthorizedWait)
-      }
-    case 409:
-      return { lastError: `conflict: ${e.description}`, wait: Backoff.delay(failures + 2, options.retryBase, options.retryCap) }
-    default:
-      return { lastError: `Telegram error ${e.error_code}: ${e.description}`, wait: backoff }
-  }
+): Effect.Effect<{ readonly lastError: string; readonly wait: Duration.Duration }> => {
+  const conflict = e._tag === "TelegramApiError" && e.error_code === 409
+  return Effect.map(Retry.delay(conflict ? failures + 2 : failures, options.retryBase, options.retryCap), (backoff) => {
+    if (e._tag === "TelegramTransportError") {
+      return { lastError: `Telegram unreachable: ${e.description}`, wait: backoff }
+    }
+    switch (e.error_code) {
+      case 429:
+        return {
+          lastError: `rate limited by Telegram: ${e.description}`,
+          wait: e.retry_after === undefined ? backoff : Duration.seconds(e.retry_after)
+        }
+      case 401:
+      case 404:
+        return {
+          lastError: "unauthorized: Telegram rejected the token",
+          wait: Duration.decode(options.unauthorizedWait)
+        }
+      case 409:
+        return { lastError: `conflict: ${e.description}`, wait: backoff }
+      default:
+        return { lastError: `Telegram error ${e.error_code}: ${e.description}`, wait: backoff }
+    }
+  })
 }
 
 /**
@@ -125,11 +127,11 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
     yield* round.pipe(
       Effect.catchTag("StorageError", (e) =>
         Effect.logError("could not store updates", e.cause).pipe(
-          Effect.zipRight(Effect.sleep(Backoff.delay(failures++, options.retryBase, options.retryCap)))
+          Effect.zipRight(Effect.flatMap(Retry.delay(failures++, options.retryBase, options.retryCap), Effect.sleep))
         )),
       Effect.catchAll((e) =>
         Effect.gen(function*() {
-          const { lastError: message, wait } = assess(e, failures++, options)
+          const { lastError: message, wait } = yield* assess(e, failures++, options)
           yield* setError(message)
           if (webhookActive(e)) {
             yield* telegram.deleteWebhook(bot.token, {}).pipe(Effect.ignore)

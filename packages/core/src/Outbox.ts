@@ -1,207 +1,211 @@
-import { HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
-import { Clock, Duration, Effect, Either, Option, Redacted } from "effect"
-import * as BackendPolicy from "./BackendPolicy.js"
-import * as Backoff from "./Backoff.js"
+import { Clock, Duration, Effect, Option, Queue } from "effect"
 import type { StoredBot } from "./Bot.js"
-import type { Delivery, DeliveryOutcome } from "./Delivery.js"
-import { FloodControl } from "./FloodControl.js"
-import * as SentMessages from "./SentMessages.js"
-import { Storage } from "./Storage.js"
+import type { StorageError } from "./Errors.js"
+import * as Retry from "./Retry.js"
 
-/** How deliveries to backends behave. */
-export interface Options {
-  /** How long a backend may take to answer. */
-  readonly timeout: Duration.DurationInput
-  /** Retry waits: from `retryBase`, doubling, up to `retryCap`, with jitter. */
+/** How jobs are retried: waits from `retryBase`, doubling up to `retryCap`, jittered, for `maxAge`; then dead. */
+export interface Policy {
   readonly retryBase: Duration.DurationInput
   readonly retryCap: Duration.DurationInput
-  /** How long a delivery is retried before it is dead-lettered. */
+  /** How long a job is retried before it is dead-lettered. */
   readonly maxAge: Duration.DurationInput
 }
 
-/** Defaults: 10 s per attempt, retries from 1 s up to 5 min apart, for 24 h. */
-export const defaults: Options = {
-  timeout: Duration.seconds(10),
+/** Retries from 1 s up to 5 min apart, for 24 h. */
+export const policy: Policy = {
   retryBase: Duration.seconds(1),
   retryCap: Duration.minutes(5),
   maxAge: Duration.hours(24)
 }
 
-/** Methods a webhook reply may not call: Botrelay owns the bot's ingress. */
-const refusedReplyMethods = new Set(["getupdates", "setwebhook", "deletewebhook", "logout", "close"])
-
-/** A webhook reply in a backend's answer: `{"method": ...}` as JSON or form, else `undefined`. */
-export const webhookReply = (
-  body: string,
-  contentType: string | undefined
-): { readonly method: string; readonly params: Record<string, unknown> } | undefined => {
-  let fields: Record<string, unknown> | undefined
-  if (contentType !== undefined && /application\/x-www-form-urlencoded/i.test(contentType)) {
-    fields = Object.fromEntries(new URLSearchParams(body))
-  } else if (body.trimStart().startsWith("{")) {
-    try {
-      const parsed: unknown = JSON.parse(body)
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
-        fields = parsed as Record<string, unknown>
-      }
-    } catch {
-      return undefined
-    }
-  }
-  if (fields === undefined || typeof fields.method !== "string" || fields.method === "") return undefined
-  const { method, ...params } = fields
-  return { method, params }
+/** How deliveries to backends behave: the retry policy, and how long a backend may take to answer. */
+export interface Options extends Policy {
+  readonly timeout: Duration.DurationInput
 }
 
-const jsonHeaders = { "content-type": "application/json" }
+/** Defaults: 10 s per attempt, and the default `policy`. */
+export const defaults: Options = { timeout: Duration.seconds(10), ...policy }
 
-/** The header Telegram sends a webhook's secret in. */
-const secretHeader = "x-telegram-bot-api-secret-token"
+/** What the runner reads of a job: its place in the line and its age. */
+export interface Job {
+  readonly id: number
+  readonly attempts: number
+  readonly next_attempt_at: string
+  readonly created_at: string
+}
 
-/** The largest backend answer read: room for any webhook reply; a larger one counts as a failed attempt. */
-const maxAnswerBytes = 1024 * 1024
-
-/** How many due deliveries one read takes. */
-const batchSize = 50
-
-/** Where a delivery goes now: the bot's current backend URL, or the one it was queued with when the bot has none. */
-export const target = (delivery: Pick<Delivery, "url">, bot: Pick<StoredBot, "backend_url">): string =>
-  bot.backend_url === "" ? delivery.url : bot.backend_url
+/** Where a job stands after an attempt: done, waiting for a retry, or dead-lettered. */
+export type Outcome =
+  | { readonly status: "done"; readonly at: string }
+  | { readonly status: "pending"; readonly at: string; readonly next_attempt_at: string; readonly last_error: string }
+  | { readonly status: "dead"; readonly at: string; readonly last_error: string }
 
 /**
- * Delivery of one bot's outbox, oldest first, to its backend: each attempt goes to the bot's backend
- * URL as it is at that moment, under the `BackendPolicy` for whoever set it.
+ * What an executor says of one attempt. A failure is retried `later` (after the policy's wait, or
+ * `retryAfter` when longer), `now`, or `never` (dead at once). `after` runs once the outcome is recorded;
+ * `extra` is recorded with it.
  */
-export const make = (options: Options = defaults) =>
+export type Attempt<X> =
+  | { readonly _tag: "Done"; readonly extra: X; readonly after?: Effect.Effect<void> | undefined }
+  | {
+    readonly _tag: "Failed"
+    readonly extra: X
+    readonly error: string
+    readonly retry: "later" | "now" | "never"
+    readonly retryAfter?: Duration.Duration | undefined
+  }
+
+/** An outcome to record, with its job and what the executor kept for it. */
+export interface Recorded<J, X> {
+  readonly job: J
+  readonly outcome: Outcome
+  readonly extra: X
+}
+
+/** The bots as they are now, by id; `undefined` once a bot is gone. */
+export type Bots = (id: number) => StoredBot | undefined
+
+/** Marks the part of an attempt that may be cut short when the runtime stops; the rest runs to its end. */
+export type Interruptible = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/** A kind of job: how a bot's line is read, how one job is attempted (the executor), how outcomes are recorded. */
+export interface Kind<J extends Job, X> {
+  /** Names the kind in logs. */
+  readonly name: string
+  /** The bot's oldest pending jobs of this kind, oldest first, at most `limit`. */
+  readonly line: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<J>, StorageError>
+  /** Whether the bot's line runs now; when not, its jobs wait. */
+  readonly runs: (bot: StoredBot) => boolean
+  /** Attempts one due job of the bot. */
+  readonly attempt: (
+    job: J,
+    bot: StoredBot,
+    bots: Bots,
+    interruptible: Interruptible
+  ) => Effect.Effect<Attempt<X>, StorageError>
+  /** Records outcomes in order. */
+  readonly record: (recorded: ReadonlyArray<Recorded<J, X>>) => Effect.Effect<void, StorageError>
+  /** Whether each outcome is recorded at once; otherwise after each run of a batch, before an `after`, and when stopped. */
+  readonly recordEach: boolean
+  /** Log annotations that name a job. */
+  readonly annotations: (job: J) => Record<string, unknown>
+}
+
+/** How many due jobs one read takes. */
+const batchSize = 50
+
+/** The outcome of an attempt under the policy: the deadline first, then `retry_after` or the schedule's wait. */
+export const outcomeOf = <X>(job: Job, attempt: Attempt<X>, policy: Policy): Effect.Effect<Outcome> =>
   Effect.gen(function*() {
-    const policy = yield* BackendPolicy.BackendPolicy
-    const storage = yield* Storage
-    const telegram = yield* TelegramClient.TelegramClient
-    const flood = yield* FloodControl
-    const http = yield* HttpExchange.HttpExchange
-    const timeout = Duration.decode(options.timeout)
-    const maxAge = Duration.toMillis(options.maxAge)
-
-    const paced = <A, E extends TelegramError.TelegramError>(
-      bot: StoredBot,
-      params: Record<string, unknown>,
-      call: Effect.Effect<A, E>
-    ) => {
-      const chatId = params.chat_id
-      return typeof chatId === "number" || typeof chatId === "string" ? flood.send(bot.id, chatId, call) : call
+    const now = yield* Clock.currentTimeMillis
+    const at = new Date(now).toISOString()
+    if (attempt._tag === "Done") return { status: "done", at }
+    const last_error = attempt.error
+    if (attempt.retry === "never" || now - Date.parse(job.created_at) >= Duration.toMillis(policy.maxAge)) {
+      return { status: "dead", at, last_error }
     }
-
-    const runReply = (bot: StoredBot, reply: { readonly method: string; readonly params: Record<string, unknown> }) =>
-      refusedReplyMethods.has(reply.method.toLowerCase())
-        ? Effect.logWarning("refused a webhook reply").pipe(Effect.annotateLogs({ method: reply.method }))
-        : paced(bot, reply.params, telegram.call(bot.token, reply.method, reply.params)).pipe(
-          Effect.flatMap((result) =>
-            SentMessages.capture([{ bot, method: reply.method.toLowerCase(), params: reply.params, result }], "reply")
-          ),
-          Effect.provideService(Storage, storage),
-          Effect.catchAll((e) =>
-            Effect.logWarning("a webhook reply failed").pipe(
-              Effect.annotateLogs({ method: reply.method, error: e.message })
-            )
-          )
-        )
-
-    /**
-     * Attempts the delivery once: its outcome, and the webhook reply a delivered update was answered with.
-     * A failed attempt whose bot moved to another URL meanwhile is due again at once.
-     */
-    const attempt = (delivery: Delivery, bot: StoredBot, current: () => StoredBot | undefined) =>
-      Effect.gen(function*() {
-        const secret = Redacted.value(bot.secret_token)
-        const url = target(delivery, bot)
-        const addresses = BackendPolicy.addressesFor(policy, bot.backend_url_origin)
-        const result = yield* Effect.either(http.exchange({
-          method: "POST",
-          url,
-          headers: secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret },
-          body: delivery.payload,
-          timeout,
-          maxBytes: maxAnswerBytes,
-          ...(addresses === undefined ? {} : { addresses })
-        }))
-        const now = yield* Clock.currentTimeMillis
-        const at = new Date(now).toISOString()
-        if (Either.isRight(result) && result.right.status >= 200 && result.right.status < 300) {
-          const outcome: DeliveryOutcome = { status: "delivered", at }
-          const answer = result.right
-          return { outcome, reply: webhookReply(HttpExchange.text(answer), answer.headers["content-type"]) }
-        }
-        const last_error = Either.isLeft(result) ? result.left.description : `HTTP ${result.right.status}`
-        if (now - Date.parse(delivery.created_at) >= maxAge) {
-          yield* Effect.logWarning("delivery dead-lettered").pipe(
-            Effect.annotateLogs({ delivery_id: delivery.id, error: last_error })
-          )
-          const outcome: DeliveryOutcome = { status: "dead", at, last_error }
-          return { outcome, reply: undefined }
-        }
-        const moved = url !== target(delivery, current() ?? bot)
-        const wait = moved ? Duration.zero : Backoff.delay(delivery.attempts, options.retryBase, options.retryCap)
-        const next_attempt_at = new Date(now + Duration.toMillis(wait)).toISOString()
-        const outcome: DeliveryOutcome = { status: "pending", at, next_attempt_at, last_error }
-        return { outcome, reply: undefined }
-      })
-
-    /**
-     * Delivers due deliveries of one batch in order, recording outcomes together: at the end, before a
-     * webhook reply runs, and when interrupted. Returns how long the head of the line waits, "failed"
-     * when a delivery was rescheduled, or "drained" when the whole batch left the line.
-     */
-    const deliverBatch = (current: () => StoredBot | undefined, batch: ReadonlyArray<Delivery>) => {
-      const outcomes: Array<readonly [number, DeliveryOutcome]> = []
-      const record = Effect.suspend(() => outcomes.length === 0 ? Effect.void : storage.recordAttempts(outcomes.splice(0)))
-      return Effect.gen(function*() {
-        let result: Duration.Duration | "drained" | "failed" = "drained"
-        for (const delivery of batch) {
-          const due = Date.parse(delivery.next_attempt_at) - (yield* Clock.currentTimeMillis)
-          if (due > 0) {
-            result = Duration.millis(due)
-            break
-          }
-          const bot = current()
-          if (bot === undefined) break
-          const { outcome, reply } = yield* attempt(delivery, bot, current)
-          outcomes.push([delivery.id, outcome])
-          if (reply !== undefined) {
-            yield* record
-            yield* runReply(bot, reply)
-          }
-          if (outcome.status === "pending") {
-            result = "failed"
-            break
-          }
-        }
-        yield* record
-        return result
-      }).pipe(Effect.onInterrupt(() => Effect.ignoreLogged(record)))
-    }
-
-    /**
-     * Delivers the bot's due deliveries in order. Returns how long to wait for the next one, or
-     * `None` when the outbox is empty. `current` is the bot as it is now, `undefined` once it is gone.
-     */
-    const deliverDue = (
-      botId: number,
-      current: () => StoredBot | undefined
-    ): Effect.Effect<Option.Option<Duration.Duration>, never> =>
-      Effect.gen(function*() {
-        while (true) {
-          const batch = yield* storage.nextDeliveries(botId, batchSize)
-          const bot = current()
-          if (batch.length === 0 || bot === undefined) return Option.none()
-          const wait = yield* deliverBatch(current, batch)
-          if (Duration.isDuration(wait)) return Option.some(wait)
-          if (wait === "drained" && batch.length < batchSize) return Option.none()
-        }
-      }).pipe(
-        Effect.catchAll((e) =>
-          Effect.logError("outbox failed", e.cause).pipe(Effect.as(Option.some(Duration.seconds(1))))
-        )
-      )
-
-    return { deliverDue } as const
+    const backoff = attempt.retry === "now"
+      ? 0
+      : Duration.toMillis(yield* Retry.delay(job.attempts, policy.retryBase, policy.retryCap))
+    const wait = Math.max(backoff, attempt.retryAfter === undefined ? 0 : Duration.toMillis(attempt.retryAfter))
+    return { status: "pending", at, last_error, next_attempt_at: new Date(now + wait).toISOString() }
   })
+
+/**
+ * Runs one bot's line of a kind, FIFO: attempts due jobs in order, stops at the first not due yet and after
+ * a failure (the head then waits for its retry). Returns how long to wait for the next job, or `None` when
+ * the line is empty or does not run now.
+ */
+export const runLine = <J extends Job, X>(
+  kind: Kind<J, X>,
+  policy: Policy,
+  botId: number,
+  bots: Bots
+): Effect.Effect<Option.Option<Duration.Duration>> => {
+  const runBatch = (batch: ReadonlyArray<J>) => {
+    const pending: Array<Recorded<J, X>> = []
+    const record = Effect.suspend(() =>
+      pending.length === 0 ? Effect.void : Effect.uninterruptible(kind.record(pending.splice(0)))
+    )
+    return Effect.gen(function*() {
+      for (const job of batch) {
+        const due = Date.parse(job.next_attempt_at) - (yield* Clock.currentTimeMillis)
+        if (due > 0) return Duration.millis(due)
+        const bot = bots(botId)
+        if (bot === undefined || !kind.runs(bot)) return "stopped" as const
+        const { attempt, outcome } = yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const attempt = yield* kind.attempt(job, bot, bots, restore)
+            const outcome = yield* outcomeOf(job, attempt, policy)
+            pending.push({ job, outcome, extra: attempt.extra })
+            return { attempt, outcome }
+          })
+        )
+        if (outcome.status === "dead") {
+          yield* Effect.logWarning(`${kind.name}: dead-lettered`).pipe(
+            Effect.annotateLogs({ ...kind.annotations(job), error: outcome.last_error })
+          )
+        }
+        const after = attempt._tag === "Done" ? attempt.after : undefined
+        if (kind.recordEach || after !== undefined) yield* record
+        if (after !== undefined) yield* after
+        if (outcome.status === "pending") return "failed" as const
+      }
+      return "drained" as const
+    }).pipe(
+      Effect.tap(() => record),
+      Effect.onInterrupt(() => Effect.ignoreLogged(record))
+    )
+  }
+
+  return Effect.gen(function*() {
+    while (true) {
+      const batch = yield* kind.line(botId, batchSize)
+      const bot = bots(botId)
+      if (batch.length === 0 || bot === undefined || !kind.runs(bot)) return Option.none()
+      const result = yield* runBatch(batch)
+      if (Duration.isDuration(result)) return Option.some(result)
+      if (result === "stopped" || (result === "drained" && batch.length < batchSize)) return Option.none()
+    }
+  }).pipe(
+    Effect.catchAll((e) =>
+      Effect.logError(`${kind.name}: failed`, e.cause).pipe(Effect.as(Option.some(Duration.seconds(1))))
+    )
+  )
+}
+
+/** One kind's line of a bot in the worker: what wakes it early, and what to do each time it is left empty. */
+export interface Line {
+  readonly run: Effect.Effect<Option.Option<Duration.Duration>>
+  readonly wake: Queue.Dequeue<void>
+  readonly idle: Effect.Effect<void>
+}
+
+/** A kind's line of one bot under a policy, for `work`. */
+export const line = <J extends Job, X>(
+  kind: Kind<J, X>,
+  policy: Policy,
+  botId: number,
+  bots: Bots,
+  wake: Queue.Dequeue<void>,
+  idle: Effect.Effect<void> = Effect.void
+): Line => ({ run: runLine(kind, policy, botId, bots), wake, idle })
+
+/**
+ * The outbox worker of one bot, until interrupted: each kind's line on its own fiber, so a line that waits
+ * (a dead backend, a disabled sender) never holds another; each runs, then sleeps until its next job is due
+ * or it is woken.
+ */
+export const work = (lines: ReadonlyArray<Line>): Effect.Effect<void> =>
+  Effect.forEach(
+    lines,
+    ({ idle, run, wake }) =>
+      run.pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.zipRight(idle, Queue.take(wake)),
+          onSome: (wait) => Effect.race(Effect.sleep(wait), Queue.take(wake))
+        })),
+        Effect.forever
+      ),
+    { concurrency: "unbounded", discard: true }
+  )

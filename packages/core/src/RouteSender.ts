@@ -8,36 +8,17 @@ import {
   Either,
   Exit,
   FiberId,
-  Option,
   type ParseResult,
   Schema
 } from "effect"
-import * as Backoff from "./Backoff.js"
 import { type StoredBot, userIdOf } from "./Bot.js"
+import type { StorageError } from "./Errors.js"
 import { FloodControl } from "./FloodControl.js"
+import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
 import * as Resend from "./Resend.js"
 import type { NewRouteMapping, RouteSend, SendOutcome } from "./RouteSend.js"
 import { Storage } from "./Storage.js"
-
-/** How route sends are retried. */
-export interface Options {
-  /** Retry waits: from `retryBase`, doubling, up to `retryCap`, with jitter. */
-  readonly retryBase: Duration.DurationInput
-  readonly retryCap: Duration.DurationInput
-  /** How long a send is retried before it is given up. */
-  readonly maxAge: Duration.DurationInput
-}
-
-/** Defaults: retries from 1 s up to 5 min apart, for 24 h, as deliveries to backends. */
-export const defaults: Options = {
-  retryBase: Duration.seconds(1),
-  retryCap: Duration.minutes(5),
-  maxAge: Duration.hours(24)
-}
-
-/** How many due sends one read takes. */
-const batchSize = 50
 
 /** How long route evaluation waits for sends into a chat before it looks whether a message there is the service's. */
 const fenceTimeout = Duration.seconds(5)
@@ -61,23 +42,26 @@ const isTransient = (e: TelegramError.TelegramError | Unsendable): e is Telegram
   e._tag === "TelegramTransportError" ||
   (e._tag === "TelegramApiError" && (e.error_code >= 500 || e.error_code === 429))
 
-/** How long a transient failure waits: the backoff, or longer when Telegram asks to. */
-const retryWait = (job: RouteSend, error: TelegramError.TelegramError, options: Options) =>
-  Math.max(
-    Duration.toMillis(Backoff.delay(job.attempts, options.retryBase, options.retryCap)),
-    error._tag === "TelegramApiError" ? (error.retry_after ?? 0) * 1000 : 0
-  )
-
 const describe = (e: TelegramError.TelegramError | Unsendable) =>
   e._tag === "Unsendable" ? e.reason : e._tag === "TelegramApiError" ? `${e.error_code} ${e.description}` : e.message
 
-/** A bot's route sends, oldest first, made through Telegram, with their content sent again when needed. */
-export const make = (options: Options = defaults) =>
-  Effect.gen(function*() {
+/** What an attempt at a send keeps for its recording: the messages it produced, and its fence in the target chat. */
+interface Sent {
+  readonly produced: ReadonlyArray<BotApi.Message>
+  readonly done: Deferred.Deferred<void> | undefined
+}
+
+const outcomeOf = (outcome: Outbox.Outcome): SendOutcome =>
+  outcome.status === "done" ? { status: "sent", at: outcome.at } : outcome
+
+/**
+ * Route sends, the outbox kind: a bot's sends made through Telegram, with their content sent again when
+ * needed; `quiet` is the fence route evaluation waits on.
+ */
+export const make = Effect.gen(function*() {
     const storage = yield* Storage
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
-    const maxAge = Duration.toMillis(options.maxAge)
     /** Per chat, the sends handed to Telegram whose outcome is not recorded yet. */
     const sending = new Map<number, Set<Deferred.Deferred<void>>>()
 
@@ -267,79 +251,62 @@ export const make = (options: Options = defaults) =>
       }))
 
     /**
-     * Sends one job and records its outcome with a mapping for every message it produced (also when a later
-     * message of the same attempt failed), keeping them in the sender's history; returns the outcome's status.
-     * Once Telegram has answered, the outcome is recorded even when the runtime is stopping.
+     * Sends one job by its sender, capturing every message it produced (also when a later message of the
+     * same attempt failed) in the sender's history. Once Telegram has answered, the rest completes even
+     * when the runtime is stopping.
      */
-    const sendOne = (job: RouteSend, sender: StoredBot, receiver: StoredBot) => {
+    const attemptOne = (
+      job: RouteSend,
+      sender: StoredBot,
+      bots: Outbox.Bots,
+      interruptible: Outbox.Interruptible
+    ): Effect.Effect<Outbox.Attempt<Sent>, StorageError> => {
+      const receiver = bots(job.source_bot_id)
+      if (receiver === undefined) {
+        return Effect.succeed({
+          _tag: "Failed",
+          extra: { produced: [], done: undefined },
+          error: "the receiving bot is gone",
+          retry: "never"
+        })
+      }
       const done = Deferred.unsafeMake<void>(FiberId.none)
       const paced = <A>(call: Effect.Effect<A, TelegramError.TelegramError>) =>
         flood.send(sender.id, job.chat_id, Effect.zipRight(track(job.chat_id, done), call))
-      return Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const produced: Array<BotApi.Message> = []
-          const result = yield* Effect.either(restore(attempt({ job, sender, receiver, paced, produced }, job.payload)))
-          const now = yield* Clock.currentTimeMillis
-          const at = new Date(now).toISOString()
-          yield* SentMessages.captureSent(sender, produced, "route").pipe(Effect.provideService(Storage, storage))
-          if (Either.isRight(result)) {
-            yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, produced, at))
-            return "sent" as const
-          }
-          const error = result.left
-          const last_error = describe(error)
-          const outcome: SendOutcome = isTransient(error) && now - Date.parse(job.created_at) < maxAge
-            ? {
-              status: "pending",
-              at,
-              last_error,
-              next_attempt_at: new Date(now + retryWait(job, error, options)).toISOString()
-            }
-            : { status: "dead", at, last_error }
-          if (outcome.status === "dead") {
-            yield* Effect.logWarning("a route send was given up").pipe(
-              Effect.annotateLogs({ send_id: job.id, route_id: job.route_id, error: last_error })
-            )
-          }
-          yield* storage.recordSend(job.id, outcome, mappingsOf(job, produced, at))
-          return outcome.status
-        })
-      ).pipe(Effect.ensuring(untrack(job.chat_id, done)))
+      const produced: Array<BotApi.Message> = []
+      return Effect.gen(function*() {
+        const result = yield* Effect.either(interruptible(attempt({ job, sender, receiver, paced, produced }, job.payload)))
+        yield* SentMessages.captureSent(sender, produced, "route").pipe(Effect.provideService(Storage, storage))
+        const extra = { produced, done }
+        if (Either.isRight(result)) return { _tag: "Done", extra } as const
+        const error = result.left
+        return {
+          _tag: "Failed",
+          extra,
+          error: describe(error),
+          retry: isTransient(error) ? "later" : "never",
+          retryAfter: error._tag === "TelegramApiError" && error.retry_after !== undefined
+            ? Duration.seconds(error.retry_after)
+            : undefined
+        } as const
+      }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : untrack(job.chat_id, done)))
     }
 
-    /**
-     * Makes the bot's due sends in order. Returns how long to wait for the next one, or `None` when none
-     * is left or the bot is disabled (its sends wait until it is enabled). `bot` gives a bot as it is now,
-     * `undefined` once it is gone.
-     */
-    const sendDue = (
-      botId: number,
-      bot: (id: number) => StoredBot | undefined
-    ): Effect.Effect<Option.Option<Duration.Duration>> =>
-      Effect.gen(function*() {
-        while (true) {
-          const batch = yield* storage.nextSends(botId, batchSize)
-          const sender = bot(botId)
-          if (batch.length === 0 || sender === undefined || sender.disabled) return Option.none()
-          for (const job of batch) {
-            const due = Date.parse(job.next_attempt_at) - (yield* Clock.currentTimeMillis)
-            if (due > 0) return Option.some(Duration.millis(due))
-            const receiver = bot(job.source_bot_id)
-            if (receiver === undefined) {
-              const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-              yield* storage.recordSend(job.id, { status: "dead", at, last_error: "the receiving bot is gone" }, [])
-              continue
-            }
-            const status = yield* sendOne(job, sender, receiver)
-            if (status === "pending") return Option.some(Duration.zero)
-          }
-          if (batch.length < batchSize) return Option.none()
-        }
-      }).pipe(
-        Effect.catchAll((e) =>
-          Effect.logError("route sends failed", e.cause).pipe(Effect.as(Option.some(Duration.seconds(1))))
-        )
+    /** Records a send's outcome with a mapping for every message it produced, then opens its fence. */
+    const record = ({ extra, job, outcome }: Outbox.Recorded<RouteSend, Sent>) =>
+      storage.recordSend(job.id, outcomeOf(outcome), mappingsOf(job, extra.produced, outcome.at)).pipe(
+        Effect.ensuring(extra.done === undefined ? Effect.void : untrack(job.chat_id, extra.done))
       )
 
-    return { sendDue, quiet } as const
+    const kind: Outbox.Kind<RouteSend, Sent> = {
+      name: "route send",
+      line: storage.nextSends,
+      runs: (sender) => !sender.disabled,
+      attempt: attemptOne,
+      record: (recorded) => Effect.forEach(recorded, record, { discard: true }),
+      recordEach: true,
+      annotations: (job) => ({ send_id: job.id, route_id: job.route_id })
+    }
+
+    return { kind, quiet } as const
   })

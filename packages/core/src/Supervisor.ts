@@ -1,5 +1,6 @@
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
+import * as BackendDelivery from "./BackendDelivery.js"
 import { type StoredBot, userIdOf } from "./Bot.js"
 import { botsOf, type Event, Events, type EventOf, type RouteEnds } from "./Events.js"
 import type { FloodControl } from "./FloodControl.js"
@@ -26,8 +27,8 @@ export interface Options {
   readonly housekeeping?: Omit<Housekeeping.Options, "mappingTtl"> | undefined
   /** Routing and the reverse path; `Routing.defaults` when omitted. */
   readonly routing?: Routing.Options | undefined
-  /** Retrying route sends; `RouteSender.defaults` when omitted. */
-  readonly sends?: RouteSender.Options | undefined
+  /** Retrying route sends; `Outbox.policy` when omitted. */
+  readonly sends?: Outbox.Policy | undefined
 }
 
 /** Defaults of DESIGN.md section 5. */
@@ -63,8 +64,8 @@ export const run = (options: Options = defaults) =>
   Effect.gen(function*() {
     const storage = yield* Storage
     const events = yield* Events
-    const outbox = yield* Outbox.make(options.outbox)
-    const sender = yield* RouteSender.make(options.sends)
+    const deliveries = yield* BackendDelivery.make(options.outbox)
+    const sender = yield* RouteSender.make
     const pollers = yield* FiberMap.make<number>()
     const workers = yield* FiberMap.make<number>()
     const ingressOf = new Map<number, { readonly mode: Mode; readonly token: Redacted.Redacted<string> }>()
@@ -145,21 +146,11 @@ export const run = (options: Options = defaults) =>
           Effect.zipRight(Queue.take(queues.inbox)),
           Effect.forever
         ),
-        outbox.deliverDue(botId, latest(botId)).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.zipRight(settle(queues), Queue.take(queues.outbox)),
-            onSome: (wait) => Effect.race(Effect.sleep(wait), Queue.take(queues.outbox))
-          })),
-          Effect.forever
-        ),
-        sender.sendDue(botId, bot).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Queue.take(queues.sends),
-            onSome: (wait) => Effect.race(Effect.sleep(wait), Queue.take(queues.sends))
-          })),
-          Effect.forever
-        )
-      ], { concurrency: 3, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
+        Outbox.work([
+          Outbox.line(deliveries, options.outbox, botId, bot, queues.outbox, settle(queues)),
+          Outbox.line(sender.kind, options.sends ?? Outbox.policy, botId, bot, queues.sends)
+        ])
+      ], { concurrency: 2, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
 
     const ensureWorker = (botId: number) =>
       Effect.gen(function*() {

@@ -1,10 +1,10 @@
 import { TelegramClient } from "@botrelay/telegram"
 import { Context, Effect, Either, Option, Redacted } from "effect"
-import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import * as BotStatus from "./BotStatus.js"
 import { Event, Events, publish } from "./Events.js"
 import * as Ingress from "./Ingress.js"
+import * as Retry from "./Retry.js"
 import * as RandomToken from "./RandomToken.js"
 import { Storage } from "./Storage.js"
 
@@ -63,9 +63,9 @@ export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Opt
       const e = result.left
       if (e._tag === "StorageError") {
         yield* Effect.logError("could not store the webhook secret", e.cause)
-        yield* Effect.sleep(Backoff.delay(failures++, options.retryBase, options.retryCap))
+        yield* Effect.sleep(yield* Retry.delay(failures++, options.retryBase, options.retryCap))
       } else {
-        const { lastError: message, wait } = Ingress.assess(e, failures++, options)
+        const { lastError: message, wait } = yield* Ingress.assess(e, failures++, options)
         yield* setError(message)
         yield* Effect.sleep(wait)
       }
@@ -97,7 +97,7 @@ export const unregister = (
       if (Either.isRight(result)) break
       const e = result.left
       if (e._tag === "TelegramApiError" && (e.error_code === 401 || e.error_code === 404)) break
-      const { lastError, wait } = Ingress.assess(e, failures++, options)
+      const { lastError, wait } = yield* Ingress.assess(e, failures++, options)
       yield* Effect.logWarning("could not delete the webhook").pipe(Effect.annotateLogs({ error: lastError }))
       yield* Effect.sleep(wait)
     }

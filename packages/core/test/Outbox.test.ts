@@ -1,11 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { FloodControl, MemoryStorage, Outbox, Storage } from "@botrelay/core"
-import { HttpExchange, TelegramClient } from "@botrelay/telegram"
-import { Clock, Duration, Effect, Layer, Logger, Option, Redacted, TestClock } from "effect"
+import { BackendDelivery, FloodControl, MemoryStorage, Outbox, RouteSender, Storage } from "@botrelay/core"
+import type { BotApi } from "@botrelay/telegram"
+import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
+import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Queue, Redacted, TestClock } from "effect"
 
-// Forwarding to backends on Effect's TestClock: per-bot FIFO, backoff, the deadline and dead letters.
-// `attempts` counts the failed attempts.
+// The outbox on Effect's TestClock, both kinds through the one runner: deliveries to backends and route sends
+// through Telegram. Per-bot FIFO, backoff with jitter, retry_after, the deadline and dead letters, and lines
+// that never hold each other. `attempts` counts the failed attempts.
 
 const options: Outbox.Options = {
   ...Outbox.defaults,
@@ -27,6 +29,40 @@ const botInput = (n: number): Bot.BotRecordInput => ({
   created_at: "2025-01-01T00:00:00.000Z"
 })
 
+/** Telegram for route sends: forwardMessage answers or fails as `failures` says for the sending bot's token. */
+const telegram = () => {
+  const failures = new Map<string, TelegramError.TelegramApiError>()
+  const forwarded: Array<{ readonly token: string; readonly message_id: number; readonly at: number }> = []
+  const service = {
+    forwardMessage: (token: Redacted.Redacted<string> | string, params: BotApi.ForwardMessageParams) =>
+      Effect.gen(function*() {
+        const at = yield* Clock.currentTimeMillis
+        const value = typeof token === "string" ? token : Redacted.value(token)
+        forwarded.push({ token: value, message_id: params.message_id, at })
+        const failure = failures.get(value)
+        if (failure !== undefined) return yield* failure
+        return { message_id: 1000 + params.message_id, chat: { id: params.chat_id, type: "group" }, date: 0 }
+      })
+  } as unknown as TelegramClient.Service
+  return { failures, forwarded, layer: Layer.succeed(TelegramClient.TelegramClient, service) }
+}
+
+const failure = (error_code: number, retry_after?: number) =>
+  new TelegramError.TelegramApiError({
+    method: "forwardMessage",
+    error_code,
+    description: "Bad Gateway",
+    ...(retry_after === undefined ? {} : { retry_after })
+  })
+
+/** No pacing in the way: the tests are about the outbox. 429s reach it at once. */
+const unpaced: FloodControl.Options = {
+  perBot: { count: 1000, per: Duration.seconds(1), burst: 1000 },
+  perPrivateChat: { count: 1000, per: Duration.seconds(1), burst: 1000 },
+  perGroup: { count: 1000, per: Duration.seconds(1), burst: 1000 },
+  retries429: 0
+}
+
 /** A backend whose answer each URL decides (200 unless told otherwise); it records what reached it, when. */
 const backend = () => {
   const statuses = new Map<string, number>()
@@ -44,49 +80,106 @@ const backend = () => {
 
 const setup = Effect.gen(function*() {
   const storage = yield* Storage.Storage
-  const outbox = yield* Outbox.make(options)
+  const deliveries = yield* BackendDelivery.make(options)
+  const sends = (yield* RouteSender.make).kind
   const a = yield* storage.insertBot(botInput(1))
   const b = yield* storage.insertBot(botInput(2))
-  /** Queues deliveries of these update ids for the bot, as processing an update does. */
-  const queue = (bot: Bot.StoredBot, ...ids: ReadonlyArray<number>) =>
+  const c = yield* storage.insertBot(botInput(3))
+  const known = new Map([a, b, c].map((bot) => [bot.id, bot]))
+  const bots = (id: number) => known.get(id)
+  /** Queues, for each message id, an update of the bot with a delivery and route sends by `senders`. */
+  const queueWith = (bot: Bot.StoredBot, senders: ReadonlyArray<Bot.StoredBot>, ...ids: ReadonlyArray<number>) =>
     Effect.gen(function*() {
       const received_at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      const updates = ids.map((update_id) => ({ update_id, payload: `{"update_id":${update_id}}`, received_at }))
-      yield* storage.commitUpdates(bot.id, updates, ids.at(-1)! + 1)
+      const updates = ids.map((update_id) => {
+        const message_id = update_id
+        const message = { message_id, chat: { id: -100, type: "group" }, date: 0, text: "hi" }
+        return { update_id, message_id, payload: JSON.stringify({ update_id, message }), received_at }
+      })
+      yield* storage.commitUpdates(bot.id, updates, Math.max(...updates.map((u) => u.update_id)) + 1)
       yield* storage.completeUpdates(updates.map((u) => ({
         bot_id: bot.id,
         update_id: u.update_id,
         messages: [],
-        deliveries: [{ bot_id: bot.id, update_id: u.update_id, url: bot.backend_url, payload: u.payload, created_at: received_at }]
+        deliveries: [{ bot_id: bot.id, update_id: u.update_id, url: bot.backend_url, payload: u.payload, created_at: received_at }],
+        sends: senders.map((sender) => ({
+          bot_id: sender.id,
+          kind: "forward" as const,
+          route_id: 1,
+          source_bot_id: bot.id,
+          update_id: u.update_id,
+          from_chat_id: -100,
+          message_id: u.message_id,
+          chat_id: -200,
+          reply_to_message_id: 0,
+          hop: 1,
+          created_at: received_at
+        }))
       })))
     })
-  const deliver = (bot: Bot.StoredBot) => outbox.deliverDue(bot.id, () => bot)
+  /** Queues deliveries of these update ids for the bot, as processing an update does. */
+  const queue = (bot: Bot.StoredBot, ...ids: ReadonlyArray<number>) => queueWith(bot, [], ...ids)
+  const deliver = (bot: Bot.StoredBot) => Outbox.runLine(deliveries, options, bot.id, bots)
+  const send = (bot: Bot.StoredBot) => Outbox.runLine(sends, options, bot.id, bots)
   const statuses = (bot: Bot.StoredBot) =>
     Effect.map(
       storage.listDeliveries({ bot_id: bot.id, limit: 100 }),
       (list) => list.map((d) => [d.update_id, d.status, d.attempts] as const).reverse()
     )
-  return { storage, a, b, queue, deliver, statuses }
+  const sendStatuses = (bot: Bot.StoredBot) =>
+    Effect.map(
+      storage.listSends({ bot_id: bot.id, limit: 100 }),
+      (list) => list.map((s) => [s.message_id, s.status, s.attempts] as const).reverse()
+    )
+  /** Runs the bot's outbox worker, both kinds, for `time` on the TestClock. */
+  const work = (bot: Bot.StoredBot, time: Duration.DurationInput) =>
+    Effect.gen(function*() {
+      const wake = yield* Queue.sliding<void>(1)
+      const fiber = yield* Effect.fork(Outbox.work([
+        Outbox.line(deliveries, options, bot.id, bots, wake),
+        Outbox.line(sends, options, bot.id, bots, wake)
+      ]))
+      yield* TestClock.adjust(time)
+      yield* Fiber.interrupt(fiber)
+    })
+  return { storage, a, b, c, known, queue, queueWith, deliver, send, statuses, sendStatuses, work }
 })
 
-const run = <A, E>(body: (http: ReturnType<typeof backend>) => Effect.Effect<
+const run = <A, E>(body: (http: ReturnType<typeof backend>, tg: ReturnType<typeof telegram>) => Effect.Effect<
     A,
     E,
     Storage.Storage | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
   >) => {
   const http = backend()
-  return body(http).pipe(
-    Effect.provide(Layer.mergeAll(
-      MemoryStorage.layer,
-      FloodControl.layer(),
-      http.layer,
-      Layer.succeed(TelegramClient.TelegramClient, {} as TelegramClient.Service)
-    )),
+  const tg = telegram()
+  return body(http, tg).pipe(
+    Effect.provide(Layer.mergeAll(MemoryStorage.layer, FloodControl.layer(unpaced), http.layer, tg.layer)),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 }
 
-describe("Outbox on a TestClock", () => {
+/** The waits the line asks for, attempt after attempt, letting each pass. */
+const waitsOf = (line: Effect.Effect<Option.Option<Duration.Duration>>, times: number) =>
+  Effect.gen(function*() {
+    const waits: Array<number> = []
+    for (let attempt = 0; attempt < times; attempt++) {
+      const wait = Option.getOrThrow(yield* line)
+      waits.push(Duration.toMillis(wait))
+      yield* TestClock.adjust(wait)
+    }
+    return waits
+  })
+
+/** Each wait lies in the upper half of base · 2^attempt, capped. */
+const assertBackoff = (waits: ReadonlyArray<number>) => {
+  for (const [attempt, wait] of waits.entries()) {
+    const ceiling = Math.min(60_000, 1_000 * 2 ** attempt)
+    assert.isAtLeast(wait, ceiling / 2, `attempt ${attempt}`)
+    assert.isAtMost(wait, ceiling, `attempt ${attempt}`)
+  }
+}
+
+describe("deliveries on a TestClock", () => {
   it.effect("delivers a bot's updates in order, with the secret header", () =>
     run((http) =>
       Effect.gen(function*() {
@@ -105,18 +198,7 @@ describe("Outbox on a TestClock", () => {
         http.statuses.set(a.backend_url, 503)
         yield* queue(a, 1, 2)
         yield* queue(b, 7)
-        const waits: Array<number> = []
-        for (let attempt = 0; attempt < 4; attempt++) {
-          const wait = yield* deliver(a)
-          assert.isTrue(Option.isSome(wait))
-          waits.push(Duration.toMillis(Option.getOrThrow(wait)))
-          yield* TestClock.adjust(Option.getOrThrow(wait))
-        }
-        for (const [attempt, wait] of waits.entries()) {
-          const ceiling = Math.min(60_000, 1_000 * 2 ** attempt)
-          assert.isAtLeast(wait, ceiling / 2)
-          assert.isAtMost(wait, ceiling)
-        }
+        assertBackoff(yield* waitsOf(deliver(a), 4))
         assert.deepStrictEqual(http.received.filter((r) => r.url === a.backend_url).map((r) => r.update_id), [1, 1, 1, 1])
         assert.deepStrictEqual(yield* statuses(a), [[1, "pending", 4], [2, "pending", 0]])
         assert.isTrue(Option.isNone(yield* deliver(b)))
@@ -158,5 +240,92 @@ describe("Outbox on a TestClock", () => {
         yield* TestClock.adjust(Option.getOrThrow(next))
         assert.isTrue(Option.isNone(yield* deliver(a)))
         assert.deepStrictEqual(yield* statuses(a), [[1, "dead", 2], [2, "delivered", 1]])
+      })))
+})
+
+describe("route sends on a TestClock, through the same runner", () => {
+  it.effect("a bot's sends go in order; a failing head holds its line with growing, jittered waits; another bot goes on", () =>
+    run((_, tg) =>
+      Effect.gen(function*() {
+        const { a, b, c, queueWith, send, sendStatuses } = yield* setup
+        tg.failures.set(Redacted.value(b.token), failure(502))
+        yield* queueWith(a, [b, c], 1, 2, 3)
+        assert.isTrue(Option.isNone(yield* send(c)))
+        assert.deepStrictEqual(yield* sendStatuses(c), [[1, "sent", 1], [2, "sent", 1], [3, "sent", 1]])
+
+        assertBackoff(yield* waitsOf(send(b), 5))
+        const byB = tg.forwarded.filter((f) => f.token === Redacted.value(b.token))
+        assert.deepStrictEqual(byB.map((f) => f.message_id), [1, 1, 1, 1, 1])
+        assert.deepStrictEqual(yield* sendStatuses(b), [[1, "pending", 5], [2, "pending", 0], [3, "pending", 0]])
+
+        tg.failures.delete(Redacted.value(b.token))
+        assert.isTrue(Option.isNone(yield* send(b)))
+        assert.deepStrictEqual(
+          tg.forwarded.filter((f) => f.token === Redacted.value(b.token)).map((f) => f.message_id),
+          [1, 1, 1, 1, 1, 1, 2, 3]
+        )
+        assert.deepStrictEqual(yield* sendStatuses(b), [[1, "sent", 6], [2, "sent", 1], [3, "sent", 1]])
+      })))
+
+  it.effect("Telegram's retry_after wins over a shorter backoff", () =>
+    run((_, tg) =>
+      Effect.gen(function*() {
+        const { a, b, queueWith, send } = yield* setup
+        tg.failures.set(Redacted.value(b.token), failure(429, 90))
+        yield* queueWith(a, [b], 1)
+        assert.strictEqual(Duration.toMillis(Option.getOrThrow(yield* send(b))), 90_000)
+        yield* TestClock.adjust(Duration.seconds(89))
+        assert.strictEqual(Duration.toMillis(Option.getOrThrow(yield* send(b))), 1_000, "not retried early")
+        assert.strictEqual(tg.forwarded.length, 1)
+      })))
+
+  it.effect("dead-letters the head past maxAge, and the next one goes", () =>
+    run((_, tg) =>
+      Effect.gen(function*() {
+        const { a, b, queueWith, send, sendStatuses } = yield* setup
+        tg.failures.set(Redacted.value(b.token), failure(502))
+        yield* queueWith(a, [b], 1)
+        yield* TestClock.adjust(Duration.minutes(9))
+        yield* queueWith(a, [b], 2)
+        yield* send(b)
+        assert.deepStrictEqual(yield* sendStatuses(b), [[1, "pending", 1], [2, "pending", 0]])
+        yield* TestClock.adjust(Duration.minutes(1))
+        const left = yield* send(b)
+        assert.deepStrictEqual((yield* sendStatuses(b))[0], [1, "dead", 2])
+        assert.isTrue(Option.isSome(left), "send 2 failed too and waits")
+        tg.failures.delete(Redacted.value(b.token))
+        yield* TestClock.adjust(Option.getOrThrow(left))
+        assert.isTrue(Option.isNone(yield* send(b)))
+        assert.deepStrictEqual(yield* sendStatuses(b), [[1, "dead", 2], [2, "sent", 2]])
+      })))
+
+  it.effect("a refused send is dead at once; a disabled sender's line waits", () =>
+    run((_, tg) =>
+      Effect.gen(function*() {
+        const { a, b, known, queueWith, send, sendStatuses } = yield* setup
+        tg.failures.set(Redacted.value(b.token), failure(403))
+        yield* queueWith(a, [b], 1)
+        known.set(b.id, { ...b, disabled: true })
+        assert.isTrue(Option.isNone(yield* send(b)))
+        assert.deepStrictEqual(yield* sendStatuses(b), [[1, "pending", 0]])
+        known.set(b.id, b)
+        assert.isTrue(Option.isNone(yield* send(b)))
+        assert.deepStrictEqual(yield* sendStatuses(b), [[1, "dead", 1]])
+      })))
+
+  it.effect("a failing delivery line never holds the same bot's route sends, nor the reverse", () =>
+    run((http, tg) =>
+      Effect.gen(function*() {
+        const { a, b, queueWith, sendStatuses, statuses, work } = yield* setup
+        http.statuses.set(a.backend_url, 503)
+        tg.failures.set(Redacted.value(b.token), failure(502))
+        yield* queueWith(a, [a], 1, 2)
+        yield* queueWith(b, [b], 3, 4)
+        yield* work(a, Duration.seconds(3))
+        yield* work(b, Duration.seconds(3))
+        assert.deepStrictEqual((yield* statuses(a)).map(([id, status]) => [id, status]), [[1, "pending"], [2, "pending"]])
+        assert.deepStrictEqual(yield* sendStatuses(a), [[1, "sent", 1], [2, "sent", 1]])
+        assert.deepStrictEqual(yield* statuses(b), [[3, "delivered", 0], [4, "delivered", 0]])
+        assert.deepStrictEqual((yield* sendStatuses(b)).map(([id, status]) => [id, status]), [[3, "pending"], [4, "pending"]])
       })))
 })

@@ -1,0 +1,136 @@
+import { HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
+import { Duration, Effect, Either, Redacted } from "effect"
+import * as BackendPolicy from "./BackendPolicy.js"
+import type { StoredBot } from "./Bot.js"
+import type { Delivery, DeliveryOutcome } from "./Delivery.js"
+import { FloodControl } from "./FloodControl.js"
+import type * as Outbox from "./Outbox.js"
+import * as SentMessages from "./SentMessages.js"
+import { Storage } from "./Storage.js"
+
+/** Methods a webhook reply may not call: Botrelay owns the bot's ingress. */
+const refusedReplyMethods = new Set(["getupdates", "setwebhook", "deletewebhook", "logout", "close"])
+
+/** A webhook reply: a Bot API call a backend answered an update with. */
+export interface WebhookReply {
+  readonly method: string
+  readonly params: Record<string, unknown>
+}
+
+/** A webhook reply in a backend's answer: `{"method": ...}` as JSON or form, else `undefined`. */
+export const webhookReply = (body: string, contentType: string | undefined): WebhookReply | undefined => {
+  let fields: Record<string, unknown> | undefined
+  if (contentType !== undefined && /application\/x-www-form-urlencoded/i.test(contentType)) {
+    fields = Object.fromEntries(new URLSearchParams(body))
+  } else if (body.trimStart().startsWith("{")) {
+    try {
+      const parsed: unknown = JSON.parse(body)
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
+        fields = parsed as Record<string, unknown>
+      }
+    } catch {
+      return undefined
+    }
+  }
+  if (fields === undefined || typeof fields.method !== "string" || fields.method === "") return undefined
+  const { method, ...params } = fields
+  return { method, params }
+}
+
+const jsonHeaders = { "content-type": "application/json" }
+
+/** The header Telegram sends a webhook's secret in. */
+const secretHeader = "x-telegram-bot-api-secret-token"
+
+/** The largest backend answer read: room for any webhook reply; a larger one counts as a failed attempt. */
+const maxAnswerBytes = 1024 * 1024
+
+/** Where a delivery goes now: the bot's current backend URL, or the one it was queued with when the bot has none. */
+export const target = (delivery: Pick<Delivery, "url">, bot: Pick<StoredBot, "backend_url">): string =>
+  bot.backend_url === "" ? delivery.url : bot.backend_url
+
+const outcomeOf = (outcome: Outbox.Outcome): DeliveryOutcome =>
+  outcome.status === "done" ? { status: "delivered", at: outcome.at } : outcome
+
+/**
+ * Deliveries of updates to backends, the outbox kind: each attempt POSTs the update to the bot's backend URL
+ * as it is at that moment, under the `BackendPolicy` for whoever set it; a webhook reply in the answer runs
+ * once the delivery is recorded. `timeout` bounds each attempt.
+ */
+export const make = (options: { readonly timeout: Duration.DurationInput }) =>
+  Effect.gen(function*() {
+    const policy = yield* BackendPolicy.BackendPolicy
+    const storage = yield* Storage
+    const telegram = yield* TelegramClient.TelegramClient
+    const flood = yield* FloodControl
+    const http = yield* HttpExchange.HttpExchange
+    const timeout = Duration.decode(options.timeout)
+
+    const paced = <A, E extends TelegramError.TelegramError>(
+      bot: StoredBot,
+      params: Record<string, unknown>,
+      call: Effect.Effect<A, E>
+    ) => {
+      const chatId = params.chat_id
+      return typeof chatId === "number" || typeof chatId === "string" ? flood.send(bot.id, chatId, call) : call
+    }
+
+    const runReply = (bot: StoredBot, reply: WebhookReply) =>
+      refusedReplyMethods.has(reply.method.toLowerCase())
+        ? Effect.logWarning("refused a webhook reply").pipe(Effect.annotateLogs({ method: reply.method }))
+        : paced(bot, reply.params, telegram.call(bot.token, reply.method, reply.params)).pipe(
+          Effect.flatMap((result) =>
+            SentMessages.capture([{ bot, method: reply.method.toLowerCase(), params: reply.params, result }], "reply")
+          ),
+          Effect.provideService(Storage, storage),
+          Effect.catchAll((e) =>
+            Effect.logWarning("a webhook reply failed").pipe(
+              Effect.annotateLogs({ method: reply.method, error: e.message })
+            )
+          )
+        )
+
+    /** One POST of the delivery; a failure whose bot moved to another URL meanwhile is due again at once. */
+    const attempt = (
+      delivery: Delivery,
+      bot: StoredBot,
+      bots: Outbox.Bots,
+      interruptible: Outbox.Interruptible
+    ): Effect.Effect<Outbox.Attempt<void>> =>
+      Effect.gen(function*() {
+        const secret = Redacted.value(bot.secret_token)
+        const url = target(delivery, bot)
+        const addresses = BackendPolicy.addressesFor(policy, bot.backend_url_origin)
+        const result = yield* interruptible(Effect.either(http.exchange({
+          method: "POST",
+          url,
+          headers: secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret },
+          body: delivery.payload,
+          timeout,
+          maxBytes: maxAnswerBytes,
+          ...(addresses === undefined ? {} : { addresses })
+        })))
+        if (Either.isRight(result) && result.right.status >= 200 && result.right.status < 300) {
+          const reply = webhookReply(HttpExchange.text(result.right), result.right.headers["content-type"])
+          return { _tag: "Done", extra: undefined, after: reply === undefined ? undefined : runReply(bot, reply) }
+        }
+        const moved = url !== target(delivery, bots(bot.id) ?? bot)
+        return {
+          _tag: "Failed",
+          extra: undefined,
+          error: Either.isLeft(result) ? result.left.description : `HTTP ${result.right.status}`,
+          retry: moved ? "now" : "later"
+        }
+      })
+
+    const kind: Outbox.Kind<Delivery, void> = {
+      name: "delivery",
+      line: storage.nextDeliveries,
+      runs: () => true,
+      attempt,
+      record: (recorded) => storage.recordAttempts(recorded.map(({ job, outcome }) => [job.id, outcomeOf(outcome)])),
+      recordEach: false,
+      annotations: (delivery) => ({ delivery_id: delivery.id })
+    }
+    return kind
+  })
