@@ -14,6 +14,9 @@ export const schedule = (
     Schedule.delays
   )
 
+/** Past this many doublings every wait is at the cap, so stepping further changes nothing. */
+const maxSteps = 64
+
 /** The wait after `failures` earlier failures (0 for the first): the policy stepped `failures + 1` times. */
 export const delay = (
   failures: number,
@@ -21,6 +24,6 @@ export const delay = (
   cap: Duration.DurationInput
 ): Effect.Effect<Duration.Duration> =>
   Effect.map(
-    Schedule.run(schedule(base, cap), 0, Array.from({ length: Math.max(0, failures) + 1 })),
+    Schedule.run(schedule(base, cap), 0, Array.from({ length: Math.min(Math.max(0, failures), maxSteps) + 1 })),
     (delays) => Option.getOrElse(Chunk.last(delays), () => Duration.decode(cap))
   )
