@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot, Inbox, RouteSend } from "@botrelay/core"
-import { BotActivity, Housekeeping, LongPoll, Pipeline, RouteMatcher, Routing, Storage } from "@botrelay/core"
+import { Events, Housekeeping, LongPoll, Pipeline, RouteMatcher, Routing, Storage } from "@botrelay/core"
 import { Clock, Effect, Fiber, Layer, Logger, Option, Redacted, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
@@ -24,7 +24,7 @@ const iso = (ms: number) => new Date(ms).toISOString()
 const now = Effect.map(Clock.currentTimeMillis, iso)
 
 const layer = LongPoll.layer({ maxUpdates: 100, maxAge: "1 hour" }).pipe(
-  Layer.provideMerge(Layer.mergeAll(TestRuntime.storage, BotActivity.layer, TestRuntime.noLlm))
+  Layer.provideMerge(Layer.mergeAll(TestRuntime.storage, Events.layer, TestRuntime.noLlm))
 )
 
 const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -205,12 +205,11 @@ describe("Housekeeping on a TestClock", () => {
   it.effect("trims long-poll buffers by age when nobody polls; a bot with long polling off keeps its buffer", () =>
     provide(Effect.gen(function*() {
       const storage = yield* Storage.Storage
-      const longPoll = yield* LongPoll.LongPoll
       const polled = yield* storage.insertBot(botInput(1, { long_poll_enabled: true }))
       const off = yield* storage.insertBot(botInput(2, { long_poll_enabled: true }))
       for (const bot of [polled, off]) {
         yield* storage.commitUpdates(bot.id, [{ update_id: 7, payload: `{"update_id":7,"message":{}}`, received_at: "" }], 8)
-        yield* Pipeline.drain(bot.id, { current: () => bot, queued: Effect.void, buffered: longPoll.buffered(bot.id) })
+        yield* Pipeline.drain(bot.id, { current: () => bot }).pipe(Effect.zipLeft(TestRuntime.followed))
       }
       yield* storage.updateBot(off.id, { long_poll_enabled: false })
       yield* TestClock.adjust("61 minutes")

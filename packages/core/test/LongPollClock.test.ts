@@ -37,11 +37,8 @@ const setup = (options: LongPoll.Options = LongPoll.defaults) =>
               return { update_id, payload: `{"update_id":${update_id},"${type}":{}}`, received_at }
             })
             yield* storage.commitUpdates(stored.id, updates, next)
-            yield* Pipeline.drain(stored.id, {
-              current: () => stored,
-              queued: Effect.void,
-              buffered: longPoll.buffered(stored.id)
-            })
+            yield* Pipeline.drain(stored.id, { current: () => stored })
+            yield* TestRuntime.followed
             return updates.map((u) => u.update_id)
           })
         const poll = (params: LongPoll.GetUpdates) =>
@@ -58,7 +55,7 @@ const setup = (options: LongPoll.Options = LongPoll.defaults) =>
   })
 
 describe("LongPoll on a TestClock", () => {
-  it.effect("a held poll ends empty exactly at its timeout; wake-ups it skips do not extend it", () =>
+  it.scoped("a held poll ends empty exactly at its timeout; wake-ups it skips do not extend it", () =>
     Effect.provide(
       Effect.gen(function*() {
         const { bot } = yield* setup()
@@ -74,10 +71,10 @@ describe("LongPoll on a TestClock", () => {
         assert.deepStrictEqual(yield* Fiber.join(poll), [])
         assert.strictEqual(yield* Clock.currentTimeMillis, 10_000)
       }),
-      TestRuntime.storage
+      TestRuntime.stores
     ))
 
-  it.effect("a held poll ends at the moment an update arrives, well before its timeout", () =>
+  it.scoped("a held poll ends at the moment an update arrives, well before its timeout", () =>
     Effect.provide(
       Effect.gen(function*() {
         const { bot } = yield* setup()
@@ -89,10 +86,10 @@ describe("LongPoll on a TestClock", () => {
         const sent = yield* one.arrive("message")
         assert.deepStrictEqual(yield* Fiber.join(poll), [sent, 12_000])
       }),
-      TestRuntime.storage
+      TestRuntime.stores
     ))
 
-  it.effect("a newer poll ends the older with PollConflict before its timeout, then holds for its own", () =>
+  it.scoped("a newer poll ends the older with PollConflict before its timeout, then holds for its own", () =>
     Effect.provide(
       Effect.gen(function*() {
         const { bot } = yield* setup()
@@ -110,10 +107,10 @@ describe("LongPoll on a TestClock", () => {
         yield* TestClock.adjust("1 millis")
         assert.deepStrictEqual(yield* Fiber.join(newer), [])
       }),
-      TestRuntime.storage
+      TestRuntime.stores
     ))
 
-  it.effect("polls of different bots neither end nor answer each other", () =>
+  it.scoped("polls of different bots neither end nor answer each other", () =>
     Effect.provide(
       Effect.gen(function*() {
         const { bot } = yield* setup()
@@ -130,10 +127,10 @@ describe("LongPoll on a TestClock", () => {
         yield* TestClock.adjust("20 seconds")
         assert.deepStrictEqual(yield* Fiber.join(first), [])
       }),
-      TestRuntime.storage
+      TestRuntime.stores
     ))
 
-  it.effect("an update is kept until it is exactly maxAge old and trimmed 1 ms later, counted once", () =>
+  it.scoped("an update is kept until it is exactly maxAge old and trimmed 1 ms later, counted once", () =>
     Effect.provide(
       Effect.gen(function*() {
         const { bot, longPoll, storage } = yield* setup({ maxUpdates: 100, maxAge: "1 hour" })
@@ -153,6 +150,6 @@ describe("LongPoll on a TestClock", () => {
         assert.strictEqual(status.trimmed, 2)
         assert.strictEqual(status.last_trimmed_date, 5_400)
       }),
-      TestRuntime.storage
+      TestRuntime.stores
     ))
 })

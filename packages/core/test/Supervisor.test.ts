@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Bot, BotActivity, Bots, Route, Routes, Storage, Supervisor, Webhook } from "@botrelay/core"
+import { Bot, Events, Bots, Route, Routes, Storage, Supervisor, Webhook } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
@@ -53,11 +53,11 @@ const options: Supervisor.Options = { ...Supervisor.defaults, publicUrl }
 /** Runs `body` with a started supervisor on fresh storage and the given Telegram and backend. */
 const run = <A, E>(
   telegram: ReturnType<typeof holdingTelegram>,
-  body: Effect.Effect<A, E, Bots.Bots | Routes.Routes | BotActivity.BotActivity | Storage.Storage>,
+  body: Effect.Effect<A, E, Bots.Bots | Routes.Routes | Events.Events | Storage.Storage>,
   http = TestRuntime.backend()
 ) =>
   Effect.gen(function*() {
-    yield* Supervisor.make(options)
+    yield* Supervisor.run(options)
     return yield* body
   }).pipe(
     Effect.provide(TestRuntime.runtime(telegram.layer, http.layer)),
@@ -65,7 +65,7 @@ const run = <A, E>(
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 
-const running = (botId: number) => Effect.map(BotActivity.BotActivity, (activity) => activity.isRunning(botId))
+const running = (botId: number) => Effect.map(Events.Events, (events) => events.isRunning(botId))
 
 describe("Supervisor on a TestClock", () => {
   it.scoped("polls an added bot that needs updates, identifying it first; a send-only bot is not polled", () => {
@@ -214,7 +214,7 @@ describe("Supervisor on a TestClock", () => {
       assert.deepStrictEqual([...(yield* storage.botsWithWork)].sort(), [unprocessed.id, undelivered.id])
 
       yield* Effect.scoped(Effect.gen(function*() {
-        yield* Supervisor.make(options)
+        yield* Supervisor.run(options)
         yield* TestRuntime.until(() => http.received.length === 3)
       }))
       assert.deepStrictEqual([...http.received].sort(), [10, 11, 20])
