@@ -1,5 +1,5 @@
 import { BotApi } from "@botrelay/telegram"
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { type StoredBot, userIdOf } from "./Bot.js"
 import * as CallParams from "./CallParams.js"
 import type { StorageError } from "./Errors.js"
@@ -188,3 +188,21 @@ export const capture = (
   params: CallParams.CallParams,
   answer: string
 ): Effect.Effect<void, StorageError, Storage> => captureAll([{ bot, method, params, answer }])
+
+/** Recording in the bots' history what successful Bot API calls did (`captureAll`), for callers outside core. */
+export interface SentMessagesService {
+  /** `captureAll` on the instance's storage. */
+  readonly capture: (calls: ReadonlyArray<Call>) => Effect.Effect<void, StorageError>
+}
+
+/** Recording what successful Bot API calls did. */
+export class SentMessages extends Context.Tag("@botrelay/core/SentMessages")<SentMessages, SentMessagesService>() {}
+
+/** Builds the service on the `Storage` the host provides. */
+export const make: Effect.Effect<SentMessagesService, never, Storage> = Effect.map(
+  Effect.context<Storage>(),
+  (context) => SentMessages.of({ capture: (calls) => Effect.provide(captureAll(calls), context) })
+)
+
+/** The service on the `Storage` the host provides. */
+export const layer: Layer.Layer<SentMessages, never, Storage> = Layer.effect(SentMessages, make)

@@ -5,21 +5,34 @@ import {
   Bots,
   Deliveries,
   FloodControl,
+  Health,
   LlmRouter,
   LlmSettings,
   LongPoll,
   MemoryStorage,
   Messages,
   Routes,
+  SentMessages,
   Supervisor,
-  Tags
+  Tags,
+  Webhooks
 } from "@botrelay/core"
 import { HttpApp, TgApi } from "@botrelay/http"
 import { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
-const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.layer, ApiKeys.layer, Deliveries.layer).pipe(
+const services = Layer.mergeAll(
+  Bots.layer,
+  Routes.layer,
+  Messages.layer,
+  Tags.layer,
+  ApiKeys.layer,
+  Deliveries.layer,
+  Webhooks.layer,
+  SentMessages.layer,
+  Health.layer
+).pipe(
   Layer.provideMerge(Supervisor.layer()),
   Layer.provideMerge(LlmRouter.layer),
   Layer.provideMerge(LlmSettings.layer()),

@@ -8,15 +8,18 @@ import {
   Deliveries,
   type Errors,
   FloodControl,
+  Health,
   LlmRouter,
   LlmSettings,
   LongPoll,
   Messages,
   Routes,
+  SentMessages,
   type Storage,
   Supervisor,
   Tags,
-  Webhook
+  Webhook,
+  Webhooks
 } from "@botrelay/core"
 import { SecretKey, SqliteStorage } from "@botrelay/sqlite"
 import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
@@ -107,6 +110,9 @@ export type Services =
   | Supervisor.Supervisor
   | LongPoll.LongPoll
   | Deliveries.Deliveries
+  | Webhooks.Webhooks
+  | SentMessages.SentMessages
+  | Health.Health
   | LlmSettings.LlmSettings
   | LlmRouter.LlmRouter
   | BotActivity.BotActivity
@@ -132,7 +138,10 @@ export const servicesLayer = (
     Messages.layer,
     Tags.layer,
     ApiKeys.layer,
-    Deliveries.layer
+    Deliveries.layer,
+    Webhooks.layer,
+    SentMessages.layer,
+    Health.layer
   ).pipe(
     Layer.provideMerge(Supervisor.layer(runtime)),
     Layer.provideMerge(LlmRouter.layer),
