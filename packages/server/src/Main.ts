@@ -110,8 +110,8 @@ export const bootstrap = (
 
 /**
  * The socket: a node:http server with the configured limits whose request listener is the embedding
- * handler (see NodeHandler: the bodies the app reads whole are read first, within their limits, the
- * proxy's hottest calls are served before the app, and the rest goes to the app).
+ * handler (see NodeHandler): the proxy's hottest calls are served before the app (see ProxyFastPath),
+ * the bodies the app reads whole are read first, within their limits (see BodyGuard), the rest goes to the app.
  */
 const nodeServer = (
   config: Pick<
