@@ -17,6 +17,8 @@ export interface BotsService {
   /** All bots, ordered by id. */
   readonly list: Effect.Effect<ReadonlyArray<Bot>, StorageError>
   readonly get: (id: number) => Effect.Effect<Bot, BotNotFound | StorageError>
+  /** The bot registered with this token, as stored (token included): for serving the bot's own Bot API calls. */
+  readonly byToken: (token: string) => Effect.Effect<Option.Option<StoredBot>, StorageError>
   /**
    * Changes the given fields; the others keep their value. A changed `backend_url` records who set it
    * (`origin`, "api" by default) and takes the bot's pending deliveries with it, due at once.
@@ -114,6 +116,7 @@ export const make: Effect.Effect<BotsService, never, Storage | Events> = Effect.
       ),
     list: storage.listBots.pipe(Effect.map((bots) => bots.map(toBot))),
     get: (id) => find(id).pipe(Effect.map(toBot)),
+    byToken: storage.findBotByToken,
     update: ({ id, ...patch }, origin = "api") =>
       Effect.gen(function*() {
         const before = yield* find(id)

@@ -20,6 +20,8 @@ export interface DeliveriesService {
     readonly status?: DeliveryStatus
     readonly limit: number
   }) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
+  /** How much of the bot's work is waiting: updates not yet processed plus deliveries not yet made. */
+  readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
   /** Retries a dead delivery now, behind nothing: its bot's outbox is FIFO again from it. */
   readonly retry: (id: number) => Effect.Effect<Delivery, DeliveryNotFound | StorageError>
 }
@@ -33,6 +35,7 @@ export const make: Effect.Effect<DeliveriesService, never, Storage | Events> = E
   const events = yield* Events
   return Deliveries.of({
     list: storage.listDeliveries,
+    backlog: storage.backlog,
     retry: (id) =>
       Effect.flatMap(nowIso, (at) => storage.retryDelivery(id, at)).pipe(
         Effect.flatMap(Option.match({

@@ -1,5 +1,5 @@
 import { BotApi } from "@botrelay/telegram"
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { type StoredBot, userIdOf } from "./Bot.js"
 import * as CallParams from "./CallParams.js"
 import type { StorageError } from "./Errors.js"
@@ -201,3 +201,21 @@ export const captureSent = (
   origin: Origin
 ): Effect.Effect<void, StorageError, Storage> =>
   capture(messages.map((result) => ({ bot, method: "sendmessage", params: {}, result })), origin)
+
+/** Recording in the bots' history what successful Bot API calls did (`capture`), for callers outside core. */
+export interface SentMessagesService {
+  /** `capture` on the instance's storage. */
+  readonly capture: (calls: ReadonlyArray<Call>, origin: Origin) => Effect.Effect<void, StorageError>
+}
+
+/** Recording what successful Bot API calls did. */
+export class SentMessages extends Context.Tag("@botrelay/core/SentMessages")<SentMessages, SentMessagesService>() {}
+
+/** Builds the service on the `Storage` the host provides. */
+export const make: Effect.Effect<SentMessagesService, never, Storage> = Effect.map(
+  Effect.context<Storage>(),
+  (context) => SentMessages.of({ capture: (calls, origin) => Effect.provide(capture(calls, origin), context) })
+)
+
+/** The service on the `Storage` the host provides. */
+export const layer: Layer.Layer<SentMessages, never, Storage> = Layer.effect(SentMessages, make)

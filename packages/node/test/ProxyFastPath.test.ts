@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Events, MemoryStorage, Storage } from "@botrelay/core"
+import { Bots, Events, MemoryStorage, SentMessages, Storage } from "@botrelay/core"
 import { TgApi } from "@botrelay/http"
 import { eventually, FakeTelegram } from "@botrelay/testing"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
@@ -27,7 +27,9 @@ afterAll(async () => {
 
 const serve = async (apiRoot: string) => {
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(MemoryStorage.layer, Events.layer, NodeHttpExchange.layer, TgApi.upstream(apiRoot))
+    Layer.mergeAll(Bots.layer, SentMessages.layer).pipe(
+      Layer.provideMerge(Layer.mergeAll(MemoryStorage.layer, Events.layer, NodeHttpExchange.layer, TgApi.upstream(apiRoot)))
+    )
   )
   const scope = await runtime.runPromise(Scope.make())
   const front = await runtime.runPromise(Scope.extend(ProxyFastPath.make, scope))
