@@ -4,7 +4,8 @@ import type { BotSettings, BotUpdate, NewBot, StoredBot } from "./Bot.js"
 import { type Bot, BotNotFound, type DuplicateToken } from "./Bot.js"
 import { InvalidInput, type StorageError } from "./Errors.js"
 import { BotActivity } from "./BotActivity.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 import { nowIso } from "./Time.js"
 import { PublicUrl } from "./Webhook.js"
 
@@ -52,12 +53,13 @@ const checkBackendUrl = (
 }
 
 /**
- * Builds the service on the `Storage` the host provides; the runtime hears of every change.
+ * Builds the service on the stores the host provides; the runtime hears of every change.
  * Webhook mode is refused unless the host provides a `PublicUrl`; backend URLs follow the
  * `BackendPolicy` (literal addresses here, resolved ones when deliveries connect).
  */
-export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Effect.gen(function*() {
-  const storage = yield* Storage
+export const make: Effect.Effect<BotsService, never, BotStore | OutboxStore | BotActivity> = Effect.gen(function*() {
+  const botStore = yield* BotStore
+  const outbox = yield* OutboxStore
   const activity = yield* BotActivity
   const publicUrl = yield* PublicUrl
   const policy = yield* BackendPolicy.BackendPolicy
@@ -65,12 +67,12 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
   const announce = (bot: Bot) => activity.changed({ _tag: "Bot", id: bot.id })
 
   const find = (id: number) =>
-    storage.findBot(id).pipe(
+    botStore.findBot(id).pipe(
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(new BotNotFound({ id })), onSome: Effect.succeed }))
     )
 
-  const change = (id: number, patch: Parameters<typeof storage.updateBot>[1]) =>
-    Effect.flatMap(nowIso, (updated_at) => storage.updateBot(id, { ...patch, updated_at })).pipe(
+  const change = (id: number, patch: Parameters<typeof botStore.updateBot>[1]) =>
+    Effect.flatMap(nowIso, (updated_at) => botStore.updateBot(id, { ...patch, updated_at })).pipe(
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(new BotNotFound({ id })), onSome: Effect.succeed })),
       Effect.map(toBot)
     )
@@ -81,19 +83,19 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
         Effect.zipRight(checkBackendUrl(policy, input.backend_url, "api")),
         Effect.zipRight(nowIso),
         Effect.flatMap((created_at) =>
-          storage.insertBot({ ...input, source: "web", backend_url_origin: "api", created_at })
+          botStore.insertBot({ ...input, source: "web", backend_url_origin: "api", created_at })
         ),
         Effect.map(toBot),
         Effect.tap(announce),
         Effect.withSpan("Bots.add")
       ),
     ensureCli: (token) =>
-      storage.findBotByToken(Redacted.value(token)).pipe(
+      botStore.findBotByToken(Redacted.value(token)).pipe(
         Effect.flatMap(Option.match({
           onSome: Effect.succeed,
           onNone: () =>
             Effect.flatMap(nowIso, (created_at) =>
-              storage.insertBot({
+              botStore.insertBot({
                 token,
                 name: "",
                 source: "cli",
@@ -112,7 +114,7 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
         Effect.tap(announce),
         Effect.withSpan("Bots.ensureCli")
       ),
-    list: storage.listBots.pipe(Effect.map((bots) => bots.map(toBot))),
+    list: botStore.listBots.pipe(Effect.map((bots) => bots.map(toBot))),
     get: (id) => find(id).pipe(Effect.map(toBot)),
     update: ({ id, ...patch }, origin = "api") =>
       Effect.gen(function*() {
@@ -127,7 +129,7 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
         }
         const bot = yield* change(id, { ...patch, backend_url_origin: urlOrigin })
         if (bot.backend_url !== before.backend_url && bot.backend_url !== "") {
-          const moved = yield* storage.retargetDeliveries(id, bot.backend_url, bot.updated_at)
+          const moved = yield* outbox.retargetDeliveries(id, bot.backend_url, bot.updated_at)
           if (moved > 0) {
             yield* Effect.logInfo("pending deliveries follow the new backend URL").pipe(
               Effect.annotateLogs({ bot_id: id, deliveries: moved })
@@ -146,7 +148,7 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
       ),
     remove: (id) =>
       find(id).pipe(
-        Effect.tap(() => storage.deleteBot(id)),
+        Effect.tap(() => botStore.deleteBot(id)),
         Effect.map(toBot),
         Effect.tap(announce),
         Effect.withSpan("Bots.remove", { attributes: { id } })
@@ -154,5 +156,5 @@ export const make: Effect.Effect<BotsService, never, Storage | BotActivity> = Ef
   })
 })
 
-/** The service on the `Storage` the host provides. */
-export const layer: Layer.Layer<Bots, never, Storage | BotActivity> = Layer.effect(Bots, make)
+/** The service on the stores the host provides. */
+export const layer: Layer.Layer<Bots, never, BotStore | OutboxStore | BotActivity> = Layer.effect(Bots, make)

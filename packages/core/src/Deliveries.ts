@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Delivery, DeliveryStatus } from "./Delivery.js"
 import type { StorageError } from "./Errors.js"
-import { Storage } from "./Storage.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 import { Supervisor } from "./Supervisor.js"
 import { nowIso } from "./Time.js"
 
@@ -27,14 +27,14 @@ export interface DeliveriesService {
 /** The outbox as operators see it. */
 export class Deliveries extends Context.Tag("@botrelay/core/Deliveries")<Deliveries, DeliveriesService>() {}
 
-/** Builds the service on the `Storage` and the running `Supervisor`. */
-export const make: Effect.Effect<DeliveriesService, never, Storage | Supervisor> = Effect.gen(function*() {
-  const storage = yield* Storage
+/** Builds the service on the stores and the running `Supervisor`. */
+export const make: Effect.Effect<DeliveriesService, never, OutboxStore | Supervisor> = Effect.gen(function*() {
+  const outbox = yield* OutboxStore
   const supervisor = yield* Supervisor
   return Deliveries.of({
-    list: storage.listDeliveries,
+    list: outbox.listDeliveries,
     retry: (id) =>
-      Effect.flatMap(nowIso, (at) => storage.retryDelivery(id, at)).pipe(
+      Effect.flatMap(nowIso, (at) => outbox.retryDelivery(id, at)).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new DeliveryNotFound({ id })),
           onSome: (delivery) => Effect.as(supervisor.outboxChanged(delivery.bot_id), delivery)
@@ -44,5 +44,5 @@ export const make: Effect.Effect<DeliveriesService, never, Storage | Supervisor>
   })
 })
 
-/** The service on the `Storage` and the running `Supervisor`. */
-export const layer: Layer.Layer<Deliveries, never, Storage | Supervisor> = Layer.effect(Deliveries, make)
+/** The service on the stores and the running `Supervisor`. */
+export const layer: Layer.Layer<Deliveries, never, OutboxStore | Supervisor> = Layer.effect(Deliveries, make)

@@ -5,7 +5,7 @@ import * as Backoff from "./Backoff.js"
 import type { StoredBot } from "./Bot.js"
 import { BotActivity } from "./BotActivity.js"
 import * as BotStatus from "./BotStatus.js"
-import { Storage } from "./Storage.js"
+import { InboxStore } from "./stores/InboxStore.js"
 
 /** Every update type, so backends get all Telegram sends, chat_member and reactions included. */
 export const allUpdateTypes: ReadonlyArray<string> = BotApi.updateTypes
@@ -89,7 +89,7 @@ export const assess = (
  */
 export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Options = defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const inbox = yield* InboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const activity = yield* BotActivity
     let failures = 0
@@ -103,10 +103,10 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
     const round = Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
       if (started - backlogChecked >= backlogInterval) {
-        if ((yield* storage.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep(backlogInterval)
+        if ((yield* inbox.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep(backlogInterval)
         backlogChecked = started
       }
-      offset ??= yield* storage.ingressOffset(bot.id)
+      offset ??= yield* inbox.ingressOffset(bot.id)
       const updates = yield* telegram.getUpdates(bot.token, {
         offset,
         limit: 100,
@@ -119,7 +119,7 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
         const received_at = new Date(now).toISOString()
         const last = updates[updates.length - 1]!.update_id
         offset = undefined
-        yield* storage.commitUpdates(
+        yield* inbox.commitUpdates(
           bot.id,
           updates.map((u) => ({ update_id: u.update_id, payload: u.payload, received_at })),
           last + 1

@@ -1,7 +1,8 @@
 import { BotApi } from "@botrelay/telegram"
 import { Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option } from "effect"
 import type { StorageError } from "./Errors.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { BufferStore } from "./stores/BufferStore.js"
 
 /** Telegram's getUpdates parameters, as a client sent them (already parsed to numbers and arrays). */
 export interface GetUpdates {
@@ -153,13 +154,14 @@ export interface LongPollInternals extends LongPollService {
 }
 
 /**
- * Builds the buffer on the `Storage`. Waiting requests are held in memory: `buffered` wakes those of
+ * Builds the buffer on the stores. Waiting requests are held in memory: `buffered` wakes those of
  * a bot, a newer getUpdates of the bot ends the pending one, and an interrupted request leaves nothing
  * behind. Retention is applied after every write (`buffered`) and before every read.
  */
-export const make = (options: Options = defaults): Effect.Effect<LongPollInternals, never, Storage> =>
+export const make = (options: Options = defaults): Effect.Effect<LongPollInternals, never, BotStore | BufferStore> =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const botStore = yield* BotStore
+    const buffer = yield* BufferStore
     const maxAge = Duration.toMillis(Duration.decode(options.maxAge))
     /** The pending getUpdates of each bot, as the signal that ends it. */
     const current = new Map<number, Deferred.Deferred<void>>()
@@ -169,7 +171,7 @@ export const make = (options: Options = defaults): Effect.Effect<LongPollInterna
     const trim = (botId: number) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const dropped = yield* storage.trimBuffered(botId, {
+        const dropped = yield* buffer.trimBuffered(botId, {
           max_updates: options.maxUpdates,
           before: iso(now - maxAge),
           at: iso(now)
@@ -204,18 +206,18 @@ export const make = (options: Options = defaults): Effect.Effect<LongPollInterna
         const offset = clamp(params.offset, 0, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
         const limit = clamp(params.limit, maxLimit, 1, maxLimit)
         const timeout = clamp(params.timeout, 0, 0, maxTimeout)
-        const remembered = (yield* storage.bufferState(botId)).allowed_updates
+        const remembered = (yield* buffer.bufferState(botId)).allowed_updates
         const allowed = params.allowed_updates ?? remembered
-        if (!sameTypes(allowed, remembered)) yield* storage.setAllowedUpdates(botId, allowed)
-        if (offset > 0) yield* storage.confirmBuffered(botId, offset)
-        else if (offset < 0) yield* storage.keepNewestBuffered(botId, -offset)
+        if (!sameTypes(allowed, remembered)) yield* buffer.setAllowedUpdates(botId, allowed)
+        if (offset > 0) yield* buffer.confirmBuffered(botId, offset)
+        else if (offset < 0) yield* buffer.keepNewestBuffered(botId, -offset)
         yield* trim(botId)
         const query: BufferQuery = { offset: Math.max(offset, 0), limit, types: typeFilter(allowed) }
         const deadline = (yield* Clock.currentTimeMillis) + timeout * 1000
         while (true) {
           const found = yield* Effect.scoped(Effect.gen(function*() {
             const wake = yield* listen(botId)
-            const updates = yield* storage.readBuffered(botId, query)
+            const updates = yield* buffer.readBuffered(botId, query)
             const left = deadline - (yield* Clock.currentTimeMillis)
             if (updates.length > 0 || left <= 0 || (yield* Deferred.isDone(stopping))) return Option.some(updates)
             yield* Effect.raceFirst(
@@ -231,7 +233,7 @@ export const make = (options: Options = defaults): Effect.Effect<LongPollInterna
     const service: LongPollInternals = {
       getUpdates: (botId, params) =>
         Effect.gen(function*() {
-          const bot = yield* storage.findBot(botId)
+          const bot = yield* botStore.findBot(botId)
           if (Option.isNone(bot) || !bot.value.long_poll_enabled) {
             return yield* Effect.fail(new LongPollDisabled({ bot_id: botId }))
           }
@@ -251,8 +253,8 @@ export const make = (options: Options = defaults): Effect.Effect<LongPollInterna
       status: (botId) =>
         Effect.gen(function*() {
           yield* trim(botId)
-          const state = yield* storage.bufferState(botId)
-          const pending = yield* storage.countBuffered(botId)
+          const state = yield* buffer.bufferState(botId)
+          const pending = yield* buffer.countBuffered(botId)
           return {
             pending,
             trimmed: state.trimmed,
@@ -261,7 +263,7 @@ export const make = (options: Options = defaults): Effect.Effect<LongPollInterna
           }
         }),
 
-      drop: (botId) => Effect.asVoid(storage.dropBuffered(botId)),
+      drop: (botId) => Effect.asVoid(buffer.dropBuffered(botId)),
 
       trim,
 
@@ -283,6 +285,6 @@ export const make = (options: Options = defaults): Effect.Effect<LongPollInterna
     return service
   })
 
-/** The buffer as a layer on the `Storage`. */
-export const layer = (options: Options = defaults): Layer.Layer<LongPoll, never, Storage> =>
+/** The buffer as a layer on the stores. */
+export const layer = (options: Options = defaults): Layer.Layer<LongPoll, never, BotStore | BufferStore> =>
   Layer.effect(LongPoll, make(options))

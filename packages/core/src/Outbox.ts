@@ -6,7 +6,8 @@ import type { StoredBot } from "./Bot.js"
 import type { Delivery, DeliveryOutcome } from "./Delivery.js"
 import { fromTelegram, Recorded } from "./Message.js"
 import { FloodControl } from "./FloodControl.js"
-import { Storage } from "./Storage.js"
+import { MessageStore } from "./stores/MessageStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 
 /** How deliveries to backends behave. */
 export interface Options {
@@ -77,7 +78,8 @@ export const target = (delivery: Pick<Delivery, "url">, bot: Pick<StoredBot, "ba
 export const make = (options: Options = defaults) =>
   Effect.gen(function*() {
     const policy = yield* BackendPolicy.BackendPolicy
-    const storage = yield* Storage
+    const messageStore = yield* MessageStore
+    const outbox = yield* OutboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
     const http = yield* HttpExchange.HttpExchange
@@ -100,7 +102,7 @@ export const make = (options: Options = defaults) =>
           Effect.flatMap((result) => {
             const message = decodeMessage(result)
             return bot.manage_enabled && Either.isRight(message)
-              ? storage.saveMessage(fromTelegram(bot.id, message.right, "out"))
+              ? messageStore.saveMessage(fromTelegram(bot.id, message.right, "out"))
               : Effect.void
           }),
           Effect.catchAll((e) =>
@@ -157,7 +159,7 @@ export const make = (options: Options = defaults) =>
      */
     const deliverBatch = (current: () => StoredBot | undefined, batch: ReadonlyArray<Delivery>) => {
       const outcomes: Array<readonly [number, DeliveryOutcome]> = []
-      const record = Effect.suspend(() => outcomes.length === 0 ? Effect.void : storage.recordAttempts(outcomes.splice(0)))
+      const record = Effect.suspend(() => outcomes.length === 0 ? Effect.void : outbox.recordAttempts(outcomes.splice(0)))
       return Effect.gen(function*() {
         let result: Duration.Duration | "drained" | "failed" = "drained"
         for (const delivery of batch) {
@@ -194,7 +196,7 @@ export const make = (options: Options = defaults) =>
     ): Effect.Effect<Option.Option<Duration.Duration>, never> =>
       Effect.gen(function*() {
         while (true) {
-          const batch = yield* storage.nextDeliveries(botId, batchSize)
+          const batch = yield* outbox.nextDeliveries(botId, batchSize)
           const bot = current()
           if (batch.length === 0 || bot === undefined) return Option.none()
           const wait = yield* deliverBatch(current, batch)

@@ -6,7 +6,7 @@ import type { StorageError } from "./Errors.js"
 import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import { typeOf } from "./LongPoll.js"
 import type { Decision } from "./Routing.js"
-import { Storage } from "./Storage.js"
+import { InboxStore } from "./stores/InboxStore.js"
 
 /** How many inbox updates one read takes and one transaction completes. */
 const batchSize = 100
@@ -83,9 +83,9 @@ export interface Drain {
 /** Processes every pending update of the bot in update_id order until the inbox is empty, a batch per transaction. */
 export const drain = (botId: number, { buffered, current, queued, route, sent }: Drain) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const inbox = yield* InboxStore
     while (true) {
-      const pending = yield* storage.pendingUpdates(botId, batchSize)
+      const pending = yield* inbox.pendingUpdates(botId, batchSize)
       const bot = current()
       if (pending.length === 0 || bot === undefined) return
       const now = yield* Clock.currentTimeMillis
@@ -94,7 +94,7 @@ export const drain = (botId: number, { buffered, current, queued, route, sent }:
         const completion = completionOf(bot, update, now)
         return decisions === undefined ? completion : routed(completion, decisions[i]!)
       })
-      yield* storage.completeUpdates(completions)
+      yield* inbox.completeUpdates(completions)
       if (completions.some((c) => c.deliveries.length > 0)) yield* queued
       const senders = new Set(completions.flatMap((c) => c.sends?.map((s) => s.bot_id) ?? []))
       if (sent !== undefined && senders.size > 0) yield* sent(senders)

@@ -18,7 +18,8 @@ import { FloodControl } from "./FloodControl.js"
 import { fromTelegram } from "./Message.js"
 import * as Resend from "./Resend.js"
 import type { NewRouteMapping, RouteSend, SendOutcome } from "./RouteSend.js"
-import { Storage } from "./Storage.js"
+import { MessageStore } from "./stores/MessageStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 
 /** How route sends are retried. */
 export interface Options {
@@ -74,7 +75,8 @@ const describe = (e: TelegramError.TelegramError | Unsendable) =>
 /** A bot's route sends, oldest first, made through Telegram, with their content sent again when needed. */
 export const make = (options: Options = defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const messageStore = yield* MessageStore
+    const outbox = yield* OutboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
     const maxAge = Duration.toMillis(options.maxAge)
@@ -282,12 +284,12 @@ export const make = (options: Options = defaults) =>
           const now = yield* Clock.currentTimeMillis
           const at = new Date(now).toISOString()
           if (sender.manage_enabled) {
-            yield* Effect.forEach(produced, (m) => storage.saveMessage(fromTelegram(sender.id, m, "out")), {
+            yield* Effect.forEach(produced, (m) => messageStore.saveMessage(fromTelegram(sender.id, m, "out")), {
               discard: true
             })
           }
           if (Either.isRight(result)) {
-            yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, produced, at))
+            yield* outbox.recordSend(job.id, { status: "sent", at }, mappingsOf(job, produced, at))
             return "sent" as const
           }
           const error = result.left
@@ -305,7 +307,7 @@ export const make = (options: Options = defaults) =>
               Effect.annotateLogs({ send_id: job.id, route_id: job.route_id, error: last_error })
             )
           }
-          yield* storage.recordSend(job.id, outcome, mappingsOf(job, produced, at))
+          yield* outbox.recordSend(job.id, outcome, mappingsOf(job, produced, at))
           return outcome.status
         })
       ).pipe(Effect.ensuring(untrack(job.chat_id, done)))
@@ -322,7 +324,7 @@ export const make = (options: Options = defaults) =>
     ): Effect.Effect<Option.Option<Duration.Duration>> =>
       Effect.gen(function*() {
         while (true) {
-          const batch = yield* storage.nextSends(botId, batchSize)
+          const batch = yield* outbox.nextSends(botId, batchSize)
           const sender = bot(botId)
           if (batch.length === 0 || sender === undefined || sender.disabled) return Option.none()
           for (const job of batch) {
@@ -331,7 +333,7 @@ export const make = (options: Options = defaults) =>
             const receiver = bot(job.source_bot_id)
             if (receiver === undefined) {
               const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-              yield* storage.recordSend(job.id, { status: "dead", at, last_error: "the receiving bot is gone" }, [])
+              yield* outbox.recordSend(job.id, { status: "dead", at, last_error: "the receiving bot is gone" }, [])
               continue
             }
             const status = yield* sendOne(job, sender, receiver)

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { LongPoll, MemoryStorage, Pipeline, Storage } from "@botrelay/core"
+import { BotStore, BufferStore, InboxStore, LongPoll, Pipeline, type Stores } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { Clock, Effect, Exit, Fiber, Layer, Logger, Redacted, TestClock } from "effect"
 
 const botInput = (n: number, longPoll = true): Bot.BotRecordInput => ({
@@ -18,9 +19,12 @@ const botInput = (n: number, longPoll = true): Bot.BotRecordInput => ({
 
 const first = 900_000_001
 
+/** One turn of the event loop. */
+const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
 const setup = (options: LongPoll.Options = LongPoll.defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage.Storage
+    const storage = { ...yield* BotStore.BotStore, ...yield* InboxStore.InboxStore, ...yield* BufferStore.BufferStore }
     const longPoll = yield* LongPoll.make(options)
     const bot = yield* storage.insertBot(botInput(1))
     /** Telegram sends updates of these types; the pipeline processes them into the buffer. */
@@ -40,15 +44,15 @@ const setup = (options: LongPoll.Options = LongPoll.defaults) =>
       })
     const ids = (params: LongPoll.GetUpdates) =>
       Effect.map(longPoll.getUpdates(bot.id, params), (updates) => updates.map((u) => u.update_id))
-    /** Lets forked polls run until one of the bot's polls waits. */
+    /** Lets forked polls run (whole event-loop turns: the stores commit writes in one) until one of the bot's polls waits. */
     const untilWaiting = Effect.gen(function*() {
-      for (let i = 0; i < 1000 && longPoll.waiting(bot.id) === 0; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 1000 && longPoll.waiting(bot.id) === 0; i++) yield* nextTurn
       assert.strictEqual(longPoll.waiting(bot.id), 1)
     })
     return { storage, longPoll, bot, arrive, ids, untilWaiting }
   })
 
-const run = <A, E>(effect: Effect.Effect<A, E, Storage.Storage>) => Effect.provide(effect, MemoryStorage.layer)
+const run = <A, E>(effect: Effect.Effect<A, E, Stores.Stores>) => Effect.provide(effect, SqliteStores.layer({ filename: ":memory:" }))
 
 describe("LongPoll", () => {
   it.effect("offset confirms everything below it; 0 and 1 confirm nothing", () =>
@@ -221,7 +225,7 @@ describe("LongPoll", () => {
         yield* TestClock.adjust("61 minutes")
         assert.strictEqual((yield* longPoll.status(bot.id)).pending, 0)
         assert.strictEqual((yield* longPoll.status(bot.id)).trimmed, 6)
-      }).pipe(Effect.provide(Layer.merge(MemoryStorage.layer, Logger.replace(Logger.defaultLogger, logger))))
+      }).pipe(Effect.provide(Layer.merge(SqliteStores.layer({ filename: ":memory:" }), Logger.replace(Logger.defaultLogger, logger))))
     }))
 
   it.effect("shutdown answers pending requests at once and holds no new ones", () =>

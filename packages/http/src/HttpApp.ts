@@ -12,13 +12,17 @@ import {
 } from "@effect/platform"
 import type {
   ApiKeys,
+  BotStore,
   Bots,
   Deliveries,
+  InboxStore,
   LlmSettings,
   LongPoll,
   Messages,
+  MessageStore,
+  OutboxStore,
   Routes,
-  Storage,
+  StoreHealth,
   Supervisor,
   Tags
 } from "@botrelay/core"
@@ -169,7 +173,11 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
 export const layer: Layer.Layer<
   HttpApi.Api,
   never,
-  | Storage.Storage
+  | StoreHealth.StoreHealth
+  | BotStore.BotStore
+  | MessageStore.MessageStore
+  | InboxStore.InboxStore
+  | OutboxStore.OutboxStore
   | Bots.Bots
   | Routes.Routes
   | Messages.Messages

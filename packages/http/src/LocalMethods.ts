@@ -1,5 +1,5 @@
 import type { HttpServerResponse } from "@effect/platform"
-import { BackendPolicy, Bot, Bots, CallParams, type Errors, LongPoll, Storage } from "@botrelay/core"
+import { BackendPolicy, Bot, Bots, CallParams, type Errors, InboxStore, LongPoll, OutboxStore } from "@botrelay/core"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
 
@@ -91,7 +91,8 @@ const recentDeliveries = 100
 export const make = Effect.gen(function*() {
   const bots = yield* Bots.Bots
   const longPoll = yield* LongPoll.LongPoll
-  const storage = yield* Storage.Storage
+  const inbox = yield* InboxStore.InboxStore
+  const outbox = yield* OutboxStore.OutboxStore
   const policy = yield* BackendPolicy.BackendPolicy
 
   const getUpdates: LocalMethod = (bot, params) => {
@@ -162,8 +163,8 @@ export const make = Effect.gen(function*() {
   const getWebhookInfo: LocalMethod = (bot) =>
     Effect.gen(function*() {
       const status = yield* longPoll.status(bot.id)
-      const backlog = yield* storage.backlog(bot.id)
-      const deliveries = yield* storage.listDeliveries({ bot_id: bot.id, limit: recentDeliveries })
+      const backlog = yield* inbox.backlog(bot.id)
+      const deliveries = yield* outbox.listDeliveries({ bot_id: bot.id, limit: recentDeliveries })
       let lastError: { readonly date: number; readonly message: string } | undefined
       for (const delivery of deliveries) {
         if (delivery.last_error === "") continue

@@ -9,7 +9,18 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { type Bot, type Bots, CallParams, type Errors, type LongPoll, SentMessages, Storage } from "@botrelay/core"
+import {
+  type Bot,
+  BotStore,
+  type Bots,
+  CallParams,
+  type Errors,
+  type InboxStore,
+  type LongPoll,
+  type MessageStore,
+  type OutboxStore,
+  SentMessages
+} from "@botrelay/core"
 import { HttpExchange } from "@botrelay/telegram"
 import { Cause, Context, Data, Deferred, Duration, Effect, Fiber, Layer, Option, Queue, Redacted, Stream, Take } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
@@ -211,7 +222,7 @@ export const captured = (call: WholeCall, answer: HttpExchange.Answer): SentMess
 export const makeRelay = Effect.gen(function*() {
   const { apiRoot } = yield* Upstream
   const exchange = yield* HttpExchange.HttpExchange
-  const context = yield* Effect.context<Storage.Storage>()
+  const context = yield* Effect.context<MessageStore.MessageStore>()
 
   /** Records what the calls did in their bots' history; a failure is logged, never the client's. */
   const capture = (calls: ReadonlyArray<SentMessages.Call>) =>
@@ -239,7 +250,10 @@ export const makeRelay = Effect.gen(function*() {
 /** What the proxy runs on. */
 export type Requirements =
   | HttpClient.HttpClient
-  | Storage.Storage
+  | BotStore.BotStore
+  | MessageStore.MessageStore
+  | InboxStore.InboxStore
+  | OutboxStore.OutboxStore
   | Bots.Bots
   | LongPoll.LongPoll
   | Upstream
@@ -267,7 +281,7 @@ export const make: Effect.Effect<
   never,
   Requirements
 > = Effect.gen(function*() {
-  const storage = yield* Storage.Storage
+  const botStore = yield* BotStore.BotStore
   const { apiRoot } = yield* Upstream
   const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
   const { capture, passWhole } = yield* makeRelay
@@ -409,7 +423,7 @@ export const make: Effect.Effect<
       const match = /^bot([^/]+)\/(.+)$/.exec(path)
       const token = match === null ? undefined : decode(match[1]!)
       if (match === null || token === undefined || token === "") return yield* Effect.fail(BotApiAnswer.notFound)
-      const found = yield* storage.findBotByToken(token).pipe(
+      const found = yield* botStore.findBotByToken(token).pipe(
         Effect.catchTag("StorageError", (e: Errors.StorageError) =>
           Effect.logError("could not look up a /tgapi bot", e.cause).pipe(
             Effect.zipRight(Effect.fail(BotApiAnswer.internalError))

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Storage, Supervisor, Webhook } from "@botrelay/core"
+import { BotStore, InboxStore, Supervisor, Webhook } from "@botrelay/core"
 import { Clock, Effect, Option } from "effect"
 
 /** Where Telegram posts the updates of a bot in webhook mode. */
@@ -36,7 +36,8 @@ const updateIdOf = (text: string): number | undefined => {
  */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const storage = yield* Storage.Storage
+    const botStore = yield* BotStore.BotStore
+    const inbox = yield* InboxStore.InboxStore
     const supervisor = yield* Supervisor.Supervisor
 
     const handle = Effect.gen(function*() {
@@ -44,9 +45,9 @@ export const layer = HttpApiBuilder.Router.use((router) =>
       const raw = (yield* HttpRouter.params).bot_id ?? ""
       if (!/^[1-9][0-9]{0,14}$/.test(raw)) return notFound
       const botId = Number(raw)
-      const bot = yield* storage.findBot(botId)
+      const bot = yield* botStore.findBot(botId)
       if (Option.isNone(bot) || !bot.value.webhook_mode || bot.value.disabled) return notFound
-      const secret = yield* storage.webhookSecret(botId)
+      const secret = yield* inbox.webhookSecret(botId)
       if (Option.isNone(secret)) return notFound
       const given = request.headers["x-telegram-bot-api-secret-token"]
       if (given === undefined || !Webhook.secretsEqual(given, secret.value)) return unauthorized
@@ -54,8 +55,8 @@ export const layer = HttpApiBuilder.Router.use((router) =>
       const updateId = updateIdOf(text)
       if (updateId === undefined) return invalid
       const received_at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      yield* storage.commitUpdates(botId, [{ update_id: updateId, payload: text, received_at }], 0)
-      yield* storage.updateBot(botId, { last_update_at: received_at }).pipe(Effect.ignore)
+      yield* inbox.commitUpdates(botId, [{ update_id: updateId, payload: text, received_at }], 0)
+      yield* botStore.updateBot(botId, { last_update_at: received_at }).pipe(Effect.ignore)
       yield* supervisor.inboxChanged(botId)
       return json(200, {})
     }).pipe(

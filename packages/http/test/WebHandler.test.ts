@@ -8,13 +8,13 @@ import {
   LlmRouter,
   LlmSettings,
   LongPoll,
-  MemoryStorage,
   Messages,
   Routes,
   Supervisor,
   Tags
 } from "@botrelay/core"
 import { HttpApp, TgApi } from "@botrelay/http"
+import { SqliteStores } from "@botrelay/sqlite"
 import { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -25,7 +25,7 @@ const services = Layer.mergeAll(Bots.layer, Routes.layer, Messages.layer, Tags.l
   Layer.provideMerge(LlmSettings.layer()),
   Layer.provideMerge(LongPoll.layer()),
   Layer.provideMerge(TelegramClient.layer({ apiRoot: "http://127.0.0.1:9" })),
-  Layer.provideMerge(MemoryStorage.layer),
+  Layer.provideMerge(SqliteStores.layer({ filename: ":memory:" })),
   Layer.provideMerge(BotActivity.layer),
   Layer.provideMerge(FloodControl.layer()),
   Layer.provideMerge(HttpExchange.layer),

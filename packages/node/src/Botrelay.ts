@@ -13,12 +13,12 @@ import {
   LongPoll,
   Messages,
   Routes,
-  type Storage,
+  type Stores,
   Supervisor,
   Tags,
   Webhook
 } from "@botrelay/core"
-import { SecretKey, SqliteStorage } from "@botrelay/sqlite"
+import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, Redacted } from "effect"
 import * as NodeHttpExchange from "./NodeHttpExchange.js"
@@ -29,7 +29,7 @@ export interface Options {
    * The SQLite file (its folder is created; `":memory:"` keeps nothing), or a better-sqlite3 `Database`
    * the host opened: Botrelay adds its `botrelay_*` tables and never closes it.
    */
-  readonly database: string | SqliteStorage.SqliteDatabase
+  readonly database: string | SqliteStores.SqliteDatabase
   /**
    * The key that encrypts bot tokens, webhook secrets and the LLM key at rest: 64 hexadecimal characters.
    * Without it the key is read from `secret.key` beside the database file, generated (mode 0600) on
@@ -65,12 +65,12 @@ export const telegramApi = "https://api.telegram.org"
 const isFile = (database: string) => database !== ":memory:" && database !== ""
 
 /** The errors of opening storage: a migration that failed, a secret key that does not fit, storage itself. */
-export type StorageOpenError = SqliteStorage.MigrationError | SqliteStorage.SecretKeyError | Errors.StorageError
+export type StorageOpenError = SqliteStores.MigrationError | SqliteStores.SecretKeyError | Errors.StorageError
 
 /** The key options of the SQLite driver from `secretKey`; fails when it is not 64 hexadecimal characters. */
 const keyOptions = (
   secret: Pick<Options, "secretKey" | "secretKeySource">
-): Effect.Effect<SqliteStorage.KeyOptions, SqliteStorage.SecretKeyError> => {
+): Effect.Effect<SqliteStores.KeyOptions, SqliteStores.SecretKeyError> => {
   if (secret.secretKey === undefined) return Effect.succeed({})
   const source = secret.secretKeySource ?? "the secretKey option"
   const key = SecretKey.fromHex(
@@ -90,11 +90,11 @@ const keyOptions = (
 export const storageLayer = (
   database: Options["database"],
   secret: Pick<Options, "secretKey" | "secretKeySource"> = {}
-): Layer.Layer<Storage.Storage, StorageOpenError> =>
+): Layer.Layer<Stores.Stores, StorageOpenError> =>
   Layer.unwrapEffect(Effect.map(keyOptions(secret), (keys) => {
-    if (typeof database !== "string") return SqliteStorage.layer({ database, ...keys })
+    if (typeof database !== "string") return SqliteStores.layer({ database, ...keys })
     if (isFile(database)) mkdirSync(dirname(database), { recursive: true, mode: 0o700 })
-    return SqliteStorage.layer({ filename: database, ...keys })
+    return SqliteStores.layer({ filename: database, ...keys })
   }))
 
 /** Everything an instance runs: the services, the runtime (polling, pipeline, deliveries, routes) and their storage. */
@@ -113,7 +113,7 @@ export type Services =
   | BackendPolicy.BackendPolicy
   | TelegramClient.TelegramClient
   | HttpExchange.HttpExchange
-  | Storage.Storage
+  | Stores.Stores
 
 /**
  * The services and the runtime on SQLite and node:http: the runtime starts when the layer is built and

@@ -1,5 +1,5 @@
 import type * as Http from "node:http"
-import { BotActivity, type Bot, type SentMessages, Storage } from "@botrelay/core"
+import { BotActivity, type Bot, BotStore, type MessageStore, type SentMessages } from "@botrelay/core"
 import { BotApiAnswer, TgApi } from "@botrelay/http"
 import type { HttpExchange } from "@botrelay/telegram"
 import { Effect, Option, Queue, Runtime, type Scope } from "effect"
@@ -25,9 +25,14 @@ const callPath = /^\/tgapi\/bot([^/?]+)\/([^/?]+)(\?.*)?$/
 export const make: Effect.Effect<
   (req: Http.IncomingMessage, res: Http.ServerResponse) => boolean,
   never,
-  Storage.Storage | BotActivity.BotActivity | HttpExchange.HttpExchange | TgApi.Upstream | Scope.Scope
+  | BotStore.BotStore
+  | MessageStore.MessageStore
+  | BotActivity.BotActivity
+  | HttpExchange.HttpExchange
+  | TgApi.Upstream
+  | Scope.Scope
 > = Effect.gen(function*() {
-  const storage = yield* Storage.Storage
+  const botStore = yield* BotStore.BotStore
   const activity = yield* BotActivity.BotActivity
   const { capture, upstreamRequest } = yield* TgApi.makeRelay
   const runtime = yield* Effect.runtime<never>()
@@ -50,7 +55,7 @@ export const make: Effect.Effect<
   const learn = (token: string) =>
     Effect.suspend(() => {
       const started = generation
-      return storage.findBotByToken(token).pipe(
+      return botStore.findBotByToken(token).pipe(
         Effect.map(Option.map((bot) => {
           if (!bot.disabled && generation === started) known.set(token, bot)
         })),
