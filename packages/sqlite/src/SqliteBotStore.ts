@@ -4,10 +4,9 @@ import type { Errors } from "@botrelay/core"
 import { BotQueries, type Tables } from "@botrelay/sql"
 import { Effect, Option } from "effect"
 import type { Updateable } from "kysely"
-import { attempt, compile, type Connection, db, first } from "./SqliteConnection.js"
+import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
-const findBotQuery = compile(BotQueries.findBot)
-const findBotByTokenQuery = compile(BotQueries.findBotByTokenHash)
+const queries = compileAll({ findBot: BotQueries.findBot, findBotByToken: BotQueries.findBotByTokenHash })
 
 const isTokenConflict = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "code" in cause && cause.code === "SQLITE_CONSTRAINT_UNIQUE" &&
@@ -16,8 +15,7 @@ const isTokenConflict = (cause: unknown): boolean =>
 /** The `BotStore` on SQLite; tokens and secret tokens are encrypted with the connection's cipher. */
 export const make = (c: Connection): BotStore.BotStoreService => {
   const toBot = BotQueries.toBot(c.cipher)
-  const findBot = c.prepare(findBotQuery)
-  const findBotByToken = c.prepare(findBotByTokenQuery)
+  const { findBot, findBotByToken } = c.prepareAll(queries)
 
   const guardToken = <A>(
     operation: string,

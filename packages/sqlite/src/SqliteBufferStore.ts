@@ -2,7 +2,7 @@ import type { BufferStore, LongPoll } from "@botrelay/core"
 import { BufferQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
-import { attempt, compile, type Connection } from "./SqliteConnection.js"
+import { attempt, compileAll, type Connection } from "./SqliteConnection.js"
 
 /** A page of a bot's buffer whose types are (or, with `not in`, are not) in a JSON array. */
 const readBuffered = (operator: "in" | "not in") =>
@@ -15,31 +15,21 @@ const readBuffered = (operator: "in" | "not in") =>
     .orderBy("update_id")
     .limit(limit)
 
-const queries = {
-  confirmBuffered: compile(BufferQueries.confirmBuffered),
-  keepNewestBuffered: compile(BufferQueries.keepNewestBuffered),
-  bufferedBefore: compile(BufferQueries.bufferedBefore),
-  readBufferedOnly: compile(readBuffered("in")),
-  readBufferedExcept: compile(readBuffered("not in")),
-  countBuffered: compile(BufferQueries.countBuffered),
-  bufferState: compile(BufferQueries.bufferState),
-  recordTrim: compile(BufferQueries.recordTrim),
-  setAllowedUpdates: compile(BufferQueries.setAllowedUpdates)
-}
+const queries = compileAll({
+  confirmBuffered: BufferQueries.confirmBuffered,
+  keepNewestBuffered: BufferQueries.keepNewestBuffered,
+  bufferedBefore: BufferQueries.bufferedBefore,
+  readBufferedOnly: readBuffered("in"),
+  readBufferedExcept: readBuffered("not in"),
+  countBuffered: BufferQueries.countBuffered,
+  bufferState: BufferQueries.bufferState,
+  recordTrim: BufferQueries.recordTrim,
+  setAllowedUpdates: BufferQueries.setAllowedUpdates
+})
 
 /** The `BufferStore` on SQLite: what forgets updates goes through the group commit. */
 export const make = (c: Connection): BufferStore.BufferStoreService => {
-  const hot = {
-    confirmBuffered: c.prepare(queries.confirmBuffered),
-    keepNewestBuffered: c.prepare(queries.keepNewestBuffered),
-    bufferedBefore: c.prepare(queries.bufferedBefore),
-    readBufferedOnly: c.prepare(queries.readBufferedOnly),
-    readBufferedExcept: c.prepare(queries.readBufferedExcept),
-    countBuffered: c.prepare(queries.countBuffered),
-    bufferState: c.prepare(queries.bufferState),
-    recordTrim: c.prepare(queries.recordTrim),
-    setAllowedUpdates: c.prepare(queries.setAllowedUpdates)
-  }
+  const hot = c.prepareAll(queries)
 
   const trimBuffered = c.transaction((botId: number, retention: LongPoll.BufferRetention): number => {
     const dropped = hot.keepNewestBuffered.run(botId, botId, Math.max(0, retention.max_updates - 1)) +

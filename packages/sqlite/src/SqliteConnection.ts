@@ -287,6 +287,17 @@ export const compile = <P extends ReadonlyArray<unknown>, R>(
   return { sql: compiled.sql }
 }
 
+/** A query builder of `@botrelay/sql`: the Kysely, then the query's parameters. */
+type Builder = (db: Kysely<Tables.Database>, ...parameters: any) => Compilable<any>
+
+/** The compiled query of a builder. */
+type Compiled<B> = B extends (db: Kysely<Tables.Database>, ...parameters: infer P) => Compilable<infer R> ? Query<P, R>
+  : never
+
+/** `compile` for each builder. */
+export const compileAll = <B extends Record<string, Builder>>(builders: B): { readonly [K in keyof B]: Compiled<B[K]> } =>
+  Object.fromEntries(Object.entries(builders).map(([name, build]) => [name, compile(build)])) as any
+
 /** Opens the database with its key: checks the key, brings the schema up to date, checks the key again. */
 export const openWithKey = (options: Options) =>
   Effect.gen(function*() {
@@ -313,6 +324,10 @@ export interface Connection {
   readonly cipher: SecretKey.Cipher
   /** A statement for a query compiled once (`compile`); the hot paths prepare theirs up front. */
   readonly prepare: <P extends ReadonlyArray<unknown>, R>(query: Query<P, R>) => Prepared<P, R>
+  /** `prepare` for each query. */
+  readonly prepareAll: <Q extends Record<string, Query<any, any>>>(
+    queries: Q
+  ) => { readonly [K in keyof Q]: Q[K] extends Query<infer P, infer R> ? Prepared<P, R> : never }
   /** Compiles the query and runs it on a cached statement: its rows (none for a write). */
   readonly all: <R>(query: Compilable<R>) => Array<R>
   /** Compiles the query and runs it on a cached statement: how many rows it changed (or read). */
@@ -389,16 +404,20 @@ export const connection = (sqlite: SqliteDatabase, cipher: SecretKey.Cipher): Co
     return stmt
   }
 
+  const prepare = <P extends ReadonlyArray<unknown>, R>(query: Query<P, R>): Prepared<P, R> => {
+    const stmt = sqlite.prepare(query.sql)
+    return {
+      all: (...parameters: P): Array<R> => stmt.all(...parameters) as Array<R>,
+      run: (...parameters: P): number => Number(stmt.run(...parameters).changes)
+    }
+  }
+
   return {
     sqlite,
     cipher,
-    prepare: <P extends ReadonlyArray<unknown>, R>(query: Query<P, R>): Prepared<P, R> => {
-      const stmt = sqlite.prepare(query.sql)
-      return {
-        all: (...parameters: P): Array<R> => stmt.all(...parameters) as Array<R>,
-        run: (...parameters: P): number => Number(stmt.run(...parameters).changes)
-      }
-    },
+    prepare,
+    prepareAll: (queries) =>
+      Object.fromEntries(Object.entries(queries).map(([name, query]) => [name, prepare(query)])) as any,
     all: <R>(query: Compilable<R>): Array<R> => {
       const compiled = query.compile()
       const stmt = statement(compiled.sql)

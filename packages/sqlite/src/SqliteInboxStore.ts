@@ -3,7 +3,7 @@ import { BufferQueries, InboxQueries, OutboxQueries, type Tables } from "@botrel
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
 import { Option } from "effect"
-import { attempt, compile, type Connection, db } from "./SqliteConnection.js"
+import { attempt, compileAll, type Connection, db } from "./SqliteConnection.js"
 import { messageWriter } from "./SqliteMessageStore.js"
 
 /** The oldest processed inbox rows received before a time, oldest first (rowid order is arrival order). */
@@ -15,37 +15,24 @@ const pruneUpdates = (db: Kysely<Tables.Database>, before: string, limit: number
       .where("received_at", "<", before)
       .limit(limit))
 
-const queries = {
-  ingressOffset: compile(InboxQueries.ingressOffset),
-  insertUpdate: compile(InboxQueries.insertUpdate),
-  raiseOffset: compile(InboxQueries.raiseOffset),
-  pendingUpdates: compile(InboxQueries.pendingUpdates),
-  markProcessed: compile(InboxQueries.markProcessed),
-  backlog: compile(InboxQueries.backlog),
-  queueDelivery: compile(OutboxQueries.queueDelivery),
-  queueSend: compile(OutboxQueries.queueSend),
-  insertBuffered: compile(BufferQueries.insertBuffered),
-  pruneUpdates: compile(pruneUpdates),
-  pruneDeliveries: compile(OutboxQueries.pruneDeliveries),
-  pruneSends: compile(OutboxQueries.pruneSends)
-}
+const queries = compileAll({
+  ingressOffset: InboxQueries.ingressOffset,
+  insertUpdate: InboxQueries.insertUpdate,
+  raiseOffset: InboxQueries.raiseOffset,
+  pendingUpdates: InboxQueries.pendingUpdates,
+  markProcessed: InboxQueries.markProcessed,
+  backlog: InboxQueries.backlog,
+  queueDelivery: OutboxQueries.queueDelivery,
+  queueSend: OutboxQueries.queueSend,
+  insertBuffered: BufferQueries.insertBuffered,
+  pruneUpdates,
+  pruneDeliveries: OutboxQueries.pruneDeliveries,
+  pruneSends: OutboxQueries.pruneSends
+})
 
 /** The `InboxStore` on SQLite: the pipeline's writes go through the group commit. */
 export const make = (c: Connection): InboxStore.InboxStoreService => {
-  const hot = {
-    ingressOffset: c.prepare(queries.ingressOffset),
-    insertUpdate: c.prepare(queries.insertUpdate),
-    raiseOffset: c.prepare(queries.raiseOffset),
-    pendingUpdates: c.prepare(queries.pendingUpdates),
-    markProcessed: c.prepare(queries.markProcessed),
-    backlog: c.prepare(queries.backlog),
-    queueDelivery: c.prepare(queries.queueDelivery),
-    queueSend: c.prepare(queries.queueSend),
-    insertBuffered: c.prepare(queries.insertBuffered),
-    pruneUpdates: c.prepare(queries.pruneUpdates),
-    pruneDeliveries: c.prepare(queries.pruneDeliveries),
-    pruneSends: c.prepare(queries.pruneSends)
-  }
+  const hot = c.prepareAll(queries)
   const saveMessage = messageWriter(c)
 
   const commitUpdates = c.transaction(

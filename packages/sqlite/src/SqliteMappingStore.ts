@@ -1,16 +1,16 @@
 import type { MappingStore } from "@botrelay/core"
 import { MappingQueries } from "@botrelay/sql"
-import { attempt, compile, type Connection, first } from "./SqliteConnection.js"
+import { attempt, compileAll, type Connection, first } from "./SqliteConnection.js"
 
-const findReverseQuery = compile(MappingQueries.findReverse)
-const findProducedQuery = compile(MappingQueries.findProduced)
-const pruneMappingsQuery = compile(MappingQueries.pruneMappings)
+const queries = compileAll({
+  findReverse: MappingQueries.findReverse,
+  findProduced: MappingQueries.findProduced,
+  pruneMappings: MappingQueries.pruneMappings
+})
 
 /** The `MappingStore` on SQLite; the mappings are written by `OutboxStore.recordSend`. */
 export const make = (c: Connection): MappingStore.MappingStoreService => {
-  const findReverse = c.prepare(findReverseQuery)
-  const findProduced = c.prepare(findProducedQuery)
-  const pruneMappings = c.prepare(pruneMappingsQuery)
+  const { findProduced, findReverse, pruneMappings } = c.prepareAll(queries)
   return {
     findReverse: (targetBotId, targetChatId, targetMessageId, since) =>
       attempt("findReverse", () =>

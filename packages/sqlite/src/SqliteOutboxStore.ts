@@ -1,32 +1,22 @@
 import type { Delivery, OutboxStore, RouteSend } from "@botrelay/core"
 import { Columns, MappingQueries, OutboxQueries } from "@botrelay/sql"
-import { attempt, compile, type Connection, db, first } from "./SqliteConnection.js"
+import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
-const queries = {
-  nextDeliveries: compile(OutboxQueries.nextDeliveries),
-  delivered: compile(OutboxQueries.delivered),
-  retryLater: compile(OutboxQueries.retryLater("botrelay_deliveries")),
-  dead: compile(OutboxQueries.dead("botrelay_deliveries")),
-  nextSends: compile(OutboxQueries.nextSends),
-  sent: compile(OutboxQueries.sent),
-  sendLater: compile(OutboxQueries.retryLater("botrelay_route_sends")),
-  sendDead: compile(OutboxQueries.dead("botrelay_route_sends")),
-  insertMapping: compile(MappingQueries.insertMapping)
-}
+const queries = compileAll({
+  nextDeliveries: OutboxQueries.nextDeliveries,
+  delivered: OutboxQueries.delivered,
+  retryLater: OutboxQueries.retryLater("botrelay_deliveries"),
+  dead: OutboxQueries.dead("botrelay_deliveries"),
+  nextSends: OutboxQueries.nextSends,
+  sent: OutboxQueries.sent,
+  sendLater: OutboxQueries.retryLater("botrelay_route_sends"),
+  sendDead: OutboxQueries.dead("botrelay_route_sends"),
+  insertMapping: MappingQueries.insertMapping
+})
 
 /** The `OutboxStore` on SQLite: attempts are recorded through the group commit. */
 export const make = (c: Connection): OutboxStore.OutboxStoreService => {
-  const hot = {
-    nextDeliveries: c.prepare(queries.nextDeliveries),
-    delivered: c.prepare(queries.delivered),
-    retryLater: c.prepare(queries.retryLater),
-    dead: c.prepare(queries.dead),
-    nextSends: c.prepare(queries.nextSends),
-    sent: c.prepare(queries.sent),
-    sendLater: c.prepare(queries.sendLater),
-    sendDead: c.prepare(queries.sendDead),
-    insertMapping: c.prepare(queries.insertMapping)
-  }
+  const hot = c.prepareAll(queries)
 
   const recordAttempts = c.transaction((attempts: ReadonlyArray<readonly [number, Delivery.DeliveryOutcome]>) => {
     for (const [id, outcome] of attempts) {
