@@ -6,7 +6,8 @@ import type { StoredBot } from "./Bot.js"
 import type { Delivery, DeliveryOutcome } from "./Delivery.js"
 import { FloodControl } from "./FloodControl.js"
 import * as SentMessages from "./SentMessages.js"
-import { Storage } from "./Storage.js"
+import { MessageStore } from "./stores/MessageStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 
 /** How deliveries to backends behave. */
 export interface Options {
@@ -75,7 +76,8 @@ export const target = (delivery: Pick<Delivery, "url">, bot: Pick<StoredBot, "ba
 export const make = (options: Options = defaults) =>
   Effect.gen(function*() {
     const policy = yield* BackendPolicy.BackendPolicy
-    const storage = yield* Storage
+    const messageStore = yield* MessageStore
+    const outbox = yield* OutboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
     const http = yield* HttpExchange.HttpExchange
@@ -98,7 +100,7 @@ export const make = (options: Options = defaults) =>
           Effect.flatMap((result) =>
             SentMessages.capture([{ bot, method: reply.method.toLowerCase(), params: reply.params, result }], "reply")
           ),
-          Effect.provideService(Storage, storage),
+          Effect.provideService(MessageStore, messageStore),
           Effect.catchAll((e) =>
             Effect.logWarning("a webhook reply failed").pipe(
               Effect.annotateLogs({ method: reply.method, error: e.message })
@@ -153,7 +155,7 @@ export const make = (options: Options = defaults) =>
      */
     const deliverBatch = (current: () => StoredBot | undefined, batch: ReadonlyArray<Delivery>) => {
       const outcomes: Array<readonly [number, DeliveryOutcome]> = []
-      const record = Effect.suspend(() => outcomes.length === 0 ? Effect.void : storage.recordAttempts(outcomes.splice(0)))
+      const record = Effect.suspend(() => outcomes.length === 0 ? Effect.void : outbox.recordAttempts(outcomes.splice(0)))
       return Effect.gen(function*() {
         let result: Duration.Duration | "drained" | "failed" = "drained"
         for (const delivery of batch) {
@@ -190,7 +192,7 @@ export const make = (options: Options = defaults) =>
     ): Effect.Effect<Option.Option<Duration.Duration>, never> =>
       Effect.gen(function*() {
         while (true) {
-          const batch = yield* storage.nextDeliveries(botId, batchSize)
+          const batch = yield* outbox.nextDeliveries(botId, batchSize)
           const bot = current()
           if (batch.length === 0 || bot === undefined) return Option.none()
           const wait = yield* deliverBatch(current, batch)

@@ -18,7 +18,8 @@ import { FloodControl } from "./FloodControl.js"
 import * as SentMessages from "./SentMessages.js"
 import * as Resend from "./Resend.js"
 import type { NewRouteMapping, RouteSend, SendOutcome } from "./RouteSend.js"
-import { Storage } from "./Storage.js"
+import { MessageStore } from "./stores/MessageStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 
 /** How route sends are retried. */
 export interface Options {
@@ -74,7 +75,8 @@ const describe = (e: TelegramError.TelegramError | Unsendable) =>
 /** A bot's route sends, oldest first, made through Telegram, with their content sent again when needed. */
 export const make = (options: Options = defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const messageStore = yield* MessageStore
+    const outbox = yield* OutboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
     const maxAge = Duration.toMillis(options.maxAge)
@@ -281,9 +283,9 @@ export const make = (options: Options = defaults) =>
           const result = yield* Effect.either(restore(attempt({ job, sender, receiver, paced, produced }, job.payload)))
           const now = yield* Clock.currentTimeMillis
           const at = new Date(now).toISOString()
-          yield* SentMessages.captureSent(sender, produced, "route").pipe(Effect.provideService(Storage, storage))
+          yield* SentMessages.captureSent(sender, produced, "route").pipe(Effect.provideService(MessageStore, messageStore))
           if (Either.isRight(result)) {
-            yield* storage.recordSend(job.id, { status: "sent", at }, mappingsOf(job, produced, at))
+            yield* outbox.recordSend(job.id, { status: "sent", at }, mappingsOf(job, produced, at))
             return "sent" as const
           }
           const error = result.left
@@ -301,7 +303,7 @@ export const make = (options: Options = defaults) =>
               Effect.annotateLogs({ send_id: job.id, route_id: job.route_id, error: last_error })
             )
           }
-          yield* storage.recordSend(job.id, outcome, mappingsOf(job, produced, at))
+          yield* outbox.recordSend(job.id, outcome, mappingsOf(job, produced, at))
           return outcome.status
         })
       ).pipe(Effect.ensuring(untrack(job.chat_id, done)))
@@ -318,7 +320,7 @@ export const make = (options: Options = defaults) =>
     ): Effect.Effect<Option.Option<Duration.Duration>> =>
       Effect.gen(function*() {
         while (true) {
-          const batch = yield* storage.nextSends(botId, batchSize)
+          const batch = yield* outbox.nextSends(botId, batchSize)
           const sender = bot(botId)
           if (batch.length === 0 || sender === undefined || sender.disabled) return Option.none()
           for (const job of batch) {
@@ -327,7 +329,7 @@ export const make = (options: Options = defaults) =>
             const receiver = bot(job.source_bot_id)
             if (receiver === undefined) {
               const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-              yield* storage.recordSend(job.id, { status: "dead", at, last_error: "the receiving bot is gone" }, [])
+              yield* outbox.recordSend(job.id, { status: "dead", at, last_error: "the receiving bot is gone" }, [])
               continue
             }
             const status = yield* sendOne(job, sender, receiver)

@@ -14,7 +14,7 @@ import * as LongPoll from "./LongPoll.js"
 import * as Messages from "./Messages.js"
 import * as Routes from "./Routes.js"
 import * as SentMessages from "./SentMessages.js"
-import type { Storage } from "./Storage.js"
+import type { Stores } from "./stores/Stores.js"
 import * as Supervisor from "./Supervisor.js"
 import * as Tags from "./Tags.js"
 import * as Webhook from "./Webhook.js"
@@ -73,7 +73,7 @@ export type Services =
  */
 export const layer = (
   config: Config = {}
-): Layer.Layer<Services, never, Storage | HttpExchange.HttpExchange> => {
+): Layer.Layer<Services, never, Stores | HttpExchange.HttpExchange> => {
   const publicUrl = config.publicUrl ?? config.runtime?.publicUrl
   const options: Supervisor.Options = { ...(config.runtime ?? Supervisor.defaults), publicUrl }
   return Layer.mergeAll(

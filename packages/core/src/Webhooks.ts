@@ -1,7 +1,8 @@
 import { Context, Data, Effect, Layer, Option } from "effect"
 import type { StorageError } from "./Errors.js"
 import { Inbox } from "./Inbox.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { InboxStore } from "./stores/InboxStore.js"
 import { secretsEqual } from "./Webhook.js"
 
 /** No bot takes webhook updates under this id: unknown, disabled, not in webhook mode, or no webhook registered. */
@@ -42,18 +43,19 @@ const updateIdOf = (text: string): number | undefined => {
   return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined
 }
 
-/** Builds the service on the `Storage` and the `Inbox`. */
-export const make: Effect.Effect<WebhooksService, never, Storage | Inbox> = Effect.gen(function*() {
-  const storage = yield* Storage
+/** Builds the service on the stores and the `Inbox`. */
+export const make: Effect.Effect<WebhooksService, never, BotStore | InboxStore | Inbox> = Effect.gen(function*() {
+  const bots = yield* BotStore
+  const store = yield* InboxStore
   const inbox = yield* Inbox
   return Webhooks.of({
     receive: (botId, given, payload) =>
       Effect.gen(function*() {
-        const bot = yield* storage.findBot(botId)
+        const bot = yield* bots.findBot(botId)
         if (Option.isNone(bot) || !bot.value.webhook_mode || bot.value.disabled) {
           return yield* new WebhookNotTaken({ bot_id: botId })
         }
-        const secret = yield* storage.webhookSecret(botId)
+        const secret = yield* store.webhookSecret(botId)
         if (Option.isNone(secret)) return yield* new WebhookNotTaken({ bot_id: botId })
         if (given === undefined || !secretsEqual(given, secret.value)) return yield* new WrongSecret({ bot_id: botId })
         const updateId = updateIdOf(payload)
@@ -63,5 +65,5 @@ export const make: Effect.Effect<WebhooksService, never, Storage | Inbox> = Effe
   })
 })
 
-/** The service on the `Storage` and the `Inbox`. */
-export const layer: Layer.Layer<Webhooks, never, Storage | Inbox> = Layer.effect(Webhooks, make)
+/** The service on the stores and the `Inbox`. */
+export const layer: Layer.Layer<Webhooks, never, BotStore | InboxStore | Inbox> = Layer.effect(Webhooks, make)

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot, Inbox, RouteSend } from "@botrelay/core"
-import { Events, Housekeeping, LongPoll, Pipeline, RouteMatcher, Routing, Storage } from "@botrelay/core"
+import { Events, Housekeeping, LongPoll, Pipeline, RouteMatcher, Routing } from "@botrelay/core"
 import { Clock, Effect, Fiber, Layer, Logger, Option, Redacted, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
@@ -38,7 +38,7 @@ const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
  * now: the mapping the send recorded is created at the TestClock's present time.
  */
 const routed = Effect.gen(function*() {
-  const storage = yield* Storage.Storage
+  const storage = yield* TestRuntime.store
   const source = yield* storage.insertBot(botInput(1))
   const target = yield* storage.insertBot(botInput(2))
   const route = yield* storage.insertRoute({
@@ -151,7 +151,7 @@ describe("route mappings on a TestClock", () => {
 describe("Housekeeping on a TestClock", () => {
   it.effect("sweeps at start and every interval: old finished work goes, unprocessed updates and pending deliveries stay", () =>
     provide(Effect.gen(function*() {
-      const storage = yield* Storage.Storage
+      const storage = yield* TestRuntime.store
       const bot = yield* storage.insertBot(botInput(1, { proxy_enabled: true, backend_url: "http://backend.example/hook" }))
       const update = (update_id: number) => ({ update_id, payload: `{"update_id":${update_id}}`, received_at: "" })
       const commit = (update_id: number) =>
@@ -204,7 +204,7 @@ describe("Housekeeping on a TestClock", () => {
 
   it.effect("trims long-poll buffers by age when nobody polls; a bot with long polling off keeps its buffer", () =>
     provide(Effect.gen(function*() {
-      const storage = yield* Storage.Storage
+      const storage = yield* TestRuntime.store
       const polled = yield* storage.insertBot(botInput(1, { long_poll_enabled: true }))
       const off = yield* storage.insertBot(botInput(2, { long_poll_enabled: true }))
       for (const bot of [polled, off]) {

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { Events, Inbox, MemoryStorage, Storage } from "@botrelay/core"
+import { Events, Inbox } from "@botrelay/core"
 import { Chunk, Effect, Layer, Option, Queue, Redacted, TestClock } from "effect"
+import * as TestRuntime from "./TestRuntime.js"
 
 const botInput: Bot.BotRecordInput = {
   token: Redacted.make("7:token"),
@@ -18,17 +19,17 @@ const botInput: Bot.BotRecordInput = {
 
 const update = (id: number) => ({ update_id: id, payload: `{"update_id":${id},"message":{}}` })
 
-const layer = Inbox.layer.pipe(Layer.provideMerge(Layer.merge(MemoryStorage.layer, Events.layer)))
+const layer = Inbox.layer.pipe(Layer.provideMerge(Layer.merge(TestRuntime.storage, Events.layer)))
 
 const lastUpdateAt = (botId: number) =>
-  Effect.flatMap(Storage.Storage, (storage) => storage.findBot(botId)).pipe(
+  Effect.flatMap(TestRuntime.store, (storage) => storage.findBot(botId)).pipe(
     Effect.map((bot) => Option.getOrThrow(bot).last_update_at)
   )
 
 describe("Inbox.accept", () => {
   it.scoped("stores new updates with the offset, skips ones it holds, and tells the bus each time", () =>
     Effect.gen(function*() {
-      const storage = yield* Storage.Storage
+      const storage = yield* TestRuntime.store
       const inbox = yield* Inbox.Inbox
       const events = yield* (yield* Events.Events).subscribe
       const bot = yield* storage.insertBot(botInput)
@@ -50,7 +51,7 @@ describe("Inbox.accept", () => {
 
   it.effect("records last_update_at at most once a second per bot", () =>
     Effect.gen(function*() {
-      const storage = yield* Storage.Storage
+      const storage = yield* TestRuntime.store
       const inbox = yield* Inbox.Inbox
       const bot = yield* storage.insertBot(botInput)
       yield* TestClock.setTime(Date.parse("2025-06-01T00:00:00.000Z"))

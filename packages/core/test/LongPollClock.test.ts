@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { LongPoll, Pipeline, Storage } from "@botrelay/core"
+import { LongPoll, Pipeline } from "@botrelay/core"
 import { Clock, Effect, Fiber, Redacted, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
@@ -22,7 +22,7 @@ const botInput = (n: number): Bot.BotRecordInput => ({
 
 const setup = (options: LongPoll.Options = LongPoll.defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage.Storage
+    const storage = yield* TestRuntime.store
     const longPoll = yield* LongPoll.make(options)
     let next = 900_000_001
     /** A bot with long polling; `arrive` buffers updates of the given types as the pipeline does. */

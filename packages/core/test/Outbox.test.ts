@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { FloodControl, MemoryStorage, Outbox, Storage } from "@botrelay/core"
+import { BotStore, FloodControl, InboxStore, Outbox, OutboxStore, type Stores } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Layer, Logger, Option, Redacted, TestClock } from "effect"
 
@@ -43,7 +44,7 @@ const backend = () => {
 }
 
 const setup = Effect.gen(function*() {
-  const storage = yield* Storage.Storage
+  const storage = { ...yield* BotStore.BotStore, ...yield* InboxStore.InboxStore, ...yield* OutboxStore.OutboxStore }
   const outbox = yield* Outbox.make(options)
   const a = yield* storage.insertBot(botInput(1))
   const b = yield* storage.insertBot(botInput(2))
@@ -72,12 +73,12 @@ const setup = Effect.gen(function*() {
 const run = <A, E>(body: (http: ReturnType<typeof backend>) => Effect.Effect<
     A,
     E,
-    Storage.Storage | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
+    Stores.Stores | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
   >) => {
   const http = backend()
   return body(http).pipe(
     Effect.provide(Layer.mergeAll(
-      MemoryStorage.layer,
+      SqliteStores.layer({ filename: ":memory:" }),
       FloodControl.layer(),
       http.layer,
       Layer.succeed(TelegramClient.TelegramClient, {} as TelegramClient.Service)

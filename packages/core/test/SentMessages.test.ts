@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { MemoryStorage, SentMessages, Storage } from "@botrelay/core"
+import { SentMessages } from "@botrelay/core"
 import { Effect, Redacted } from "effect"
+import * as TestRuntime from "./TestRuntime.js"
 
 const botInput = (token: string, manage_enabled: boolean): Bot.BotRecordInput => ({
   token: Redacted.make(token),
@@ -25,12 +26,12 @@ const sent = (id: number, text: string) => ({
 })
 
 const history = (botId: number) =>
-  Effect.flatMap(Storage.Storage, (storage) => storage.listMessages({ bot_id: botId, chat_id: 42, limit: 10, offset: 0 }))
+  Effect.flatMap(TestRuntime.store, (storage) => storage.listMessages({ bot_id: botId, chat_id: 42, limit: 10, offset: 0 }))
 
 describe("SentMessages.capture", () => {
   it.effect("keeps a bot's sends when it has manage_enabled, and what the API sent always", () =>
     Effect.gen(function*() {
-      const storage = yield* Storage.Storage
+      const storage = yield* TestRuntime.store
       const managed = yield* storage.insertBot(botInput("7:managed", true))
       const plain = yield* storage.insertBot(botInput("8:plain", false))
       for (const origin of ["tgapi", "reply", "route"] as const) {
@@ -43,15 +44,15 @@ describe("SentMessages.capture", () => {
 
       yield* SentMessages.captureSent(plain, [sent(3, "from the API")], "api")
       assert.deepStrictEqual((yield* history(plain.id)).map((m) => [m.id, m.text]), [[3, "from the API"]])
-    }).pipe(Effect.provide(MemoryStorage.layer)))
+    }).pipe(Effect.provide(TestRuntime.storage)))
 
   it.effect("a reply that deletes marks the stored message deleted; answers that are not messages change nothing", () =>
     Effect.gen(function*() {
-      const storage = yield* Storage.Storage
+      const storage = yield* TestRuntime.store
       const bot = yield* storage.insertBot(botInput("7:managed", true))
       yield* SentMessages.captureSent(bot, [sent(5, "hello")], "reply")
       yield* SentMessages.capture([{ bot, method: "deletemessage", params: { chat_id: 42, message_id: 5 }, result: true }], "reply")
       yield* SentMessages.capture([{ bot, method: "sendmessage", params: {}, result: { not: "a message" } }], "reply")
       assert.deepStrictEqual((yield* history(bot.id)).map((m) => [m.id, m.deleted]), [[5, true]])
-    }).pipe(Effect.provide(MemoryStorage.layer)))
+    }).pipe(Effect.provide(TestRuntime.storage)))
 })

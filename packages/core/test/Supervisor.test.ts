@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Bot, Events, Bots, Route, Routes, Storage, Supervisor, Webhook } from "@botrelay/core"
+import { Bot, Events, Bots, Route, Routes, type Stores, Supervisor, Webhook } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
@@ -53,7 +53,7 @@ const options: Supervisor.Options = { ...Supervisor.defaults, publicUrl }
 /** Runs `body` with a started supervisor on fresh storage and the given Telegram and backend. */
 const run = <A, E>(
   telegram: ReturnType<typeof holdingTelegram>,
-  body: Effect.Effect<A, E, Bots.Bots | Routes.Routes | Events.Events | Storage.Storage>,
+  body: Effect.Effect<A, E, Bots.Bots | Routes.Routes | Events.Events | Stores.Stores>,
   http = TestRuntime.backend()
 ) =>
   Effect.gen(function*() {
@@ -109,7 +109,7 @@ describe("Supervisor on a TestClock", () => {
     const tg = holdingTelegram()
     return run(tg, Effect.gen(function*() {
       const bots = yield* Bots.Bots
-      const storage = yield* Storage.Storage
+      const storage = yield* TestRuntime.store
       const bot = yield* bots.add(newBot("1:one", { manage_enabled: true }))
       yield* TestRuntime.until(() => tg.held("1:one") === 1)
 
@@ -200,7 +200,7 @@ describe("Supervisor on a TestClock", () => {
     })
     const update = (update_id: number) => ({ update_id, payload: `{"update_id":${update_id}}`, received_at: "" })
     return Effect.gen(function*() {
-      const storage = yield* Storage.Storage
+      const storage = yield* TestRuntime.store
       const unprocessed = yield* storage.insertBot(input("1:one"))
       const undelivered = yield* storage.insertBot(input("2:two"))
       yield* storage.commitUpdates(unprocessed.id, [update(10), update(11)], 12)
@@ -216,6 +216,7 @@ describe("Supervisor on a TestClock", () => {
       yield* Effect.scoped(Effect.gen(function*() {
         yield* Supervisor.run(options)
         yield* TestRuntime.until(() => http.received.length === 3)
+        yield* TestRuntime.followed
       }))
       assert.deepStrictEqual([...http.received].sort(), [10, 11, 20])
       assert.deepStrictEqual(yield* storage.pendingUpdates(unprocessed.id, 10), [])

@@ -3,7 +3,7 @@ import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ApiKeys, Bots, type Errors, type LlmSettings, type Storage, Supervisor } from "@botrelay/core"
+import { ApiKeys, Bots, type Errors, type LlmSettings, type Stores, Supervisor } from "@botrelay/core"
 import { HttpApp } from "@botrelay/http"
 import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Redacted } from "effect"
@@ -18,7 +18,7 @@ const secretKeyOptions = (config: Partial<Pick<Config, "secretKey">>) =>
 /** SQLite storage on the configured file, creating its folder; secrets encrypted with the configured key. */
 export const storageLayer = (
   config: Pick<Config, "database" | "secretKey">
-): Layer.Layer<Storage.Storage, Botrelay.StorageOpenError> =>
+): Layer.Layer<Stores.Stores, Botrelay.StorageOpenError> =>
   Botrelay.storageLayer(config.database, secretKeyOptions(config))
 
 /** The LLM router's fixed settings: those the environment sets. */
