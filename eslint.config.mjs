@@ -33,7 +33,7 @@ export default tseslint.config(
   {
     // Raw better-sqlite3 rows and Kysely<any> migrations (as Kysely recommends: a migration must not
     // depend on today's schema types) are untyped by design.
-    files: ["packages/sqlite/src/**/*.ts"],
+    files: ["packages/sqlite/src/**/*.ts", "packages/sql/src/**/*.ts"],
     rules: {
       "@typescript-eslint/no-explicit-any": "off",
       "@typescript-eslint/no-unsafe-argument": "off",

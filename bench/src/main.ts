@@ -1,12 +1,13 @@
 /**
  * `pnpm bench`: the API suite (Botrelay's HTTP API against a bare ceiling, see api.ts), the pipeline
  * suite (FakeTelegram → Botrelay → a local backend, and 1,000 idle polling bots, see pipeline.ts), the
- * proxy suite (/tgapi overhead and long-poll latency, see proxy.ts), then the routing suite (the pipeline's
+ * proxy suite (/tgapi overhead, long-poll latency and the fast path on vs off, see proxy.ts), then the routing suite (the pipeline's
  * load with and without 1,000 keyword routes, see routing.ts), then the regex suite (route regexes on hostile
  * messages, in process, see regex.ts), then the http suite (the outbound HTTP client, Http1Client, against
  * undici, see http.ts).
  *
- * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http or all; default all), BENCH_CPU_PROF (a folder: run each
+ * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http or all; default all; `fastpath` runs only the proxy
+ * suite's fast path comparison), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
 import { resolve } from "node:path"
@@ -14,7 +15,7 @@ import { interruptApi, runApi } from "./api.js"
 import { cpuProf, removeTempDirs } from "./harness.js"
 import { runHttp } from "./http.js"
 import { runPipeline } from "./pipeline.js"
-import { runProxy } from "./proxy.js"
+import { runFastPath, runProxy } from "./proxy.js"
 import { runRegex } from "./regex.js"
 import { runRouting } from "./routing.js"
 import { children, isRunning, stop } from "./processes.js"
@@ -28,8 +29,12 @@ const suites: Record<string, () => Promise<void>> = {
   http: runHttp
 }
 
+/** Parts of a suite that can run alone; `all` leaves them to their suite. */
+const parts: Record<string, () => Promise<void>> = { fastpath: runFastPath }
+
 const chosen = process.env["BENCH_SUITE"] ?? "all"
 const names = chosen === "all" || chosen === "" ? Object.keys(suites) : [chosen]
+const run = (name: string) => suites[name] ?? parts[name]
 
 let cleaning: Promise<void> | undefined
 
@@ -48,13 +53,13 @@ process.once("exit", () => {
   removeTempDirs()
 })
 
-if (names.some((name) => suites[name] === undefined)) {
-  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, all; got "${chosen}"\n`)
+if (names.some((name) => run(name) === undefined)) {
+  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, fastpath, all; got "${chosen}"\n`)
   process.exitCode = 2
 } else {
   for (const name of names) {
     try {
-      await suites[name]!()
+      await run(name)!()
     } catch (e) {
       process.stderr.write(`\n${name} bench failed: ${e instanceof Error ? e.message : String(e)}\n`)
       process.exitCode = 1

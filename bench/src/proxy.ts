@@ -7,6 +7,9 @@
  * 50-in-flight runs take turns in rounds (straight, bare proxy, /tgapi, again), so a slow spell of the
  * machine falls on all of them rather than on one: req/s is over all rounds, p50 the rounds' median,
  * p99 the rounds' highest.
+ * Fast path on vs off: one Botrelay process (`fastpathserver.ts`) serving the same instance on two
+ * listeners, with and without `ProxyFastPath` in front of the app; the same sendMessage load, taking
+ * turns in rounds at 50 in flight, then one at a time.
  * Long-poll latency: 10 bots with long polling on; a client per bot waits in getUpdates on /tgapi
  * while FakeTelegram (in this process) produces updates at a fixed rate; time from creation to the
  * client receiving the update.
@@ -15,6 +18,7 @@
  * (s, default 3), BENCH_PROXY_CONNECTIONS (default 50), BENCH_LONGPOLL_BOTS (default 10), BENCH_LONGPOLL_RATE
  * (updates/s, default 100), BENCH_LONGPOLL_DURATION (s, default 10).
  */
+import { randomBytes } from "node:crypto"
 import * as Http from "node:http"
 import { join } from "node:path"
 import autocannon from "autocannon"
@@ -104,11 +108,60 @@ interface OverheadRow {
   readonly failed: number
 }
 
-const overhead = async (): Promise<ReadonlyArray<OverheadRow>> => {
+interface Target {
+  readonly name: string
+  readonly url: string
+}
+
+/**
+ * The 50-in-flight rows of `targets`: a warm-up each, then rounds taking turns (req/s over all rounds,
+ * p50 the rounds' median, p99 their highest); then each one at a time.
+ */
+const measure = async (
+  label: string,
+  targets: ReadonlyArray<Target>,
+  body: string
+): Promise<ReadonlyArray<OverheadRow>> => {
   const duration = envInt("BENCH_PROXY_DURATION", 10)
   const warmup = envInt("BENCH_PROXY_WARMUP", 3)
   const connections = envInt("BENCH_PROXY_CONNECTIONS", 50)
   const rounds = envInt("BENCH_PROXY_ROUNDS", 5)
+  const rows: Array<OverheadRow> = []
+  for (const target of targets) {
+    process.stderr.write(`${label}: ${target.name}, ${connections} in flight: warm-up ${warmup} s\n`)
+    await load(target.url, body, warmup, connections)
+  }
+  const runs = targets.map(() => [] as Array<autocannon.Result>)
+  for (let round = 1; round <= rounds; round++) {
+    for (const [i, target] of targets.entries()) {
+      process.stderr.write(`${label}: ${target.name}, ${connections} in flight: round ${round} of ${rounds}\n`)
+      runs[i]!.push(await load(target.url, body, duration / rounds, connections))
+    }
+  }
+  for (const [i, target] of targets.entries()) {
+    const results = runs[i]!
+    const sum = (of: (r: autocannon.Result) => number) => results.reduce((total, r) => total + of(r), 0)
+    rows.push({
+      name: target.name,
+      inFlight: connections,
+      rps: sum((r) => r.requests.total) / sum((r) => r.duration),
+      p50: median(results.map((r) => r.latency.p50)),
+      p99: Math.max(...results.map((r) => r.latency.p99)),
+      failed: sum((r) => r.non2xx + r.errors)
+    })
+  }
+  for (const target of targets) {
+    process.stderr.write(`${label}: ${target.name}, 1 in flight: warm-up ${warmup} s, run ${duration} s\n`)
+    await oneAtATime(target.url, body, warmup)
+    rows.push({ name: target.name, inFlight: 1, ...await oneAtATime(target.url, body, duration) })
+  }
+  return rows
+}
+
+const messageBody = (chatId: number) =>
+  JSON.stringify({ chat_id: chatId, text: "a message of ordinary length, sent through the proxy" })
+
+const overhead = async (): Promise<ReadonlyArray<OverheadRow>> => {
   const tempDir = makeTempDir()
   const fake = await startFake(1)
   let botrelay: Botrelay | undefined
@@ -117,7 +170,6 @@ const overhead = async (): Promise<ReadonlyArray<OverheadRow>> => {
     botrelay = await startBotrelay(join(tempDir, "botrelay.db"), fake.apiRoot)
     const bot = fake.bots[0]!
     await addBot(botrelay, { token: bot.token, name: "proxy bench", manage_enabled: true })
-    const body = JSON.stringify({ chat_id: bot.chatId, text: "a message of ordinary length, sent through the proxy" })
     const barePort = await freePort()
     bare = start("bare proxy", [join(distDir, "bareproxy.js")], {
       BARE_UPSTREAM: fake.apiRoot,
@@ -126,47 +178,86 @@ const overhead = async (): Promise<ReadonlyArray<OverheadRow>> => {
     }, root)
     const bareUrl = `http://127.0.0.1:${barePort}`
     await waitHealthy(bare, bareUrl)
-    const targets = [
+    return await measure("proxy", [
       { name: "straight to FakeTelegram", url: `${fake.apiRoot}/bot${bot.token}/sendMessage` },
       { name: "bare node:http proxy", url: `${bareUrl}/tgapi/bot${bot.token}/sendMessage` },
       { name: "through /tgapi", url: `${botrelay.url}/tgapi/bot${bot.token}/sendMessage` }
-    ]
-    const rows: Array<OverheadRow> = []
-    for (const target of targets) {
-      process.stderr.write(`proxy: ${target.name}, ${connections} in flight: warm-up ${warmup} s\n`)
-      await load(target.url, body, warmup, connections)
-    }
-    const runs = targets.map(() => [] as Array<autocannon.Result>)
-    for (let round = 1; round <= rounds; round++) {
-      for (const [i, target] of targets.entries()) {
-        process.stderr.write(`proxy: ${target.name}, ${connections} in flight: round ${round} of ${rounds}\n`)
-        runs[i]!.push(await load(target.url, body, duration / rounds, connections))
-      }
-    }
-    for (const [i, target] of targets.entries()) {
-      const results = runs[i]!
-      const sum = (of: (r: autocannon.Result) => number) => results.reduce((total, r) => total + of(r), 0)
-      rows.push({
-        name: target.name,
-        inFlight: connections,
-        rps: sum((r) => r.requests.total) / sum((r) => r.duration),
-        p50: median(results.map((r) => r.latency.p50)),
-        p99: Math.max(...results.map((r) => r.latency.p99)),
-        failed: sum((r) => r.non2xx + r.errors)
-      })
-    }
-    for (const target of targets) {
-      process.stderr.write(`proxy: ${target.name}, 1 in flight: warm-up ${warmup} s, run ${duration} s\n`)
-      await oneAtATime(target.url, body, warmup)
-      rows.push({ name: target.name, inFlight: 1, ...await oneAtATime(target.url, body, duration) })
-    }
-    return rows
+    ], messageBody(bot.chatId))
   } finally {
     if (bare !== undefined) await stop(bare)
     if (botrelay !== undefined) await stop(botrelay.child)
     await stop(fake.child)
     removeTempDir(tempDir)
   }
+}
+
+/** Starts `fastpathserver.js`: one instance on two listeners, with and without the fast path. */
+const startFastPathServer = async (database: string, telegramApi: string) => {
+  const adminKey = `brk_${randomBytes(32).toString("base64url")}`
+  const child = start("fast path server", [join(distDir, "fastpathserver.js")], {
+    FP_DATABASE: database,
+    FP_TELEGRAM_API: telegramApi,
+    FP_ADMIN_KEY: adminKey
+  }, root)
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    const line = child.output.split("\n").find((l) => l.startsWith("{"))
+    if (line !== undefined) {
+      const urls = JSON.parse(line) as { readonly on: string; readonly off: string }
+      await waitHealthy(child, urls.on)
+      const botrelay: Botrelay = { child, url: urls.on, headers: { authorization: `Bearer ${adminKey}` } }
+      return { botrelay, ...urls }
+    }
+    if (!isRunning(child)) throw new Error(`the fast path server exited:\n${child.output}`)
+    await sleep(50)
+  }
+  throw new Error("the fast path server did not start within 20 s")
+}
+
+/** /tgapi sendMessage through one instance, with the fast path in front of the app and without it. */
+const fastPathOnOff = async (): Promise<ReadonlyArray<OverheadRow>> => {
+  const tempDir = makeTempDir()
+  const fake = await startFake(1)
+  let server: Awaited<ReturnType<typeof startFastPathServer>> | undefined
+  try {
+    server = await startFastPathServer(join(tempDir, "botrelay.db"), fake.apiRoot)
+    const bot = fake.bots[0]!
+    await addBot(server.botrelay, { token: bot.token, name: "fast path bench", manage_enabled: true })
+    const path = `/tgapi/bot${bot.token}/sendMessage`
+    return await measure("fast path", [
+      { name: "fast path on", url: `${server.on}${path}` },
+      { name: "fast path off", url: `${server.off}${path}` }
+    ], messageBody(bot.chatId))
+  } finally {
+    if (server !== undefined) await stop(server.botrelay.child)
+    await stop(fake.child)
+    removeTempDir(tempDir)
+  }
+}
+
+const overheadTable = (rows: ReadonlyArray<OverheadRow>) =>
+  table(
+    ["path", "in flight", "req/s", "p50", "p99", "failed"],
+    rows.map((r) => [r.name, count(r.inFlight), count(r.rps), ms(r.p50), ms(r.p99), count(r.failed)]),
+    1
+  )
+
+/** Runs the fast path comparison and prints its table; throws when a request failed. */
+export const runFastPath = async (): Promise<void> => {
+  const rows = await fastPathOnOff()
+  const connections = envInt("BENCH_PROXY_CONNECTIONS", 50)
+  const pick = (name: string, inFlight: number) => rows.find((r) => r.name === name && r.inFlight === inFlight)!
+  const ratio = (inFlight: number, of: (r: OverheadRow) => number) =>
+    (of(pick("fast path on", inFlight)) / of(pick("fast path off", inFlight))).toFixed(2)
+  process.stdout.write(`\nFast path on vs off: /tgapi sendMessage, history on, one instance on two listeners.\n\n`)
+  process.stdout.write(`${overheadTable(rows)}\n\n`)
+  process.stdout.write(`${
+    table(["in flight", "req/s on / off", "p50 on / off", "p99 on / off"], [
+      [count(connections), ratio(connections, (r) => r.rps), ratio(connections, (r) => r.p50), ratio(connections, (r) => r.p99)],
+      ["1", ratio(1, (r) => r.rps), ratio(1, (r) => r.p50), ratio(1, (r) => r.p99)]
+    ], 0)
+  }\n\n`)
+  if (rows.some((r) => r.failed > 0)) throw new Error("some requests through /tgapi failed")
 }
 
 interface Latency {
@@ -279,7 +370,7 @@ const longPollLatency = async (): Promise<Latency> => {
 
 const ms = (value: number) => `${value < 1 ? value.toFixed(2) : value < 10 ? value.toFixed(1) : Math.round(value)} ms`
 
-/** Runs the suite and prints its tables; throws when a request failed. */
+/** Runs the suite (the fast path comparison last) and prints its tables; throws when a request failed. */
 export const runProxy = async (): Promise<void> => {
   const rows = await overhead()
   const pick = (name: string, inFlight: number) => rows.find((r) => r.name === name && r.inFlight === inFlight)!
@@ -290,13 +381,7 @@ export const runProxy = async (): Promise<void> => {
   const directAlone = pick("straight to FakeTelegram", 1)
   const proxiedAlone = pick("through /tgapi", 1)
   process.stdout.write(`\nProxy: sendMessage, history on.\n\n`)
-  process.stdout.write(`${
-    table(
-      ["path", "in flight", "req/s", "p50", "p99", "failed"],
-      rows.map((r) => [r.name, count(r.inFlight), count(r.rps), ms(r.p50), ms(r.p99), count(r.failed)]),
-      1
-    )
-  }\n\n`)
+  process.stdout.write(`${overheadTable(rows)}\n\n`)
   const latency = await longPollLatency()
   process.stdout.write(
     `Long poll: ${latency.bots} bots, ${latency.rate} updates/s; a client per bot waiting in getUpdates on /tgapi.\n\n`
@@ -333,4 +418,5 @@ export const runProxy = async (): Promise<void> => {
   if (latency.received < latency.created) {
     throw new Error(`long poll: ${latency.created - latency.received} updates never reached their client`)
   }
+  await runFastPath()
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto"
-import { Storage } from "@botrelay/core"
+import { BotStore } from "@botrelay/core"
 import type { Bot } from "@botrelay/core"
-import { SqliteStorage } from "@botrelay/sqlite"
+import { SqliteStores } from "@botrelay/sqlite"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Redacted } from "effect"
 
@@ -98,12 +98,12 @@ const user = (random: Random): User => {
 
 const insertBots = (count: number) =>
   Effect.gen(function*() {
-    const storage = yield* Storage.Storage
+    const bots = yield* BotStore.BotStore
     const created: Array<Bot.StoredBot> = []
     for (let i = 1; i <= count; i++) {
       const proxy = i % 3 === 0
       created.push(
-        yield* storage.insertBot({
+        yield* bots.insertBot({
           token: Redacted.make(`${6_000_000_000 + i * 7919}:AA${randomBytes(25).toString("base64url").slice(0, 33)}`),
           name: `Relay bot ${i}`,
           source: i === 1 ? "cli" : "web",
@@ -116,20 +116,20 @@ const insertBots = (count: number) =>
           created_at: new Date(Date.UTC(2025, 0, i, 9, 30)).toISOString()
         })
       )
-      yield* storage.updateBot(created[created.length - 1]!.id, { disabled: true })
+      yield* bots.updateBot(created[created.length - 1]!.id, { disabled: true })
     }
     return created
   })
 
 /**
- * Creates the schema through `SqliteStorage`, adds the bots through `Storage`, then bulk-inserts the
+ * Creates the schema through `SqliteStores`, adds the bots through the `BotStore`, then bulk-inserts the
  * messages with better-sqlite3 in one transaction. One group chat gets `busyChatMessages` of them.
  * The bots are disabled, so the server's runtime leaves them alone and they read as not running, as in
  * the bare server.
  */
 export const seed = async (filename: string, options: SeedOptions = defaultSeedOptions): Promise<Seeded> => {
   const bots = await Effect.runPromise(
-    insertBots(options.bots).pipe(Effect.provide(SqliteStorage.layer({ filename })))
+    insertBots(options.bots).pipe(Effect.provide(SqliteStores.layer({ filename })))
   )
 
   const random = prng(0x5eed)

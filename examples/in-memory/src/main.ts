@@ -6,10 +6,10 @@ import {
   Bots,
   type Errors,
   FloodControl,
-  MemoryStorage,
   type Message,
   Messages
 } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { TelegramClient, type TelegramError } from "@botrelay/telegram"
 import { FakeTelegram } from "@botrelay/testing"
 import { Effect, Layer, Schema } from "effect"
@@ -18,6 +18,8 @@ import { Effect, Layer, Schema } from "effect"
 export const program: Effect.Effect<
   ReadonlyArray<Message.Message>,
   | Errors.StorageError
+  | SqliteStores.MigrationError
+  | SqliteStores.SecretKeyError
   | Errors.InvalidInput
   | Bot.BotNotFound
   | Bot.BotDisabled
@@ -30,7 +32,7 @@ export const program: Effect.Effect<
 
   const services = Layer.mergeAll(Bots.layer, Messages.layer).pipe(
     Layer.provideMerge(TelegramClient.layer({ apiRoot: telegram.apiRoot })),
-    Layer.provideMerge(MemoryStorage.layer),
+    Layer.provideMerge(SqliteStores.layer({ filename: ":memory:" })),
     Layer.provideMerge(Events.layer),
     Layer.provideMerge(FloodControl.layer()),
     Layer.provide(FetchHttpClient.layer)

@@ -4,7 +4,8 @@ import { ApiKeyNotFound, keyPattern, LastAdminKey } from "./ApiKey.js"
 import { BotNotFound } from "./Bot.js"
 import { InvalidInput, type StorageError } from "./Errors.js"
 import * as RandomToken from "./RandomToken.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { KeyStore } from "./stores/KeyStore.js"
 import { nowIso } from "./Time.js"
 
 /** API keys: minting, listing, and telling who a bearer token belongs to. */
@@ -48,22 +49,23 @@ export const keyPrefix = (secret: Redacted.Redacted<string>): string => Redacted
 
 const touchInterval = 60_000
 
-/** Builds the service on the `Storage` the host provides. */
-export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(function*() {
-  const storage = yield* Storage
+/** Builds the service on the stores the host provides. */
+export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore> = Effect.gen(function*() {
+  const botStore = yield* BotStore
+  const keyStore = yield* KeyStore
   /** Keys found by their secret, so a request needs no hash and no query; cleared when keys change. */
   const known = new Map<string, ApiKey>()
   const lastTouched = new Map<number, number>()
 
   const find = (id: number) =>
-    storage.findApiKey(id).pipe(
+    keyStore.findApiKey(id).pipe(
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ApiKeyNotFound({ id })), onSome: Effect.succeed }))
     )
 
   const guardLastAdmin = (key: ApiKey) =>
     key.role !== "admin" || !key.enabled
       ? Effect.void
-      : storage.listApiKeys.pipe(
+      : keyStore.listApiKeys.pipe(
         Effect.flatMap((keys) =>
           keys.some((k) => k.id !== key.id && k.role === "admin" && k.enabled)
             ? Effect.void
@@ -74,7 +76,7 @@ export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(fu
   const insert = (secret: Redacted.Redacted<string>, input: NewApiKey) =>
     Effect.all([hashKey(secret), nowIso]).pipe(
       Effect.flatMap(([hash, created_at]) =>
-        storage.insertApiKey({
+        keyStore.insertApiKey({
           name: input.name,
           role: input.role,
           bot_ids: input.bot_ids,
@@ -91,7 +93,7 @@ export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(fu
         ? Effect.fail(InvalidInput.field("bot_ids", "bot_ids apply to operator keys only; admin keys see every bot"))
         : Effect.void
       : Effect.forEach(input.bot_ids, (id) =>
-        storage.findBot(id).pipe(
+        botStore.findBot(id).pipe(
           Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : Effect.fail(new BotNotFound({ id })))
         ), { discard: true })
 
@@ -106,11 +108,11 @@ export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(fu
         ),
         Effect.withSpan("ApiKeys.create")
       ),
-    list: storage.listApiKeys,
+    list: keyStore.listApiKeys,
     toggle: (id) =>
       find(id).pipe(
         Effect.tap(guardLastAdmin),
-        Effect.flatMap((key) => storage.setApiKeyEnabled(id, !key.enabled)),
+        Effect.flatMap((key) => keyStore.setApiKeyEnabled(id, !key.enabled)),
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ApiKeyNotFound({ id })), onSome: Effect.succeed })),
         Effect.ensuring(Effect.sync(() => known.clear())),
         Effect.withSpan("ApiKeys.toggle", { attributes: { id } })
@@ -118,7 +120,7 @@ export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(fu
     remove: (id) =>
       find(id).pipe(
         Effect.tap(guardLastAdmin),
-        Effect.tap(() => storage.deleteApiKey(id)),
+        Effect.tap(() => keyStore.deleteApiKey(id)),
         Effect.ensuring(Effect.sync(() => known.clear())),
         Effect.withSpan("ApiKeys.remove", { attributes: { id } })
       ),
@@ -128,7 +130,7 @@ export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(fu
       const cached = known.get(value)
       const key = cached !== undefined
         ? Effect.succeed(Option.some(cached))
-        : Effect.flatMap(hashKey(secret), storage.findApiKeyByHash).pipe(
+        : Effect.flatMap(hashKey(secret), keyStore.findApiKeyByHash).pipe(
           Effect.tap(Option.match({ onNone: () => {}, onSome: (key) => void known.set(value, key) }))
         )
       return Effect.flatMap(key, (found) => {
@@ -136,21 +138,21 @@ export const make: Effect.Effect<ApiKeysService, never, Storage> = Effect.gen(fu
         const now = Date.now()
         if (now - (lastTouched.get(found.value.id) ?? 0) < touchInterval) return Effect.succeed(found)
         lastTouched.set(found.value.id, now)
-        return Effect.flatMap(nowIso, (at) => storage.touchApiKey(found.value.id, at)).pipe(Effect.as(found))
+        return Effect.flatMap(nowIso, (at) => keyStore.touchApiKey(found.value.id, at)).pipe(Effect.as(found))
       })
     },
     ensureAdmin: (secret, name) =>
       keyPattern.test(Redacted.value(secret))
-        ? Effect.flatMap(hashKey(secret), storage.findApiKeyByHash).pipe(
+        ? Effect.flatMap(hashKey(secret), keyStore.findApiKeyByHash).pipe(
           Effect.flatMap(Option.match({
             onSome: () => Effect.succeed(false),
             onNone: () => insert(secret, { name, role: "admin", bot_ids: [] }).pipe(Effect.as(true))
           }))
         )
         : Effect.fail(InvalidInput.field("admin_key", "an admin key must be brk_ followed by 43 base64url characters")),
-    any: Effect.map(storage.listApiKeys, (keys) => keys.length > 0)
+    any: Effect.map(keyStore.listApiKeys, (keys) => keys.length > 0)
   })
 })
 
-/** The service on the `Storage` the host provides. */
-export const layer: Layer.Layer<ApiKeys, never, Storage> = Layer.effect(ApiKeys, make)
+/** The service on the stores the host provides. */
+export const layer: Layer.Layer<ApiKeys, never, BotStore | KeyStore> = Layer.effect(ApiKeys, make)

@@ -6,7 +6,8 @@ import type { Delivery, DeliveryOutcome } from "./Delivery.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
-import { Storage } from "./Storage.js"
+import { MessageStore } from "./stores/MessageStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 
 /** Methods a webhook reply may not call: Botrelay owns the bot's ingress. */
 const refusedReplyMethods = new Set(["getupdates", "setwebhook", "deletewebhook", "logout", "close"])
@@ -60,7 +61,8 @@ const outcomeOf = (outcome: Outbox.Outcome): DeliveryOutcome =>
 export const make = (options: { readonly timeout: Duration.DurationInput }) =>
   Effect.gen(function*() {
     const policy = yield* BackendPolicy.BackendPolicy
-    const storage = yield* Storage
+    const messageStore = yield* MessageStore
+    const outbox = yield* OutboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
     const http = yield* HttpExchange.HttpExchange
@@ -82,7 +84,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
           Effect.flatMap((result) =>
             SentMessages.capture([{ bot, method: reply.method.toLowerCase(), params: reply.params, result }], "reply")
           ),
-          Effect.provideService(Storage, storage),
+          Effect.provideService(MessageStore, messageStore),
           Effect.catchAll((e) =>
             Effect.logWarning("a webhook reply failed").pipe(
               Effect.annotateLogs({ method: reply.method, error: e.message })
@@ -125,10 +127,10 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
 
     const kind: Outbox.Kind<Delivery, void> = {
       name: "delivery",
-      line: storage.nextDeliveries,
+      line: outbox.nextDeliveries,
       runs: () => true,
       attempt,
-      record: (recorded) => storage.recordAttempts(recorded.map(({ job, outcome }) => [job.id, outcomeOf(outcome)])),
+      record: (recorded) => outbox.recordAttempts(recorded.map(({ job, outcome }) => [job.id, outcomeOf(outcome)])),
       recordEach: false,
       annotations: (delivery) => ({ delivery_id: delivery.id })
     }

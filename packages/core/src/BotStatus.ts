@@ -1,7 +1,7 @@
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect } from "effect"
 import type { StoredBot } from "./Bot.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
 
 /**
  * What an ingress (poller or webhook) writes back about its bot: `last_error` (only when it
@@ -9,13 +9,13 @@ import { Storage } from "./Storage.js"
  */
 export const make = (bot: StoredBot, failure: string) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const botStore = yield* BotStore
     const telegram = yield* TelegramClient.TelegramClient
     let lastError = bot.last_error
     let username = bot.username
 
     const write = (patch: { readonly last_error?: string; readonly username?: string }) =>
-      storage.updateBot(bot.id, patch).pipe(Effect.asVoid, Effect.catchAll((e) => Effect.logWarning(e.message)))
+      botStore.updateBot(bot.id, patch).pipe(Effect.asVoid, Effect.catchAll((e) => Effect.logWarning(e.message)))
 
     const setError = (message: string) =>
       message === lastError ? Effect.void : Effect.suspend(() => {

@@ -4,7 +4,8 @@ import type { BotSettings, BotUpdate, NewBot, StoredBot } from "./Bot.js"
 import { type Bot, BotNotFound, type DuplicateToken } from "./Bot.js"
 import { InvalidInput, type StorageError } from "./Errors.js"
 import { Event, Events } from "./Events.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 import { nowIso } from "./Time.js"
 import { PublicUrl } from "./Webhook.js"
 
@@ -17,6 +18,8 @@ export interface BotsService {
   /** All bots, ordered by id. */
   readonly list: Effect.Effect<ReadonlyArray<Bot>, StorageError>
   readonly get: (id: number) => Effect.Effect<Bot, BotNotFound | StorageError>
+  /** The bot registered with this token, as stored (token included): for serving the bot's own Bot API calls. */
+  readonly byToken: (token: string) => Effect.Effect<Option.Option<StoredBot>, StorageError>
   /**
    * Changes the given fields; the others keep their value. A changed `backend_url` records who set it
    * (`origin`, "api" by default) and takes the bot's pending deliveries with it, due at once.
@@ -52,12 +55,13 @@ const checkBackendUrl = (
 }
 
 /**
- * Builds the service on the `Storage` the host provides; the runtime hears of every change.
+ * Builds the service on the stores the host provides; the runtime hears of every change.
  * Webhook mode is refused unless the host provides a `PublicUrl`; backend URLs follow the
  * `BackendPolicy` (literal addresses here, resolved ones when deliveries connect).
  */
-export const make: Effect.Effect<BotsService, never, Storage | Events> = Effect.gen(function*() {
-  const storage = yield* Storage
+export const make: Effect.Effect<BotsService, never, BotStore | OutboxStore | Events> = Effect.gen(function*() {
+  const botStore = yield* BotStore
+  const outbox = yield* OutboxStore
   const events = yield* Events
   const publicUrl = yield* PublicUrl
   const policy = yield* BackendPolicy.BackendPolicy
@@ -65,12 +69,12 @@ export const make: Effect.Effect<BotsService, never, Storage | Events> = Effect.
   const announce = (bot: Bot) => events.publish(Event.BotChanged({ id: bot.id }))
 
   const find = (id: number) =>
-    storage.findBot(id).pipe(
+    botStore.findBot(id).pipe(
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(new BotNotFound({ id })), onSome: Effect.succeed }))
     )
 
-  const change = (id: number, patch: Parameters<typeof storage.updateBot>[1]) =>
-    Effect.flatMap(nowIso, (updated_at) => storage.updateBot(id, { ...patch, updated_at })).pipe(
+  const change = (id: number, patch: Parameters<typeof botStore.updateBot>[1]) =>
+    Effect.flatMap(nowIso, (updated_at) => botStore.updateBot(id, { ...patch, updated_at })).pipe(
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(new BotNotFound({ id })), onSome: Effect.succeed })),
       Effect.map(toBot)
     )
@@ -81,19 +85,19 @@ export const make: Effect.Effect<BotsService, never, Storage | Events> = Effect.
         Effect.zipRight(checkBackendUrl(policy, input.backend_url, "api")),
         Effect.zipRight(nowIso),
         Effect.flatMap((created_at) =>
-          storage.insertBot({ ...input, source: "web", backend_url_origin: "api", created_at })
+          botStore.insertBot({ ...input, source: "web", backend_url_origin: "api", created_at })
         ),
         Effect.map(toBot),
         Effect.tap(announce),
         Effect.withSpan("Bots.add")
       ),
     ensureCli: (token) =>
-      storage.findBotByToken(Redacted.value(token)).pipe(
+      botStore.findBotByToken(Redacted.value(token)).pipe(
         Effect.flatMap(Option.match({
           onSome: Effect.succeed,
           onNone: () =>
             Effect.flatMap(nowIso, (created_at) =>
-              storage.insertBot({
+              botStore.insertBot({
                 token,
                 name: "",
                 source: "cli",
@@ -112,8 +116,9 @@ export const make: Effect.Effect<BotsService, never, Storage | Events> = Effect.
         Effect.tap(announce),
         Effect.withSpan("Bots.ensureCli")
       ),
-    list: storage.listBots.pipe(Effect.map((bots) => bots.map(toBot))),
+    list: botStore.listBots.pipe(Effect.map((bots) => bots.map(toBot))),
     get: (id) => find(id).pipe(Effect.map(toBot)),
+    byToken: botStore.findBotByToken,
     update: ({ id, ...patch }, origin = "api") =>
       Effect.gen(function*() {
         const before = yield* find(id)
@@ -127,7 +132,7 @@ export const make: Effect.Effect<BotsService, never, Storage | Events> = Effect.
         }
         const bot = yield* change(id, { ...patch, backend_url_origin: urlOrigin })
         if (bot.backend_url !== before.backend_url && bot.backend_url !== "") {
-          const moved = yield* storage.retargetDeliveries(id, bot.backend_url, bot.updated_at)
+          const moved = yield* outbox.retargetDeliveries(id, bot.backend_url, bot.updated_at)
           if (moved > 0) {
             yield* Effect.logInfo("pending deliveries follow the new backend URL").pipe(
               Effect.annotateLogs({ bot_id: id, deliveries: moved })
@@ -146,7 +151,7 @@ export const make: Effect.Effect<BotsService, never, Storage | Events> = Effect.
       ),
     remove: (id) =>
       find(id).pipe(
-        Effect.tap(() => storage.deleteBot(id)),
+        Effect.tap(() => botStore.deleteBot(id)),
         Effect.map(toBot),
         Effect.tap(announce),
         Effect.withSpan("Bots.remove", { attributes: { id } })
@@ -154,5 +159,5 @@ export const make: Effect.Effect<BotsService, never, Storage | Events> = Effect.
   })
 })
 
-/** The service on the `Storage` the host provides. */
-export const layer: Layer.Layer<Bots, never, Storage | Events> = Layer.effect(Bots, make)
+/** The service on the stores the host provides and the `Events` bus. */
+export const layer: Layer.Layer<Bots, never, BotStore | OutboxStore | Events> = Layer.effect(Bots, make)

@@ -1,8 +1,9 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Delivery, DeliveryStatus } from "./Delivery.js"
 import type { StorageError } from "./Errors.js"
-import { Storage } from "./Storage.js"
 import { Event, Events } from "./Events.js"
+import { InboxStore } from "./stores/InboxStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 import { nowIso } from "./Time.js"
 
 /** No dead delivery has this id. */
@@ -20,6 +21,8 @@ export interface DeliveriesService {
     readonly status?: DeliveryStatus
     readonly limit: number
   }) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
+  /** How much of the bot's work is waiting: updates not yet processed plus deliveries not yet made. */
+  readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
   /** Retries a dead delivery now, behind nothing: its bot's outbox is FIFO again from it. */
   readonly retry: (id: number) => Effect.Effect<Delivery, DeliveryNotFound | StorageError>
 }
@@ -27,14 +30,16 @@ export interface DeliveriesService {
 /** The outbox as operators see it. */
 export class Deliveries extends Context.Tag("@botrelay/core/Deliveries")<Deliveries, DeliveriesService>() {}
 
-/** Builds the service on the `Storage`, telling the `Events` bus. */
-export const make: Effect.Effect<DeliveriesService, never, Storage | Events> = Effect.gen(function*() {
-  const storage = yield* Storage
+/** Builds the service on the stores, telling the `Events` bus. */
+export const make: Effect.Effect<DeliveriesService, never, OutboxStore | InboxStore | Events> = Effect.gen(function*() {
+  const outbox = yield* OutboxStore
+  const inbox = yield* InboxStore
   const events = yield* Events
   return Deliveries.of({
-    list: storage.listDeliveries,
+    list: outbox.listDeliveries,
+    backlog: inbox.backlog,
     retry: (id) =>
-      Effect.flatMap(nowIso, (at) => storage.retryDelivery(id, at)).pipe(
+      Effect.flatMap(nowIso, (at) => outbox.retryDelivery(id, at)).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new DeliveryNotFound({ id })),
           onSome: (delivery) => Effect.as(events.publish(Event.OutboxQueued({ bot_id: delivery.bot_id })), delivery)
@@ -44,5 +49,5 @@ export const make: Effect.Effect<DeliveriesService, never, Storage | Events> = E
   })
 })
 
-/** The service on the `Storage` and the `Events` bus. */
-export const layer: Layer.Layer<Deliveries, never, Storage | Events> = Layer.effect(Deliveries, make)
+/** The service on the stores and the `Events` bus. */
+export const layer: Layer.Layer<Deliveries, never, OutboxStore | InboxStore | Events> = Layer.effect(Deliveries, make)

@@ -1,6 +1,8 @@
 import { Clock, Duration, Effect } from "effect"
 import { LongPoll } from "./LongPoll.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { MappingStore } from "./stores/MappingStore.js"
+import { InboxStore } from "./stores/InboxStore.js"
 
 /** How long finished work is kept, and how often housekeeping runs. */
 export interface Options {
@@ -29,7 +31,9 @@ const chunk = 1000
  */
 export const sweep = (options: Options = defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const botStore = yield* BotStore
+    const mappingStore = yield* MappingStore
+    const inbox = yield* InboxStore
     const longPoll = yield* LongPoll
     const now = yield* Clock.currentTimeMillis
     const before = new Date(now - Duration.toMillis(options.retention)).toISOString()
@@ -37,7 +41,7 @@ export const sweep = (options: Options = defaults) =>
     let deliveries = 0
     let sends = 0
     while (true) {
-      const round = yield* storage.pruneFinished(before, chunk)
+      const round = yield* inbox.pruneFinished(before, chunk)
       updates += round.updates
       deliveries += round.deliveries
       sends += round.sends
@@ -47,12 +51,12 @@ export const sweep = (options: Options = defaults) =>
     const expired = new Date(now - Duration.toMillis(options.mappingTtl)).toISOString()
     let mappings = 0
     while (true) {
-      const round = yield* storage.pruneMappings(expired, chunk)
+      const round = yield* mappingStore.pruneMappings(expired, chunk)
       mappings += round
       if (round < chunk) break
       yield* Effect.yieldNow()
     }
-    for (const bot of yield* storage.listBots) {
+    for (const bot of yield* botStore.listBots) {
       if (bot.long_poll_enabled) yield* longPoll.trim(bot.id)
     }
     if (updates > 0 || deliveries > 0 || sends > 0 || mappings > 0) {

@@ -4,7 +4,8 @@ import type { StorageError } from "./Errors.js"
 import { Events, Event } from "./Events.js"
 import type { Message } from "./Message.js"
 import type { NewRouteSend } from "./RouteSend.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { InboxStore } from "./stores/InboxStore.js"
 
 /** An update as Telegram sent it, kept durably until processed. `payload` is the original JSON text. */
 export interface InboxUpdate {
@@ -67,9 +68,10 @@ export class Inbox extends Context.Tag("@botrelay/core/Inbox")<Inbox, InboxServi
 /** How often `last_update_at` is written at most, per bot. */
 const statusInterval = 1000
 
-/** Builds the entry on the `Storage`, telling the `Events` bus. */
-export const make: Effect.Effect<InboxService, never, Storage | Events> = Effect.gen(function*() {
-  const storage = yield* Storage
+/** Builds the entry on the stores, telling the `Events` bus. */
+export const make: Effect.Effect<InboxService, never, InboxStore | BotStore | Events> = Effect.gen(function*() {
+  const store = yield* InboxStore
+  const bots = yield* BotStore
   const events = yield* Events
   const statusWritten = new Map<number, number>()
 
@@ -78,19 +80,19 @@ export const make: Effect.Effect<InboxService, never, Storage | Events> = Effect
       ? Effect.void
       : Effect.suspend(() => {
         statusWritten.set(botId, now)
-        return storage.updateBot(botId, { last_update_at: at }).pipe(
+        return bots.updateBot(botId, { last_update_at: at }).pipe(
           Effect.catchAll((e) => Effect.logWarning("could not record the last update", e.cause))
         )
       })
 
   return Inbox.of({
-    offset: storage.ingressOffset,
-    backlog: storage.backlog,
+    offset: store.ingressOffset,
+    backlog: store.backlog,
     accept: (botId, updates, nextOffset) =>
       updates.length === 0 ? Effect.succeed(0) : Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const received_at = new Date(now).toISOString()
-        const added = yield* storage.commitUpdates(
+        const added = yield* store.commitUpdates(
           botId,
           updates.map((u) => ({ update_id: u.update_id, payload: u.payload, received_at })),
           nextOffset
@@ -103,4 +105,4 @@ export const make: Effect.Effect<InboxService, never, Storage | Events> = Effect
 })
 
 /** The entry as a layer. */
-export const layer: Layer.Layer<Inbox, never, Storage | Events> = Layer.effect(Inbox, make)
+export const layer: Layer.Layer<Inbox, never, InboxStore | BotStore | Events> = Layer.effect(Inbox, make)

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option, Redacted, Schema, SynchronizedRef } from "effect"
 import type { StorageError } from "./Errors.js"
-import { Storage } from "./Storage.js"
+import { SettingsStore } from "./stores/SettingsStore.js"
 
 /** The LLM router's settings: where the OpenAI-compatible endpoint is, its key, its model, how long to wait. */
 export interface Settings {
@@ -143,10 +143,10 @@ const toView = (settings: Settings): LlmSettingsView => ({
   configured: isConfigured(settings)
 })
 
-/** Builds the service on `Storage`; `overrides` (the host's environment) win and cannot be changed. */
-export const make = (overrides: Overrides = {}): Effect.Effect<LlmSettingsService, never, Storage> =>
+/** Builds the service on the `SettingsStore`; `overrides` (the host's environment) win and cannot be changed. */
+export const make = (overrides: Overrides = {}): Effect.Effect<LlmSettingsService, never, SettingsStore> =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const settingsStore = yield* SettingsStore
     const fixed: Overrides = {
       ...overrides,
       ...(overrides.base_url === undefined ? {} : { base_url: overrides.base_url.replace(/\/+$/, "") })
@@ -156,7 +156,7 @@ export const make = (overrides: Overrides = {}): Effect.Effect<LlmSettingsServic
     const get = SynchronizedRef.modifyEffect(cache, (cached) =>
       Option.isSome(cached)
         ? Effect.succeed([cached.value, cached] as const)
-        : Effect.map(storage.readSettings(Object.values(names)), (stored) => {
+        : Effect.map(settingsStore.readSettings(Object.values(names)), (stored) => {
           const settings = fromStored(stored, fixed)
           return [settings, Option.some(settings)] as const
         }))
@@ -171,14 +171,14 @@ export const make = (overrides: Overrides = {}): Effect.Effect<LlmSettingsServic
           if (patch.api_key !== undefined) values[names.api_key] = Redacted.value(patch.api_key)
           if (patch.model !== undefined) values[names.model] = patch.model
           if (patch.timeout_ms !== undefined) values[names.timeout_ms] = String(patch.timeout_ms)
-          yield* storage.writeSettings(values)
-          const settings = fromStored(yield* storage.readSettings(Object.values(names)), fixed)
+          yield* settingsStore.writeSettings(values)
+          const settings = fromStored(yield* settingsStore.readSettings(Object.values(names)), fixed)
           return [toView(settings), Option.some(settings)] as const
         }))
 
     return { get, view: Effect.map(get, toView), update, baseUrlFixed: fixed.base_url !== undefined }
   })
 
-/** `LlmSettings` on `Storage`, with the host's fixed values. */
-export const layer = (overrides: Overrides = {}): Layer.Layer<LlmSettings, never, Storage> =>
+/** `LlmSettings` on the `SettingsStore`, with the host's fixed values. */
+export const layer = (overrides: Overrides = {}): Layer.Layer<LlmSettings, never, SettingsStore> =>
   Layer.effect(LlmSettings, make(overrides))

@@ -3,7 +3,8 @@ import type { Scope } from "effect"
 import { Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { StorageError } from "./Errors.js"
 import { Events } from "./Events.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { BufferStore } from "./stores/BufferStore.js"
 
 /** Telegram's getUpdates parameters, as a client sent them (already parsed to numbers and arrays). */
 export interface GetUpdates {
@@ -155,16 +156,17 @@ export interface LongPollInternals extends LongPollService {
 }
 
 /**
- * Builds the buffer on the `Storage`, following `UpdatesBuffered` events while the scope is open.
+ * Builds the buffer on the stores, following `UpdatesBuffered` events while the scope is open.
  * Waiting requests are held in memory: an event wakes those of its bot, a newer getUpdates of the bot
  * ends the pending one, and an interrupted request leaves nothing behind. Retention is applied after
  * every write and before every read.
  */
 export const make = (
   options: Options = defaults
-): Effect.Effect<LongPollInternals, never, Storage | Events | Scope.Scope> =>
+): Effect.Effect<LongPollInternals, never, BotStore | BufferStore | Events | Scope.Scope> =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const botStore = yield* BotStore
+    const buffer = yield* BufferStore
     const events = yield* (yield* Events).subscribe
     const maxAge = Duration.toMillis(Duration.decode(options.maxAge))
     /** The pending getUpdates of each bot, as the signal that ends it. */
@@ -175,7 +177,7 @@ export const make = (
     const trim = (botId: number) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const dropped = yield* storage.trimBuffered(botId, {
+        const dropped = yield* buffer.trimBuffered(botId, {
           max_updates: options.maxUpdates,
           before: iso(now - maxAge),
           at: iso(now)
@@ -210,18 +212,18 @@ export const make = (
         const offset = clamp(params.offset, 0, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
         const limit = clamp(params.limit, maxLimit, 1, maxLimit)
         const timeout = clamp(params.timeout, 0, 0, maxTimeout)
-        const remembered = (yield* storage.bufferState(botId)).allowed_updates
+        const remembered = (yield* buffer.bufferState(botId)).allowed_updates
         const allowed = params.allowed_updates ?? remembered
-        if (!sameTypes(allowed, remembered)) yield* storage.setAllowedUpdates(botId, allowed)
-        if (offset > 0) yield* storage.confirmBuffered(botId, offset)
-        else if (offset < 0) yield* storage.keepNewestBuffered(botId, -offset)
+        if (!sameTypes(allowed, remembered)) yield* buffer.setAllowedUpdates(botId, allowed)
+        if (offset > 0) yield* buffer.confirmBuffered(botId, offset)
+        else if (offset < 0) yield* buffer.keepNewestBuffered(botId, -offset)
         yield* trim(botId)
         const query: BufferQuery = { offset: Math.max(offset, 0), limit, types: typeFilter(allowed) }
         const deadline = (yield* Clock.currentTimeMillis) + timeout * 1000
         while (true) {
           const found = yield* Effect.scoped(Effect.gen(function*() {
             const wake = yield* listen(botId)
-            const updates = yield* storage.readBuffered(botId, query)
+            const updates = yield* buffer.readBuffered(botId, query)
             const left = deadline - (yield* Clock.currentTimeMillis)
             if (updates.length > 0 || left <= 0 || (yield* Deferred.isDone(stopping))) return Option.some(updates)
             yield* Effect.raceFirst(
@@ -237,7 +239,7 @@ export const make = (
     const service: LongPollInternals = {
       getUpdates: (botId, params) =>
         Effect.gen(function*() {
-          const bot = yield* storage.findBot(botId)
+          const bot = yield* botStore.findBot(botId)
           if (Option.isNone(bot) || !bot.value.long_poll_enabled) {
             return yield* Effect.fail(new LongPollDisabled({ bot_id: botId }))
           }
@@ -257,8 +259,8 @@ export const make = (
       status: (botId) =>
         Effect.gen(function*() {
           yield* trim(botId)
-          const state = yield* storage.bufferState(botId)
-          const pending = yield* storage.countBuffered(botId)
+          const state = yield* buffer.bufferState(botId)
+          const pending = yield* buffer.countBuffered(botId)
           return {
             pending,
             trimmed: state.trimmed,
@@ -267,7 +269,7 @@ export const make = (
           }
         }),
 
-      drop: (botId) => Effect.asVoid(storage.dropBuffered(botId)),
+      drop: (botId) => Effect.asVoid(buffer.dropBuffered(botId)),
 
       trim,
 
@@ -294,6 +296,6 @@ export const make = (
     return service
   })
 
-/** The buffer as a layer on the `Storage`, following the `Events` bus. */
-export const layer = (options: Options = defaults): Layer.Layer<LongPoll, never, Storage | Events> =>
+/** The buffer as a layer on the stores, following the `Events` bus. */
+export const layer = (options: Options = defaults): Layer.Layer<LongPoll, never, BotStore | BufferStore | Events> =>
   Layer.scoped(LongPoll, make(options))

@@ -7,7 +7,8 @@ import type { Message, MessageQuery, SendMessage } from "./Message.js"
 import { fromTelegram } from "./Message.js"
 import { FloodControl } from "./FloodControl.js"
 import * as SentMessages from "./SentMessages.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { MessageStore } from "./stores/MessageStore.js"
 
 /** Message history, and sending through a bot. */
 export interface MessagesService {
@@ -29,25 +30,26 @@ export interface MessagesService {
 /** Message history, and sending through a bot. */
 export class Messages extends Context.Tag("@botrelay/core/Messages")<Messages, MessagesService>() {}
 
-/** Builds the service on the `Storage`, `TelegramClient` and `FloodControl` the host provides; sends are paced. */
+/** Builds the service on the stores, `TelegramClient` and `FloodControl` the host provides; sends are paced. */
 export const make: Effect.Effect<
   MessagesService,
   never,
-  Storage | TelegramClient.TelegramClient | FloodControl
+  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl
 > = Effect.gen(
   function*() {
-    const storage = yield* Storage
+    const botStore = yield* BotStore
+    const messageStore = yield* MessageStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
 
     const findBot = (id: number) =>
-      storage.findBot(id).pipe(
+      botStore.findBot(id).pipe(
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(new BotNotFound({ id })), onSome: Effect.succeed }))
       )
 
     return Messages.of({
       list: (query) =>
-        storage.listMessages(query).pipe(
+        messageStore.listMessages(query).pipe(
           Effect.tap((page) => page.length === 0 ? findBot(query.bot_id) : Effect.void)
         ),
       send: (input) =>
@@ -64,7 +66,7 @@ export const make: Effect.Effect<
                 : { reply_parameters: { message_id: input.reply_to_message_id } })
             })).pipe(
               Effect.tap((sent) => SentMessages.captureSent(bot, [sent], "api")),
-              Effect.provideService(Storage, storage)
+              Effect.provideService(MessageStore, messageStore)
             )
           ),
           Effect.map((sent) => fromTelegram(input.bot_id, sent, "out")),
@@ -74,8 +76,8 @@ export const make: Effect.Effect<
   }
 )
 
-/** The service on the `Storage`, `TelegramClient` and `FloodControl` the host provides. */
-export const layer: Layer.Layer<Messages, never, Storage | TelegramClient.TelegramClient | FloodControl> = Layer.effect(
+/** The service on the stores, `TelegramClient` and `FloodControl` the host provides. */
+export const layer: Layer.Layer<Messages, never, BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl> = Layer.effect(
   Messages,
   make
 )

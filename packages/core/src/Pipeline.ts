@@ -7,7 +7,7 @@ import { Event, Events } from "./Events.js"
 import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import { typeOf } from "./LongPoll.js"
 import type { Decision } from "./Routing.js"
-import { Storage } from "./Storage.js"
+import { InboxStore } from "./stores/InboxStore.js"
 
 /** How many inbox updates one read takes and one transaction completes. */
 const batchSize = 100
@@ -82,11 +82,11 @@ export interface Drain {
  */
 export const drain = (botId: number, { current, route }: Drain) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const inbox = yield* InboxStore
     const events = yield* Events
     let queued = false
     while (true) {
-      const pending = yield* storage.pendingUpdates(botId, batchSize)
+      const pending = yield* inbox.pendingUpdates(botId, batchSize)
       const bot = current()
       if (pending.length === 0 || bot === undefined) return queued
       const now = yield* Clock.currentTimeMillis
@@ -95,7 +95,7 @@ export const drain = (botId: number, { current, route }: Drain) =>
         const completion = completionOf(bot, update, now)
         return decisions === undefined ? completion : routed(completion, decisions[i]!)
       })
-      yield* storage.completeUpdates(completions)
+      yield* inbox.completeUpdates(completions)
       const senders = new Set(completions.flatMap((c) => c.sends?.map((s) => s.bot_id) ?? []))
       if (completions.some((c) => c.deliveries.length > 0)) {
         queued = true

@@ -5,7 +5,7 @@ import type { StorageError } from "./Errors.js"
 import { yieldToEventLoop } from "./EventLoop.js"
 import type { Route } from "./Route.js"
 import * as RouteRegex from "./RouteRegex.js"
-import { Storage } from "./Storage.js"
+import { RouteStore } from "./stores/RouteStore.js"
 
 /** One incoming message or channel post, as routes see it. */
 export interface Incoming {
@@ -284,9 +284,9 @@ export interface RouteSet {
 export class RouteSets extends Context.Tag("@botrelay/core/RouteSets")<RouteSets, RouteSetsService>() {}
 
 /** Builds the cache; it follows `BotChanged` and `RoutesChanged` events while the scope is open. */
-export const make: Effect.Effect<RouteSetsService, never, Storage | Events | Scope.Scope> = Effect.gen(
+export const make: Effect.Effect<RouteSetsService, never, RouteStore | Events | Scope.Scope> = Effect.gen(
   function*() {
-    const storage = yield* Storage
+    const routeStore = yield* RouteStore
     const changes = yield* (yield* Events).subscribe
     const cache = new Map<number, RouteSet>()
     const reported = new Set<string>()
@@ -318,7 +318,7 @@ export const make: Effect.Effect<RouteSetsService, never, Storage | Events | Sco
     const load = (botId: number) =>
       Effect.gen(function*() {
         const seen = generation
-        const routes = yield* storage.listRoutes({ bot_id: botId })
+        const routes = yield* routeStore.listRoutes({ bot_id: botId })
         const set: RouteSet = {
           compiled: compile(routes.filter((r) => r.source_bot_id === botId)),
           inbound: new Set(routes.filter((r) => r.enabled && r.target_bot_id === botId).map((r) => r.id))
@@ -341,4 +341,4 @@ export const make: Effect.Effect<RouteSetsService, never, Storage | Events | Sco
 )
 
 /** The cache as a layer. */
-export const layer: Layer.Layer<RouteSets, never, Storage | Events> = Layer.scoped(RouteSets, make)
+export const layer: Layer.Layer<RouteSets, never, RouteStore | Events> = Layer.scoped(RouteSets, make)

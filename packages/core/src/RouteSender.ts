@@ -18,7 +18,8 @@ import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
 import * as Resend from "./Resend.js"
 import type { NewRouteMapping, RouteSend, SendOutcome } from "./RouteSend.js"
-import { Storage } from "./Storage.js"
+import { MessageStore } from "./stores/MessageStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 
 /** How long route evaluation waits for sends into a chat before it looks whether a message there is the service's. */
 const fenceTimeout = Duration.seconds(5)
@@ -59,7 +60,8 @@ const outcomeOf = (outcome: Outbox.Outcome): SendOutcome =>
  * needed; `quiet` is the fence route evaluation waits on.
  */
 export const make = Effect.gen(function*() {
-  const storage = yield* Storage
+  const messageStore = yield* MessageStore
+  const outbox = yield* OutboxStore
   const telegram = yield* TelegramClient.TelegramClient
   const flood = yield* FloodControl
   /** Per chat, the sends handed to Telegram whose outcome is not recorded yet. */
@@ -276,7 +278,7 @@ export const make = Effect.gen(function*() {
     const produced: Array<BotApi.Message> = []
     return Effect.gen(function*() {
       const result = yield* Effect.either(interruptible(attempt({ job, sender, receiver, paced, produced }, job.payload)))
-      yield* SentMessages.captureSent(sender, produced, "route").pipe(Effect.provideService(Storage, storage))
+      yield* SentMessages.captureSent(sender, produced, "route").pipe(Effect.provideService(MessageStore, messageStore))
       const extra = { produced, done }
       if (Either.isRight(result)) return { _tag: "Done", extra } as const
       const error = result.left
@@ -294,13 +296,13 @@ export const make = Effect.gen(function*() {
 
   /** Records a send's outcome with a mapping for every message it produced, then opens its fence. */
   const record = ({ extra, job, outcome }: Outbox.Recorded<RouteSend, Sent>) =>
-    storage.recordSend(job.id, outcomeOf(outcome), mappingsOf(job, extra.produced, outcome.at)).pipe(
+    outbox.recordSend(job.id, outcomeOf(outcome), mappingsOf(job, extra.produced, outcome.at)).pipe(
       Effect.ensuring(extra.done === undefined ? Effect.void : untrack(job.chat_id, extra.done))
     )
 
   const kind: Outbox.Kind<RouteSend, Sent> = {
     name: "route send",
-    line: storage.nextSends,
+    line: outbox.nextSends,
     runs: (sender) => !sender.disabled,
     attempt: attemptOne,
     record: (recorded) => Effect.forEach(recorded, record, { discard: true }),

@@ -6,7 +6,9 @@ import type { NewRoute, Route, RouteUpdate } from "./Route.js"
 import { normalizeCondition, RouteNotFound } from "./Route.js"
 import * as RouteRegex from "./RouteRegex.js"
 import type { RouteSend, SendStatus } from "./RouteSend.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { RouteStore } from "./stores/RouteStore.js"
+import { OutboxStore } from "./stores/OutboxStore.js"
 import { nowIso } from "./Time.js"
 
 /** Managing routes between bots. */
@@ -34,19 +36,21 @@ export interface RoutesService {
 /** Managing routes between bots. */
 export class Routes extends Context.Tag("@botrelay/core/Routes")<Routes, RoutesService>() {}
 
-/** Builds the service on the `Storage` the host provides. */
-export const make: Effect.Effect<RoutesService, never, Storage | Events> = Effect.gen(function*() {
-  const storage = yield* Storage
+/** Builds the service on the stores the host provides, telling the `Events` bus. */
+export const make: Effect.Effect<RoutesService, never, BotStore | RouteStore | OutboxStore | Events> = Effect.gen(function*() {
+  const botStore = yield* BotStore
+  const routeStore = yield* RouteStore
+  const outbox = yield* OutboxStore
   const events = yield* Events
   /** Tells the runtime which routes went and which came. */
   const announce = (removed: ReadonlyArray<Route>, added: ReadonlyArray<Route>) =>
     events.publish(Event.RoutesChanged({ removed, added }))
 
   const botExists = (id: number) =>
-    storage.findBot(id).pipe(Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : new BotNotFound({ id })))
+    botStore.findBot(id).pipe(Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : new BotNotFound({ id })))
 
   const findRoute = (id: number) =>
-    storage.findRoute(id).pipe(
+    routeStore.findRoute(id).pipe(
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(new RouteNotFound({ id })), onSome: Effect.succeed }))
     )
 
@@ -69,7 +73,7 @@ export const make: Effect.Effect<RoutesService, never, Storage | Events> = Effec
 
   const regexBudget = (route: NewRoute, replacing?: number) => {
     if (!route.enabled || route.condition_type !== "regex") return Effect.void
-    return storage.listRoutes({ bot_id: route.source_bot_id }).pipe(Effect.flatMap((routes) => {
+    return routeStore.listRoutes({ bot_id: route.source_bot_id }).pipe(Effect.flatMap((routes) => {
       const total = routes
         .filter((r) =>
           r.source_bot_id === route.source_bot_id && r.id !== replacing && r.enabled && r.condition_type === "regex"
@@ -88,7 +92,7 @@ export const make: Effect.Effect<RoutesService, never, Storage | Events> = Effec
       botsExist(input).pipe(
         Effect.zipRight(regexBudget(input)),
         Effect.zipRight(nowIso),
-        Effect.flatMap((created_at) => storage.insertRoute({ ...record(input), created_at })),
+        Effect.flatMap((created_at) => routeStore.insertRoute({ ...record(input), created_at })),
         Effect.tap((route) => announce([], [route])),
         Effect.withSpan("Routes.add")
       ),
@@ -97,7 +101,7 @@ export const make: Effect.Effect<RoutesService, never, Storage | Events> = Effec
         Effect.tap(() => botsExist(input)),
         Effect.tap(() => regexBudget(input, input.id)),
         Effect.flatMap((before) =>
-          storage.replaceRoute(input.id, record(input)).pipe(
+          routeStore.replaceRoute(input.id, record(input)).pipe(
             Effect.flatMap(Option.match({
               onNone: () => Effect.fail(new RouteNotFound({ id: input.id })),
               onSome: Effect.succeed
@@ -107,16 +111,16 @@ export const make: Effect.Effect<RoutesService, never, Storage | Events> = Effec
         ),
         Effect.withSpan("Routes.update", { attributes: { id: input.id } })
       ),
-    list: (botId) => storage.listRoutes(botId === undefined ? {} : { bot_id: botId }),
+    list: (botId) => routeStore.listRoutes(botId === undefined ? {} : { bot_id: botId }),
     remove: (id) =>
       findRoute(id).pipe(
-        Effect.tap(() => storage.deleteRoute(id)),
+        Effect.tap(() => routeStore.deleteRoute(id)),
         Effect.tap((route) => announce([route], [])),
         Effect.withSpan("Routes.remove", { attributes: { id } })
       ),
-    sends: storage.listSends
+    sends: outbox.listSends
   })
 })
 
-/** The service on the `Storage` the host provides. */
-export const layer: Layer.Layer<Routes, never, Storage | Events> = Layer.effect(Routes, make)
+/** The service on the stores the host provides and the `Events` bus. */
+export const layer: Layer.Layer<Routes, never, BotStore | RouteStore | OutboxStore | Events> = Layer.effect(Routes, make)

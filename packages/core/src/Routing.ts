@@ -7,7 +7,7 @@ import { type Candidate, LlmRouter } from "./LlmRouter.js"
 import { type Matched, matches, resolve, type RouteSet, RouteSets, stretch } from "./RouteMatcher.js"
 import type { Route } from "./Route.js"
 import type { NewRouteSend } from "./RouteSend.js"
-import { Storage } from "./Storage.js"
+import { MappingStore } from "./stores/MappingStore.js"
 
 /** How routing behaves. */
 export interface Options {
@@ -92,7 +92,7 @@ const describeBot = (bot: StoredBot) => {
  */
 export const make = (runtime: Runtime, options: Options = defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const mappings = yield* MappingStore
     const routeSets = yield* RouteSets
     const llm = yield* LlmRouter
     const ttl = Duration.toMillis(options.mappingTtl)
@@ -102,7 +102,7 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
         if (!message.maybeOwn) return false
         if (message.user_id !== 0 && runtime.isBotUser(message.user_id)) return true
         yield* runtime.quiet(message.chat_id)
-        return Option.isSome(yield* storage.findProduced(message.chat_id, message.message_id))
+        return Option.isSome(yield* mappings.findProduced(message.chat_id, message.message_id))
       })
 
     const send = (
@@ -130,7 +130,7 @@ export const make = (runtime: Runtime, options: Options = defaults) =>
         if (message.reply_to === undefined || inbound.size === 0) return []
         yield* runtime.quiet(message.chat_id)
         const since = new Date(now - ttl).toISOString()
-        const mapping = yield* storage.findReverse(bot.id, message.chat_id, message.reply_to, since)
+        const mapping = yield* mappings.findReverse(bot.id, message.chat_id, message.reply_to, since)
         if (Option.isNone(mapping) || !inbound.has(mapping.value.route_id)) return []
         const back = mapping.value
         const source = runtime.bot(back.source_bot_id)

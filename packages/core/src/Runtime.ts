@@ -6,16 +6,19 @@ import * as Bots from "./Bots.js"
 import * as Deliveries from "./Deliveries.js"
 import * as Events from "./Events.js"
 import * as FloodControl from "./FloodControl.js"
+import * as Health from "./Health.js"
 import * as Inbox from "./Inbox.js"
 import * as LlmRouter from "./LlmRouter.js"
 import * as LlmSettings from "./LlmSettings.js"
 import * as LongPoll from "./LongPoll.js"
 import * as Messages from "./Messages.js"
 import * as Routes from "./Routes.js"
-import type { Storage } from "./Storage.js"
+import * as SentMessages from "./SentMessages.js"
+import type { Stores } from "./stores/Stores.js"
 import * as Supervisor from "./Supervisor.js"
 import * as Tags from "./Tags.js"
 import * as Webhook from "./Webhook.js"
+import * as Webhooks from "./Webhooks.js"
 
 /** How an instance runs, whatever its storage and HTTP client. */
 export interface Config {
@@ -51,6 +54,9 @@ export type Services =
   | Tags.Tags
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
+  | Webhooks.Webhooks
+  | SentMessages.SentMessages
+  | Health.Health
   | LongPoll.LongPoll
   | LlmSettings.LlmSettings
   | LlmRouter.LlmRouter
@@ -67,7 +73,7 @@ export type Services =
  */
 export const layer = (
   config: Config = {}
-): Layer.Layer<Services, never, Storage | HttpExchange.HttpExchange> => {
+): Layer.Layer<Services, never, Stores | HttpExchange.HttpExchange> => {
   const publicUrl = config.publicUrl ?? config.runtime?.publicUrl
   const options: Supervisor.Options = { ...(config.runtime ?? Supervisor.defaults), publicUrl }
   return Layer.mergeAll(
@@ -76,7 +82,10 @@ export const layer = (
     Messages.layer,
     Tags.layer,
     ApiKeys.layer,
-    Deliveries.layer
+    Deliveries.layer,
+    Webhooks.layer,
+    SentMessages.layer,
+    Health.layer
   ).pipe(
     Layer.provideMerge(Supervisor.layer(options)),
     Layer.provideMerge(Inbox.layer),

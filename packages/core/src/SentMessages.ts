@@ -1,10 +1,10 @@
 import { BotApi } from "@botrelay/telegram"
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { type StoredBot, userIdOf } from "./Bot.js"
 import * as CallParams from "./CallParams.js"
 import type { StorageError } from "./Errors.js"
 import { fromTelegram, type Message, Recorded } from "./Message.js"
-import { Storage } from "./Storage.js"
+import { MessageStore } from "./stores/MessageStore.js"
 
 /** Methods whose `result` is the Message sent or edited (lower-case). */
 const messageMethods: ReadonlySet<string> = new Set([
@@ -64,14 +64,14 @@ export const resultOf = (answer: string): Option.Option<unknown> => {
 /** What the bot copied: the source message's text and media when the history holds it, `caption` replacing the text. */
 const copied = (bot: StoredBot, params: CallParams.CallParams, messageId: number) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const messageStore = yield* MessageStore
     const chatId = CallParams.int(params.chat_id)
     if (chatId === undefined) return Option.none<Message>()
     const fromChatId = CallParams.int(params.from_chat_id)
     const sourceId = CallParams.int(params.message_id)
     const source = fromChatId === undefined || sourceId === undefined
       ? Option.none<Message>()
-      : yield* storage.findMessage(bot.id, fromChatId, sourceId)
+      : yield* messageStore.findMessage(bot.id, fromChatId, sourceId)
     const caption = CallParams.string(params.caption)
     const removeCaption = CallParams.bool(params.remove_caption) === true
     const sourceText = Option.match(source, { onNone: () => "", onSome: (m) => m.text })
@@ -144,14 +144,14 @@ const sentOrEdited = (call: Call, result: unknown): ReadonlyArray<Message> | und
 /** Records a copy or a delete. */
 const recordOther = (call: Call, result: unknown) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const messageStore = yield* MessageStore
     const { bot, method, params } = call
     switch (method) {
       case "copymessage": {
         const id = decodeMessageId(result)
         if (Either.isLeft(id)) return
         const message = yield* copied(bot, params, id.right.message_id)
-        if (Option.isSome(message)) yield* storage.saveMessage(message.value)
+        if (Option.isSome(message)) yield* messageStore.saveMessage(message.value)
         return
       }
       case "deletemessage":
@@ -161,7 +161,7 @@ const recordOther = (call: Call, result: unknown) =>
           ? [CallParams.int(params.message_id)]
           : (CallParams.array(params.message_ids) ?? []).map(CallParams.int)
         const known = ids.filter((id): id is number => id !== undefined)
-        if (chatId !== undefined && known.length > 0) yield* storage.markMessagesDeleted(bot.id, chatId, known)
+        if (chatId !== undefined && known.length > 0) yield* messageStore.markMessagesDeleted(bot.id, chatId, known)
         return
       }
     }
@@ -176,18 +176,18 @@ const recordOther = (call: Call, result: unknown) =>
  * run together, and one that fails does not keep the others from being made; the effect then fails
  * with the first failure.
  */
-export const capture = (calls: ReadonlyArray<Call>, origin: Origin): Effect.Effect<void, StorageError, Storage> =>
+export const capture = (calls: ReadonlyArray<Call>, origin: Origin): Effect.Effect<void, StorageError, MessageStore> =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const messageStore = yield* MessageStore
     const messages: Array<Message> = []
-    const writes: Array<Effect.Effect<void, StorageError, Storage>> = []
+    const writes: Array<Effect.Effect<void, StorageError, MessageStore>> = []
     for (const call of calls) {
       if (!keeps(call.bot, origin)) continue
       const sent = sentOrEdited(call, call.result)
       if (sent === undefined) writes.push(recordOther(call, call.result))
       else messages.push(...sent)
     }
-    if (messages.length > 0) writes.push(storage.saveMessages(messages))
+    if (messages.length > 0) writes.push(messageStore.saveMessages(messages))
     if (writes.length <= 1) return yield* Effect.forEach(writes, (write) => write, { discard: true })
     const outcomes = yield* Effect.all(writes, { concurrency: "unbounded", mode: "either" })
     const failure = outcomes.find(Either.isLeft)
@@ -199,5 +199,26 @@ export const captureSent = (
   bot: StoredBot,
   messages: ReadonlyArray<BotApi.Message>,
   origin: Origin
-): Effect.Effect<void, StorageError, Storage> =>
+): Effect.Effect<void, StorageError, MessageStore> =>
   capture(messages.map((result) => ({ bot, method: "sendmessage", params: {}, result })), origin)
+
+/** Recording in the bots' history what successful Bot API calls did (`capture`), for callers outside core. */
+export interface SentMessagesService {
+  /** `capture` on the instance's message store. */
+  readonly capture: (calls: ReadonlyArray<Call>, origin: Origin) => Effect.Effect<void, StorageError>
+}
+
+/** Recording what successful Bot API calls did. */
+export class SentMessages extends Context.Tag("@botrelay/core/SentMessages")<SentMessages, SentMessagesService>() {}
+
+/** Builds the service on the `MessageStore` the host provides. */
+export const make: Effect.Effect<SentMessagesService, never, MessageStore> = Effect.map(
+  MessageStore,
+  (store) =>
+    SentMessages.of({
+      capture: (calls, origin) => Effect.provideService(capture(calls, origin), MessageStore, store)
+    })
+)
+
+/** The service on the `MessageStore` the host provides. */
+export const layer: Layer.Layer<SentMessages, never, MessageStore> = Layer.effect(SentMessages, make)

@@ -14,7 +14,12 @@ import * as Pipeline from "./Pipeline.js"
 import * as RouteMatcher from "./RouteMatcher.js"
 import * as RouteSender from "./RouteSender.js"
 import * as Routing from "./Routing.js"
-import { Storage } from "./Storage.js"
+import { BotStore } from "./stores/BotStore.js"
+import { RouteStore } from "./stores/RouteStore.js"
+import { InboxStore } from "./stores/InboxStore.js"
+import type { MappingStore } from "./stores/MappingStore.js"
+import type { MessageStore } from "./stores/MessageStore.js"
+import type { OutboxStore } from "./stores/OutboxStore.js"
 import * as Webhook from "./Webhook.js"
 
 /** How the runtime behaves. */
@@ -62,7 +67,9 @@ interface Wakeups {
  */
 export const run = (options: Options = defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const botStore = yield* BotStore
+    const routeStore = yield* RouteStore
+    const inbox = yield* InboxStore
     const events = yield* Events
     const deliveries = yield* BackendDelivery.make(options.outbox)
     const sender = yield* RouteSender.make
@@ -202,7 +209,7 @@ export const run = (options: Options = defaults) =>
         if (moved) yield* wake(bot.id, "outbox")
         const want = wantedMode(bot)
         const current = ingressOf.get(bot.id)
-        const stale = firstSight && want !== "webhook" && Option.isSome(yield* storage.webhookSecret(bot.id))
+        const stale = firstSight && want !== "webhook" && Option.isSome(yield* inbox.webhookSecret(bot.id))
         if (stale) unregistering.set(bot.id, bot.token)
         const same = current === undefined
           ? want === undefined
@@ -212,7 +219,11 @@ export const run = (options: Options = defaults) =>
         if (current?.mode === "webhook") unregistering.set(bot.id, current.token)
         if (want === undefined) ingressOf.delete(bot.id)
         else ingressOf.set(bot.id, { mode: want, token: bot.token })
-        const ingress = want === "webhook"
+        const ingress: Effect.Effect<
+          void,
+          never,
+          BotStore | InboxStore | Inbox | Events | TelegramClient.TelegramClient
+        > = want === "webhook"
           ? Webhook.register(bot, options.publicUrl!, options.ingress)
           : want === "poll"
           ? Ingress.poll(bot, committed(bot.id), options.ingress)
@@ -223,8 +234,8 @@ export const run = (options: Options = defaults) =>
       })
 
     const reconcileAll = Effect.gen(function*() {
-      const bots = yield* storage.listBots
-      const routes = yield* storage.listRoutes({})
+      const bots = yield* botStore.listBots
+      const routes = yield* routeStore.listRoutes({})
       routeCounts.clear()
       for (const route of routes) count(route, 1)
       const present = new Set(bots.map((b) => b.id))
@@ -236,7 +247,7 @@ export const run = (options: Options = defaults) =>
 
     const reconcileOne = (botId: number) =>
       Effect.gen(function*() {
-        const bot = yield* storage.findBot(botId)
+        const bot = yield* botStore.findBot(botId)
         if (Option.isNone(bot)) return yield* stopBot(botId)
         yield* reconcileBot(bot.value, known.get(botId))
       })
@@ -270,7 +281,7 @@ export const run = (options: Options = defaults) =>
       mappingTtl: (options.routing ?? Routing.defaults).mappingTtl
     }))
     yield* reconcileAll.pipe(Effect.orDie)
-    for (const botId of yield* storage.botsWithWork.pipe(Effect.orDie)) {
+    for (const botId of yield* inbox.botsWithWork.pipe(Effect.orDie)) {
       yield* wake(botId, "inbox")
       yield* wake(botId, "outbox")
       yield* wake(botId, "sends")
@@ -289,7 +300,12 @@ export const layer = (
 ): Layer.Layer<
   never,
   never,
-  | Storage
+  | BotStore
+  | RouteStore
+  | MappingStore
+  | MessageStore
+  | InboxStore
+  | OutboxStore
   | Events
   | Inbox
   | LongPoll

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { StorageError } from "./Errors.js"
-import { Storage } from "./Storage.js"
+import { TagStore } from "./stores/TagStore.js"
 import type { NewTag, Tag } from "./Tag.js"
 import { TagNotFound } from "./Tag.js"
 import { nowIso } from "./Time.js"
@@ -22,26 +22,26 @@ export interface TagsService {
 /** Labels on users in chats. */
 export class Tags extends Context.Tag("@botrelay/core/Tags")<Tags, TagsService>() {}
 
-/** Builds the service on the `Storage` the host provides. */
-export const make: Effect.Effect<TagsService, never, Storage> = Effect.gen(function*() {
-  const storage = yield* Storage
+/** Builds the service on the stores the host provides. */
+export const make: Effect.Effect<TagsService, never, TagStore> = Effect.gen(function*() {
+  const tagStore = yield* TagStore
 
   const get = (id: number) =>
-    storage.findTag(id).pipe(
+    tagStore.findTag(id).pipe(
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(new TagNotFound({ id })), onSome: Effect.succeed }))
     )
 
   return Tags.of({
     add: ({ bot_id, chat_id, color, tag, user_id, username }) =>
       Effect.flatMap(nowIso, (created_at) =>
-        storage.upsertTag({ bot_id, chat_id, user_id, username, tag, color, created_at })).pipe(
+        tagStore.upsertTag({ bot_id, chat_id, user_id, username, tag, color, created_at })).pipe(
           Effect.withSpan("Tags.add")
         ),
-    list: (filter) => storage.listTags(filter),
+    list: (filter) => tagStore.listTags(filter),
     get,
-    remove: (id) => get(id).pipe(Effect.tap(() => storage.deleteTag(id)), Effect.withSpan("Tags.remove"))
+    remove: (id) => get(id).pipe(Effect.tap(() => tagStore.deleteTag(id)), Effect.withSpan("Tags.remove"))
   })
 })
 
-/** The service on the `Storage` the host provides. */
-export const layer: Layer.Layer<Tags, never, Storage> = Layer.effect(Tags, make)
+/** The service on the stores the host provides. */
+export const layer: Layer.Layer<Tags, never, TagStore> = Layer.effect(Tags, make)

@@ -6,7 +6,7 @@ import { Event, Events, publish } from "./Events.js"
 import * as Ingress from "./Ingress.js"
 import * as Retry from "./Retry.js"
 import * as RandomToken from "./RandomToken.js"
-import { Storage } from "./Storage.js"
+import { InboxStore } from "./stores/InboxStore.js"
 
 /** The URL under which Telegram reaches this service (no trailing slash); webhook mode needs it. */
 export class PublicUrl extends Context.Reference<PublicUrl>()("@botrelay/core/PublicUrl", {
@@ -37,16 +37,16 @@ export const secretsEqual = (given: string, expected: string): boolean => {
  */
 export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Options = Ingress.defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const inbox = yield* InboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const events = yield* Events
     let failures = 0
     const { identify, setError } = yield* BotStatus.make(bot, "webhook registration failed")
 
-    const secret = storage.webhookSecret(bot.id).pipe(
+    const secret = inbox.webhookSecret(bot.id).pipe(
       Effect.flatMap(Option.match({
         onSome: Effect.succeed,
-        onNone: () => Effect.tap(generateSecret, (s) => storage.setWebhookSecret(bot.id, s))
+        onNone: () => Effect.tap(generateSecret, (s) => inbox.setWebhookSecret(bot.id, s))
       }))
     )
 
@@ -89,7 +89,7 @@ export const unregister = (
   options: Ingress.Options = Ingress.defaults
 ) =>
   Effect.gen(function*() {
-    const storage = yield* Storage
+    const inbox = yield* InboxStore
     const telegram = yield* TelegramClient.TelegramClient
     let failures = 0
     while (true) {
@@ -101,7 +101,7 @@ export const unregister = (
       yield* Effect.logWarning("could not delete the webhook").pipe(Effect.annotateLogs({ error: lastError }))
       yield* Effect.sleep(wait)
     }
-    yield* storage.setWebhookSecret(botId, undefined).pipe(
+    yield* inbox.setWebhookSecret(botId, undefined).pipe(
       Effect.catchAll((e) => Effect.logError("could not clear the webhook secret", e.cause))
     )
   }).pipe(Effect.annotateLogs({ bot_id: botId }))

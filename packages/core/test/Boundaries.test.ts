@@ -45,4 +45,10 @@ describe("package boundaries (DESIGN.md section 1)", () => {
       assert.deepStrictEqual(forbidden(pkg, (s) => s.startsWith("@botrelay/server"), ["src", "test"]), [])
     }
   })
+
+  it("http and the node front call services, never a store", () => {
+    const store = /\b(?:Storage\.Storage|(\w*Store)\.\1)\b/
+    const files = [...sources("http"), ...sources("node").filter(([file]) => file !== "node/src/Botrelay.ts")]
+    assert.deepStrictEqual(files.filter(([, text]) => store.test(text)).map(([file]) => file), [])
+  })
 })

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { Events, Inbox, Ingress, MemoryStorage, Storage } from "@botrelay/core"
+import { BotStore, Events, Inbox, Ingress, InboxStore, type Stores } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Redacted, TestClock } from "effect"
 
@@ -74,18 +75,21 @@ const scripted = (script: ReadonlyArray<Answer>) => {
 
 const run = <A, E>(
   script: ReadonlyArray<Answer>,
-  body: (t: ReturnType<typeof scripted>, bot: Bot.StoredBot) => Effect.Effect<A, E, Storage.Storage | Events.Events>
+  body: (t: ReturnType<typeof scripted>, bot: Bot.StoredBot) => Effect.Effect<A, E, Stores.Stores | Events.Events>
 ) => {
   const telegram = scripted(script)
   return Effect.gen(function*() {
-    const storage = yield* Storage.Storage
-    const bot = yield* storage.insertBot(botInput)
+    const bot = yield* Effect.flatMap(BotStore.BotStore, (bots) => bots.insertBot(botInput))
     const poller = yield* Effect.fork(Ingress.poll(bot, Effect.void, options))
     const result = yield* body(telegram, bot)
     yield* Fiber.interrupt(poller)
     return result
   }).pipe(
-    Effect.provide(Inbox.layer.pipe(Layer.provideMerge(Layer.mergeAll(MemoryStorage.layer, Events.layer, telegram.layer)))),
+    Effect.provide(
+      Inbox.layer.pipe(
+        Layer.provideMerge(Layer.mergeAll(SqliteStores.layer({ filename: ":memory:" }), Events.layer, telegram.layer))
+      )
+    ),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 }
@@ -97,7 +101,7 @@ const until = (polls: ReadonlyArray<unknown>, count: number) =>
   })
 
 const lastError = (botId: number) =>
-  Effect.flatMap(Storage.Storage, (storage) => storage.findBot(botId)).pipe(
+  Effect.flatMap(BotStore.BotStore, (bots) => bots.findBot(botId)).pipe(
     Effect.map((bot) => Option.getOrThrow(bot).last_error)
   )
 
@@ -167,9 +171,9 @@ describe("Ingress.poll on a TestClock", () => {
         yield* TestClock.adjust(Duration.seconds(1))
         yield* until(polls, 3)
         assert.deepStrictEqual(polls.map((p) => p.offset), [0, 0, 43])
-        const storage = yield* Storage.Storage
-        assert.strictEqual(yield* storage.ingressOffset(bot.id), 43)
-        assert.deepStrictEqual((yield* storage.pendingUpdates(bot.id, 10)).map((u) => u.update_id), [41, 42])
+        const inbox = yield* InboxStore.InboxStore
+        assert.strictEqual(yield* inbox.ingressOffset(bot.id), 43)
+        assert.deepStrictEqual((yield* inbox.pendingUpdates(bot.id, 10)).map((u) => u.update_id), [41, 42])
         assert.strictEqual(yield* lastError(bot.id), "")
       })))
 })

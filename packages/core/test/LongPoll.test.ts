@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { Events, LongPoll, MemoryStorage, Pipeline, Storage } from "@botrelay/core"
+import { BotStore, BufferStore, Events, InboxStore, LongPoll, Pipeline, type Stores } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import type { Scope } from "effect"
 import { Clock, Effect, Exit, Fiber, Layer, Logger, Redacted, TestClock } from "effect"
 
@@ -19,12 +20,15 @@ const botInput = (n: number, longPoll = true): Bot.BotRecordInput => ({
 
 const first = 900_000_001
 
-/** Lets the buffer's event subscription take what the pipeline published. */
-const followed = Effect.repeatN(Effect.yieldNow(), 10)
+/** One turn of the event loop: SQLite commits writes on the next turn. */
+const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+/** Lets the buffer's event subscription take what the pipeline published, and its writes commit. */
+const followed = Effect.repeatN(nextTurn, 2)
 
 const setup = (options: LongPoll.Options = LongPoll.defaults) =>
   Effect.gen(function*() {
-    const storage = yield* Storage.Storage
+    const storage = { ...yield* BotStore.BotStore, ...yield* InboxStore.InboxStore, ...yield* BufferStore.BufferStore }
     const longPoll = yield* LongPoll.make(options)
     const bot = yield* storage.insertBot(botInput(1))
     /** Telegram sends updates of these types; the pipeline processes them into the buffer. */
@@ -45,17 +49,17 @@ const setup = (options: LongPoll.Options = LongPoll.defaults) =>
       })
     const ids = (params: LongPoll.GetUpdates) =>
       Effect.map(longPoll.getUpdates(bot.id, params), (updates) => updates.map((u) => u.update_id))
-    /** Lets forked polls run until one of the bot's polls waits. */
+    /** Lets forked polls run (whole event-loop turns: the stores commit writes in one) until one of the bot's polls waits. */
     const untilWaiting = Effect.gen(function*() {
-      for (let i = 0; i < 1000 && longPoll.waiting(bot.id) === 0; i++) yield* Effect.yieldNow()
+      for (let i = 0; i < 1000 && longPoll.waiting(bot.id) === 0; i++) yield* nextTurn
       assert.strictEqual(longPoll.waiting(bot.id), 1)
     })
     return { storage, longPoll, bot, arrive, ids, untilWaiting }
   })
 
-const stores = Layer.merge(MemoryStorage.layer, Events.layer)
+const stores = Layer.merge(SqliteStores.layer({ filename: ":memory:" }), Events.layer)
 
-const run = <A, E>(effect: Effect.Effect<A, E, Storage.Storage | Events.Events | Scope.Scope>) =>
+const run = <A, E>(effect: Effect.Effect<A, E, Stores.Stores | Events.Events | Scope.Scope>) =>
   effect.pipe(Effect.scoped, Effect.provide(stores))
 
 describe("LongPoll", () => {

@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { BackendDelivery, FloodControl, MemoryStorage, Outbox, RouteSender, Storage } from "@botrelay/core"
+import { BackendDelivery, FloodControl, Outbox, RouteSender, type Stores } from "@botrelay/core"
 import type { BotApi } from "@botrelay/telegram"
 import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Queue, Redacted, TestClock } from "effect"
+import * as TestRuntime from "./TestRuntime.js"
 
 // The outbox on Effect's TestClock, both kinds through the one runner: deliveries to backends and route sends
 // through Telegram. Per-bot FIFO, backoff with jitter, retry_after, the deadline and dead letters, and lines
@@ -79,7 +80,7 @@ const backend = () => {
 }
 
 const setup = Effect.gen(function*() {
-  const storage = yield* Storage.Storage
+  const storage = yield* TestRuntime.store
   const deliveries = yield* BackendDelivery.make(options)
   const sends = (yield* RouteSender.make).kind
   const a = yield* storage.insertBot(botInput(1))
@@ -148,12 +149,12 @@ const setup = Effect.gen(function*() {
 const run = <A, E>(body: (http: ReturnType<typeof backend>, tg: ReturnType<typeof telegram>) => Effect.Effect<
     A,
     E,
-    Storage.Storage | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
+    Stores.Stores | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
   >) => {
   const http = backend()
   const tg = telegram()
   return body(http, tg).pipe(
-    Effect.provide(Layer.mergeAll(MemoryStorage.layer, FloodControl.layer(unpaced), http.layer, tg.layer)),
+    Effect.provide(Layer.mergeAll(TestRuntime.storage, FloodControl.layer(unpaced), http.layer, tg.layer)),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 }

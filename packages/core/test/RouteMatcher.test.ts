@@ -3,13 +3,13 @@ import {
   Bot,
   Events,
   Bots,
-  MemoryStorage,
   Route,
   RouteMatcher,
   RouteRegex,
   Routes,
-  Storage
+  RouteStore
 } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { Effect, Layer, Logger, Schema } from "effect"
 
 let nextId = 1
@@ -260,7 +260,7 @@ describe("RouteSets", () => {
     })
   )
   const services = Layer.mergeAll(RouteMatcher.layer, Bots.layer, Routes.layer).pipe(
-    Layer.provideMerge(MemoryStorage.layer),
+    Layer.provideMerge(SqliteStores.layer({ filename: ":memory:" })),
     Layer.provideMerge(Events.layer),
     Layer.provide(logger)
   )
@@ -306,11 +306,11 @@ describe("RouteSets", () => {
   it.effect("a stored regex that is no longer accepted is reported once and never evaluated", () =>
     Effect.gen(function*() {
       const bots = yield* Bots.Bots
-      const storage = yield* Storage.Storage
+      const routeStore = yield* RouteStore.RouteStore
       const events = yield* Events.Events
       const sets = yield* RouteMatcher.RouteSets
       const a = yield* bots.add(newBot("1:a"))
-      const bad = yield* storage.insertRoute({
+      const bad = yield* routeStore.insertRoute({
         source_bot_id: a.id,
         target_bot_id: a.id,
         condition_type: "regex",

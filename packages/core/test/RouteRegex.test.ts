@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Bot, Events, Bots, Errors, MemoryStorage, Route, RouteRegex, Routes } from "@botrelay/core"
+import { Bot, Bots, Errors, Events, Route, RouteRegex, Routes } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { Effect, Exit, Layer, Schema } from "effect"
 
 const refusal = (pattern: string) => {
@@ -118,7 +119,7 @@ describe("patterns that were catastrophic on a backtracking engine", () => {
 
 describe("Routes: the per-bot total", () => {
   const services = Layer.mergeAll(Bots.layer, Routes.layer).pipe(
-    Layer.provideMerge(MemoryStorage.layer),
+    Layer.provideMerge(SqliteStores.layer({ filename: ":memory:" })),
     Layer.provideMerge(Events.layer)
   )
   const big = "[a-c]{0,23}zz"

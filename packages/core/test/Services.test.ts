@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ApiKeys, Bot, Events, Bots, MemoryStorage, Route, Routes, Tags } from "@botrelay/core"
+import { ApiKeys, Bot, Bots, Events, Route, Routes, Tags } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
 
 const services = Layer.mergeAll(Bots.layer, Routes.layer, Tags.layer, ApiKeys.layer).pipe(
-  Layer.provideMerge(MemoryStorage.layer),
+  Layer.provideMerge(SqliteStores.layer({ filename: ":memory:" })),
   Layer.provideMerge(Events.layer)
 )
 

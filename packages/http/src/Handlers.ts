@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ApiKey, ApiKeys, Bot, Bots, Deliveries, LlmSettings, LongPoll, Messages, Routes, Storage, Tag, Tags } from "@botrelay/core"
+import { ApiKey, ApiKeys, Bot, Bots, Deliveries, Health, LlmSettings, LongPoll, Messages, Routes, Tag, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
@@ -82,9 +82,9 @@ export const AuthorizationLive = Layer.effect(
 )
 
 const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
-  Effect.map(Storage.Storage, (storage) =>
+  Effect.map(Health.Health, (health) =>
     handlers.handle("health", () =>
-      storage.ping.pipe(
+      health.check.pipe(
         Effect.as({ status: "ok" as const, storage: "ok" as const }),
         Effect.catchAll(() =>
           Effect.fail(new ApiError.ServiceUnavailable({ error: "storage is unavailable", code: "storage_unavailable" }))

@@ -14,13 +14,14 @@ import type {
   ApiKeys,
   Bots,
   Deliveries,
-  Inbox,
+  Health,
   LlmSettings,
   LongPoll,
   Messages,
   Routes,
-  Storage,
-  Tags
+  SentMessages,
+  Tags,
+  Webhooks
 } from "@botrelay/core"
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
@@ -163,13 +164,13 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
 
 /**
  * The API implementation, its OpenAPI document, the webhook ingress (`POST /telegram/webhook/:bot_id`)
- * and the Bot API proxy (`/tgapi`), on the core services, the runtime and the Telegram client; the proxy
+ * and the Bot API proxy (`/tgapi`), on the core services and the Telegram client; the proxy
  * also needs where to pass calls on (`TgApi.Upstream`) and HTTP clients to do it with (`HttpExchange`, `HttpClient`).
  */
 export const layer: Layer.Layer<
   HttpApi.Api,
   never,
-  | Storage.Storage
+  | Health.Health
   | Bots.Bots
   | Routes.Routes
   | Messages.Messages
@@ -177,7 +178,8 @@ export const layer: Layer.Layer<
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | LlmSettings.LlmSettings
-  | Inbox.Inbox
+  | Webhooks.Webhooks
+  | SentMessages.SentMessages
   | LongPoll.LongPoll
   | TelegramClient.TelegramClient
   | HttpClient.HttpClient

@@ -1,5 +1,5 @@
 import type { HttpServerResponse } from "@effect/platform"
-import { BackendPolicy, Bot, Bots, CallParams, type Errors, LongPoll, Storage } from "@botrelay/core"
+import { BackendPolicy, Bot, Bots, CallParams, Deliveries, type Errors, LongPoll } from "@botrelay/core"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
 
@@ -91,7 +91,7 @@ const recentDeliveries = 100
 export const make = Effect.gen(function*() {
   const bots = yield* Bots.Bots
   const longPoll = yield* LongPoll.LongPoll
-  const storage = yield* Storage.Storage
+  const deliveries = yield* Deliveries.Deliveries
   const policy = yield* BackendPolicy.BackendPolicy
 
   const getUpdates: LocalMethod = (bot, params) => {
@@ -162,10 +162,10 @@ export const make = Effect.gen(function*() {
   const getWebhookInfo: LocalMethod = (bot) =>
     Effect.gen(function*() {
       const status = yield* longPoll.status(bot.id)
-      const backlog = yield* storage.backlog(bot.id)
-      const deliveries = yield* storage.listDeliveries({ bot_id: bot.id, limit: recentDeliveries })
+      const backlog = yield* deliveries.backlog(bot.id)
+      const recent = yield* deliveries.list({ bot_id: bot.id, limit: recentDeliveries })
       let lastError: { readonly date: number; readonly message: string } | undefined
-      for (const delivery of deliveries) {
+      for (const delivery of recent) {
         if (delivery.last_error === "") continue
         const date = unixSeconds(delivery.updated_at)
         if (lastError === undefined || date > lastError.date) {

@@ -9,7 +9,7 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { type Bot, type Bots, CallParams, type Errors, type LongPoll, SentMessages, Storage } from "@botrelay/core"
+import { type Bot, Bots, CallParams, type Deliveries, type Errors, type LongPoll, SentMessages } from "@botrelay/core"
 import { HttpExchange } from "@botrelay/telegram"
 import { Cause, Context, Data, Deferred, Duration, Effect, Fiber, Layer, Option, Queue, Redacted, Stream, Take } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"
@@ -213,12 +213,11 @@ export const captured = (call: WholeCall, answer: HttpExchange.Answer): SentMess
 export const makeRelay = Effect.gen(function*() {
   const { apiRoot } = yield* Upstream
   const exchange = yield* HttpExchange.HttpExchange
-  const context = yield* Effect.context<Storage.Storage>()
+  const sent = yield* SentMessages.SentMessages
 
   /** Records what the calls did in their bots' history; a failure is logged, never the client's. */
   const capture = (calls: ReadonlyArray<SentMessages.Call>) =>
-    SentMessages.capture(calls, "tgapi").pipe(
-      Effect.provide(context),
+    sent.capture(calls, "tgapi").pipe(
       Effect.catchAllCause((cause) =>
         Effect.logWarning("could not capture what calls through /tgapi sent", Cause.squash(cause)).pipe(
           Effect.annotateLogs({ bot_ids: [...new Set(calls.map((c) => c.bot.id))].join(","), calls: calls.length })
@@ -241,8 +240,9 @@ export const makeRelay = Effect.gen(function*() {
 /** What the proxy runs on. */
 export type Requirements =
   | HttpClient.HttpClient
-  | Storage.Storage
+  | SentMessages.SentMessages
   | Bots.Bots
+  | Deliveries.Deliveries
   | LongPoll.LongPoll
   | Upstream
   | HttpExchange.HttpExchange
@@ -269,7 +269,7 @@ export const make: Effect.Effect<
   never,
   Requirements
 > = Effect.gen(function*() {
-  const storage = yield* Storage.Storage
+  const bots = yield* Bots.Bots
   const { apiRoot } = yield* Upstream
   const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
   const { capture, passWhole } = yield* makeRelay
@@ -412,7 +412,7 @@ export const make: Effect.Effect<
       const match = /^bot([^/]+)\/(.+)$/.exec(path)
       const token = match === null ? undefined : decode(match[1]!)
       if (match === null || token === undefined || token === "") return yield* Effect.fail(BotApiAnswer.notFound)
-      const found = yield* storage.findBotByToken(token).pipe(
+      const found = yield* bots.byToken(token).pipe(
         Effect.catchTag("StorageError", (e: Errors.StorageError) =>
           Effect.logError("could not look up a /tgapi bot", e.cause).pipe(
             Effect.zipRight(Effect.fail(BotApiAnswer.internalError))

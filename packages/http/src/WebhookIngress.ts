@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Inbox, Storage, Webhook } from "@botrelay/core"
-import { Effect, Option } from "effect"
+import { Webhooks } from "@botrelay/core"
+import { Effect } from "effect"
 
 /** Where Telegram posts the updates of a bot in webhook mode. */
 export const path = "/telegram/webhook/:bot_id"
@@ -17,48 +17,33 @@ const invalid = json(400, {
   code: "invalid_request"
 })
 
-const updateIdOf = (text: string): number | undefined => {
-  let body: unknown
-  try {
-    body = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined
-  const id: unknown = (body as Record<string, unknown>)["update_id"]
-  return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined
-}
-
 /**
- * `POST /telegram/webhook/:bot_id`: checks that the bot takes webhook updates and the secret header
- * (every byte compared), hands the update to the inbox, and only then answers 200 `{}`. Unknown, disabled or non-webhook bots get 404, a wrong secret 401, a bad body 400.
+ * `POST /telegram/webhook/:bot_id`: hands the update to `Webhooks.receive` (which checks that the bot
+ * takes webhook updates and the secret header, and hands the update to the inbox),
+ * and only then answers 200 `{}`. Unknown, disabled or non-webhook bots get 404, a wrong secret 401, a
+ * bad body 400.
  */
 export const layer = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const storage = yield* Storage.Storage
-    const inbox = yield* Inbox.Inbox
+    const webhooks = yield* Webhooks.Webhooks
 
     const handle = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const raw = (yield* HttpRouter.params).bot_id ?? ""
       if (!/^[1-9][0-9]{0,14}$/.test(raw)) return notFound
-      const botId = Number(raw)
-      const bot = yield* storage.findBot(botId)
-      if (Option.isNone(bot) || !bot.value.webhook_mode || bot.value.disabled) return notFound
-      const secret = yield* storage.webhookSecret(botId)
-      if (Option.isNone(secret)) return notFound
-      const given = request.headers["x-telegram-bot-api-secret-token"]
-      if (given === undefined || !Webhook.secretsEqual(given, secret.value)) return unauthorized
       const text = yield* request.text
-      const updateId = updateIdOf(text)
-      if (updateId === undefined) return invalid
-      yield* inbox.accept(botId, [{ update_id: updateId, payload: text }], 0)
+      yield* webhooks.receive(Number(raw), request.headers["x-telegram-bot-api-secret-token"], text)
       return json(200, {})
     }).pipe(
-      Effect.catchTag("StorageError", (e) =>
-        Effect.logError("could not store a webhook update", e.cause).pipe(
-          Effect.as(json(500, { error: "internal error", code: "internal_error" }))
-        ))
+      Effect.catchTags({
+        WebhookNotTaken: () => Effect.succeed(notFound),
+        WrongSecret: () => Effect.succeed(unauthorized),
+        InvalidUpdate: () => Effect.succeed(invalid),
+        StorageError: (e) =>
+          Effect.logError("could not store a webhook update", e.cause).pipe(
+            Effect.as(json(500, { error: "internal error", code: "internal_error" }))
+          )
+      })
     )
 
     yield* router.post(path, handle)

@@ -1,12 +1,13 @@
 import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
-import { ApiKeys, MemoryStorage, Runtime } from "@botrelay/core"
+import { ApiKeys, Runtime } from "@botrelay/core"
 import { HttpApp, TgApi } from "@botrelay/http"
+import { SqliteStores } from "@botrelay/sqlite"
 import { HttpExchange } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
 const services = Runtime.layer({ telegramApi: "http://127.0.0.1:9" }).pipe(
-  Layer.provideMerge(MemoryStorage.layer),
+  Layer.provideMerge(SqliteStores.layer({ filename: ":memory:" })),
   Layer.provideMerge(HttpExchange.layer),
   Layer.provideMerge(TgApi.upstream("http://127.0.0.1:9")),
   Layer.provideMerge(FetchHttpClient.layer)

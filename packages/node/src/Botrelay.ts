@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { type Errors, Runtime, type Storage } from "@botrelay/core"
-import { SecretKey, SqliteStorage } from "@botrelay/sqlite"
+import { type Errors, Runtime, type Stores } from "@botrelay/core"
+import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import type { HttpExchange } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import * as NodeHttpExchange from "./NodeHttpExchange.js"
@@ -12,7 +12,7 @@ export interface Options extends Runtime.Config {
    * The SQLite file (its folder is created; `":memory:"` keeps nothing), or a better-sqlite3 `Database`
    * the host opened: Botrelay adds its `botrelay_*` tables and never closes it.
    */
-  readonly database: string | SqliteStorage.SqliteDatabase
+  readonly database: string | SqliteStores.SqliteDatabase
   /**
    * The key that encrypts bot tokens, webhook secrets and the LLM key at rest: 64 hexadecimal characters.
    * Without it the key is read from `secret.key` beside the database file, generated (mode 0600) on
@@ -29,12 +29,12 @@ export const telegramApi = Runtime.telegramApi
 const isFile = (database: string) => database !== ":memory:" && database !== ""
 
 /** The errors of opening storage: a migration that failed, a secret key that does not fit, storage itself. */
-export type StorageOpenError = SqliteStorage.MigrationError | SqliteStorage.SecretKeyError | Errors.StorageError
+export type StorageOpenError = SqliteStores.MigrationError | SqliteStores.SecretKeyError | Errors.StorageError
 
 /** The key options of the SQLite driver from `secretKey`; fails when it is not 64 hexadecimal characters. */
 const keyOptions = (
   secret: Pick<Options, "secretKey" | "secretKeySource">
-): Effect.Effect<SqliteStorage.KeyOptions, SqliteStorage.SecretKeyError> => {
+): Effect.Effect<SqliteStores.KeyOptions, SqliteStores.SecretKeyError> => {
   if (secret.secretKey === undefined) return Effect.succeed({})
   const source = secret.secretKeySource ?? "the secretKey option"
   const key = SecretKey.fromHex(
@@ -54,15 +54,15 @@ const keyOptions = (
 export const storageLayer = (
   database: Options["database"],
   secret: Pick<Options, "secretKey" | "secretKeySource"> = {}
-): Layer.Layer<Storage.Storage, StorageOpenError> =>
+): Layer.Layer<Stores.Stores, StorageOpenError> =>
   Layer.unwrapEffect(Effect.map(keyOptions(secret), (keys) => {
-    if (typeof database !== "string") return SqliteStorage.layer({ database, ...keys })
+    if (typeof database !== "string") return SqliteStores.layer({ database, ...keys })
     if (isFile(database)) mkdirSync(dirname(database), { recursive: true, mode: 0o700 })
-    return SqliteStorage.layer({ filename: database, ...keys })
+    return SqliteStores.layer({ filename: database, ...keys })
   }))
 
-/** Everything an instance runs: the services and the runtime, their storage and their HTTP client. */
-export type Services = Runtime.Services | HttpExchange.HttpExchange | Storage.Storage
+/** Everything an instance runs: the services and the runtime, their stores and their HTTP client. */
+export type Services = Runtime.Services | HttpExchange.HttpExchange | Stores.Stores
 
 /**
  * `Runtime.layer` on SQLite and node:http: the runtime starts when the layer is built and stops when it

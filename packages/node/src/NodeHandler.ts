@@ -80,12 +80,15 @@ const stopped = (req: IncomingMessage, res: ServerResponse) => {
 
 /**
  * Builds the handler on the instance's services: the HTTP app (with its 1 MiB body limit and no
- * per-request spans, whose URLs would carry tokens) behind the /tgapi fast path, under `prefix`.
+ * per-request spans, whose URLs would carry tokens) behind the /tgapi fast path and the body guard,
+ * under `prefix`. The standalone server's request listener is this handler too.
  */
 export const make = (options: {
   readonly prefix?: string | undefined
   /** Limits on the bodies read whole; `BodyGuard.defaults` when unset. */
   readonly body?: BodyGuard.Options | undefined
+  /** Whether the hottest /tgapi calls are served before the app (see ProxyFastPath); true by default. */
+  readonly fastPath?: boolean | undefined
 }): Effect.Effect<Handler, never, Scope.Scope | Services | HttpClient.HttpClient | TgApi.Upstream> =>
   Effect.gen(function*() {
     const prefix = normalize(options.prefix)
@@ -98,7 +101,7 @@ export const make = (options: {
     )
     let running = true
     yield* Effect.addFinalizer(() => Effect.sync(() => void (running = false)))
-    const fast = yield* ProxyFastPath.make
+    const fast = options.fastPath === false ? () => false : yield* ProxyFastPath.make
     const guard = BodyGuard.make(options.body)
     const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => {
       const url = within(req.url ?? "/", prefix)

@@ -1,5 +1,5 @@
 import type * as Http from "node:http"
-import { type Bot, Events, type SentMessages, Storage } from "@botrelay/core"
+import { type Bot, Bots, Events, type SentMessages } from "@botrelay/core"
 import { BotApiAnswer, TgApi } from "@botrelay/http"
 import type { HttpExchange } from "@botrelay/telegram"
 import { Effect, Option, Queue, Runtime, type Scope } from "effect"
@@ -25,9 +25,14 @@ const callPath = /^\/tgapi\/bot([^/?]+)\/([^/?]+)(\?.*)?$/
 export const make: Effect.Effect<
   (req: Http.IncomingMessage, res: Http.ServerResponse) => boolean,
   never,
-  Storage.Storage | Events.Events | HttpExchange.HttpExchange | TgApi.Upstream | Scope.Scope
+  | Bots.Bots
+  | SentMessages.SentMessages
+  | Events.Events
+  | HttpExchange.HttpExchange
+  | TgApi.Upstream
+  | Scope.Scope
 > = Effect.gen(function*() {
-  const storage = yield* Storage.Storage
+  const bots = yield* Bots.Bots
   const { capture, upstreamRequest } = yield* TgApi.makeRelay
   const runtime = yield* Effect.runtime<never>()
   const client = yield* Effect.acquireRelease(Effect.sync(() => Http1Client.make()), (c) => Effect.sync(c.close))
@@ -49,7 +54,7 @@ export const make: Effect.Effect<
   const learn = (token: string) =>
     Effect.suspend(() => {
       const started = generation
-      return storage.findBotByToken(token).pipe(
+      return bots.byToken(token).pipe(
         Effect.map(Option.map((bot) => {
           if (!bot.disabled && generation === started) known.set(token, bot)
         })),

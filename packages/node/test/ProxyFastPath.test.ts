@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Events, MemoryStorage, Storage } from "@botrelay/core"
+import { BotStore, Bots, Events, MessageStore, SentMessages } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { TgApi } from "@botrelay/http"
 import { eventually, FakeTelegram } from "@botrelay/testing"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
@@ -27,7 +28,11 @@ afterAll(async () => {
 
 const serve = async (apiRoot: string) => {
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(MemoryStorage.layer, Events.layer, NodeHttpExchange.layer, TgApi.upstream(apiRoot))
+    Layer.mergeAll(Bots.layer, SentMessages.layer).pipe(
+      Layer.provideMerge(
+        Layer.mergeAll(SqliteStores.layer({ filename: ":memory:" }), Events.layer, NodeHttpExchange.layer, TgApi.upstream(apiRoot))
+      )
+    )
   )
   const scope = await runtime.runPromise(Scope.make())
   const front = await runtime.runPromise(Scope.extend(ProxyFastPath.make, scope))
@@ -50,8 +55,8 @@ const serve = async (apiRoot: string) => {
     return { status: response.status, text: await response.text() }
   }
   const addBot = (token: string, manage_enabled = true) =>
-    runtime.runPromise(Effect.flatMap(Storage.Storage, (storage) =>
-      storage.insertBot({
+    runtime.runPromise(Effect.flatMap(BotStore.BotStore, (bots) =>
+      bots.insertBot({
         token: Redacted.make(token),
         name: "fast",
         source: "web",
@@ -64,8 +69,8 @@ const serve = async (apiRoot: string) => {
         created_at: new Date().toISOString()
       })))
   const stored = (botId: number, chatId: number) =>
-    runtime.runPromise(Effect.flatMap(Storage.Storage, (storage) =>
-      storage.listMessages({ bot_id: botId, chat_id: chatId, limit: 100, offset: 0 })))
+    runtime.runPromise(Effect.flatMap(MessageStore.MessageStore, (messages) =>
+      messages.listMessages({ bot_id: botId, chat_id: chatId, limit: 100, offset: 0 })))
   const changed = (botId: number) =>
     runtime.runPromise(Events.publish(Events.Event.BotChanged({ id: botId })))
   return { call, addBot, stored, changed }

@@ -1,11 +1,11 @@
 import { chmodSync, writeFileSync } from "node:fs"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createServer } from "node:http"
 import { dirname, join } from "node:path"
-import { HttpApiBuilder, HttpServer, type HttpServerError } from "@effect/platform"
+import { HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ApiKeys, Bots, type Errors, type LlmSettings, type Storage, Supervisor } from "@botrelay/core"
-import { HttpApp, TgApi } from "@botrelay/http"
-import { BodyGuard, Botrelay, NodeHandler, ProxyFastPath } from "@botrelay/node"
+import { ApiKeys, Bots, type Errors, type LlmSettings, type Stores, Supervisor } from "@botrelay/core"
+import { HttpApp } from "@botrelay/http"
+import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Redacted } from "effect"
 import type { Config } from "./Config.js"
 
@@ -18,7 +18,7 @@ const secretKeyOptions = (config: Partial<Pick<Config, "secretKey">>) =>
 /** SQLite storage on the configured file, creating its folder; secrets encrypted with the configured key. */
 export const storageLayer = (
   config: Pick<Config, "database" | "secretKey">
-): Layer.Layer<Storage.Storage, Botrelay.StorageOpenError> =>
+): Layer.Layer<Stores.Stores, Botrelay.StorageOpenError> =>
   Botrelay.storageLayer(config.database, secretKeyOptions(config))
 
 /** The LLM router's fixed settings: those the environment sets. */
@@ -108,45 +108,34 @@ export const bootstrap = (
     }
   }).pipe(Effect.withSpan("bootstrap"))
 
-/** A node:http server with the configured limits, that offers each request to `front` first; requests it takes never reach the app. */
-const frontedServer = (
-  config: Pick<Config, "httpMaxConnections" | "httpHeadersTimeout" | "httpRequestTimeout">,
-  front: (req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage) => void) => boolean
-) => {
-  const server = createServer({
-    headersTimeout: config.httpHeadersTimeout * 1000,
-    requestTimeout: Math.max(config.httpRequestTimeout, config.httpHeadersTimeout) * 1000,
-    connectionsCheckingInterval: 1000
-  })
-  server.maxConnections = config.httpMaxConnections
-  const emit = server.emit.bind(server) as (event: string, ...args: Array<unknown>) => boolean
-  server.emit = ((event: string, ...args: Array<unknown>) => {
-    if (event !== "request") return emit(event, ...args)
-    const res = args[1] as ServerResponse
-    return front(args[0] as IncomingMessage, res, (req) => emit(event, req, res)) || emit(event, ...args)
-  }) as typeof server.emit
-  return server
-}
-
 /**
- * The socket: node:http, with the proxy's hottest calls served before the app (see ProxyFastPath) and
- * the bodies the app reads whole read first, within their limits (see BodyGuard).
+ * The socket: a node:http server with the configured limits whose request listener is the embedding
+ * handler (see NodeHandler): the proxy's hottest calls are served before the app (see ProxyFastPath),
+ * the bodies the app reads whole are read first, within their limits (see BodyGuard), the rest goes to the app.
  */
 const nodeServer = (
   config: Pick<
     Config,
-    "port" | "host" | "telegramApi" | "httpMaxConnections" | "httpHeadersTimeout" | "httpBodyTimeout" | "httpRequestTimeout"
+    "port" | "host" | "httpMaxConnections" | "httpHeadersTimeout" | "httpBodyTimeout" | "httpRequestTimeout"
   >
 ) =>
-  Layer.unwrapScoped(
-    Effect.map(ProxyFastPath.make, (fast) => {
-      const guard = BodyGuard.make({ maxBytes: HttpApp.maxBodyBytes, timeoutMs: config.httpBodyTimeout * 1000 })
-      return NodeHttpServer.layer(
-        () => frontedServer(config, (req, res, app) => fast(req, res) || guard(req, res, app)),
-        { port: config.port, host: config.host }
-      )
+  Layer.scoped(
+    HttpServer.HttpServer,
+    Effect.gen(function*() {
+      const handler = yield* NodeHandler.make({
+        body: { maxBytes: HttpApp.maxBodyBytes, timeoutMs: config.httpBodyTimeout * 1000 }
+      })
+      return yield* NodeHttpServer.make(() => {
+        const server = createServer({
+          headersTimeout: config.httpHeadersTimeout * 1000,
+          requestTimeout: Math.max(config.httpRequestTimeout, config.httpHeadersTimeout) * 1000,
+          connectionsCheckingInterval: 1000
+        }, (req, res) => handler(req, res))
+        server.maxConnections = config.httpMaxConnections
+        return server
+      }, { port: config.port, host: config.host })
     })
-  ).pipe(Layer.provide(TgApi.upstream(config.telegramApi)))
+  )
 
 /**
  * The whole standalone server: storage, services, first-start duties and the HTTP API on a socket.
@@ -163,13 +152,9 @@ export const layer = (
   const services = Layer.effectDiscard(bootstrap(config)).pipe(
     Layer.provideMerge(Botrelay.servicesLayer(botrelayOptions(config, runtime)))
   )
-  return HttpApiBuilder.serve(HttpApp.withBodyLimit).pipe(
-    Layer.provide(HttpApp.layer),
+  return NodeHandler.answerLongPollsOnStop.pipe(
+    Layer.provideMerge(HttpServer.withLogAddress(nodeServer(config))),
     Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
-    Layer.merge(NodeHandler.answerLongPollsOnStop),
-    HttpApp.withoutRequestSpans,
-    HttpServer.withLogAddress,
-    Layer.provideMerge(nodeServer(config)),
     Layer.provide(services)
   )
 }

@@ -3,7 +3,7 @@ import { existsSync, renameSync, rmSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { ApiKey, ApiKeys } from "@botrelay/core"
-import { SecretKey, SqliteStorage } from "@botrelay/sqlite"
+import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import * as Config from "./Config.js"
 import * as Main from "./Main.js"
@@ -128,7 +128,7 @@ const rotateSecretKey = (args: ReadonlyArray<string>) => {
     SecretKey.writeFile(pending, next!)
   }
   const program = Effect.scoped(
-    SqliteStorage.rotateSecretKey({ filename: database, secretKey: current, secretKeySource: source }, next!)
+    SqliteStores.rotateSecretKey({ filename: database, secretKey: current, secretKeySource: source }, next!)
   ).pipe(
     Effect.matchEffect({
       onFailure: (e) =>

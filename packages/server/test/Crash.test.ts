@@ -82,6 +82,7 @@ it("loses nothing and stores nothing twice when killed with SIGKILL mid-stream",
   const updateIds: Array<number> = []
   for (let i = 0; i < total; i++) {
     fake.userSends(tg.id, { user, text: `update ${i}` })
+    // Not a wait: yields to the event loop so the server takes batches while the load is produced.
     if (i % 100 === 99) await new Promise((r) => setTimeout(r, 1))
   }
   for (const update of [...fake.updatesConfirmed(tg.id), ...fake.pendingUpdates(tg.id)]) updateIds.push(update.update_id)

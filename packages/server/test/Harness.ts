@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { HttpServer } from "@effect/platform"
 import { Supervisor } from "@botrelay/core"
-import type { FakeTelegram } from "@botrelay/testing"
+import { eventually, type FakeTelegram } from "@botrelay/testing"
 import type { UserFromGetMe } from "grammy/types"
 import { Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
 import { assert } from "vitest"
@@ -35,7 +35,7 @@ export interface Reply {
   readonly json: any
 }
 
-export { eventually } from "@botrelay/testing"
+export { eventually }
 
 /** Asserts an error answer: its status, its `code`, and a non-empty `error` sentence. */
 export const assertError = (reply: { readonly status: number; readonly json: any }, status: number, code: string) => {
@@ -178,6 +178,50 @@ export const recordingTracer = () => {
     context: (f) => f()
   })
   return { spans, layer: Layer.setTracer(tracer) }
+}
+
+/**
+ * A tracer that counts, per bot, the long polls the server holds (open `LongPoll.getUpdates` spans), so a test
+ * waits for a poll to be held instead of sleeping. Pass `layer` as `startServer`'s `extra`.
+ */
+export const pollWatch = () => {
+  const open = new Map<number, number>()
+  const tracer = Tracer.make({
+    span(name, parent, context, links, startTime, kind) {
+      let botId: number | undefined
+      const span: Tracer.Span = {
+        _tag: "Span",
+        name,
+        spanId: "span",
+        traceId: "trace",
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes: new Map(),
+        links: [...links],
+        sampled: true,
+        kind,
+        end() {
+          if (botId !== undefined) open.set(botId, open.get(botId)! - 1)
+        },
+        attribute(key, value) {
+          if (name !== "LongPoll.getUpdates" || key !== "bot_id") return
+          botId = Number(value)
+          open.set(botId, (open.get(botId) ?? 0) + 1)
+        },
+        event() {},
+        addLinks() {}
+      }
+      return span
+    },
+    context: (f) => f()
+  })
+  return {
+    layer: Layer.setTracer(tracer),
+    held: (botId: number) => open.get(botId) ?? 0,
+    /** Resolves once the server holds exactly `count` polls of the bot. */
+    untilHeld: (botId: number, count = 1) => eventually(() => (open.get(botId) ?? 0) === count || undefined)
+  }
 }
 
 /** The `getMe` answer for a fake bot, so the frameworks never call getMe. */

@@ -4,14 +4,15 @@ import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
 import * as Config from "../src/Config.js"
-import { assertError, eventually, startServer, type TestServer } from "./Harness.js"
+import { assertError, eventually, pollWatch, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
+const polls = pollWatch()
 
 beforeAll(async () => {
   fake = await FakeTelegram.start()
-  server = await startServer({ telegramApi: fake.apiRoot })
+  server = await startServer({ telegramApi: fake.apiRoot, extra: polls.layer })
 })
 afterAll(async () => {
   await server?.close()
@@ -46,8 +47,6 @@ const buffered = (botId: number, count: number, on: TestServer = server) =>
     return reply.json?.length === count ? reply.json as Array<any> : undefined
   })
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
 describe("GET /api/updates/poll", () => {
   it("serves Telegram objects; offset confirms, 1 confirms nothing, a negative offset keeps the last", async () => {
     const { tg, id } = await longPollBot()
@@ -76,7 +75,7 @@ describe("GET /api/updates/poll", () => {
     assert.deepStrictEqual(await ids(poll(id)), [])
     const started = Date.now()
     const held = poll(id, "timeout=30")
-    await sleep(300)
+    await polls.untilHeld(id)
     const message = fake.userSends(tg.id, { text: "wake up" })
     const answer = await held
     assert.strictEqual(answer.status, 200, answer.text)
@@ -87,7 +86,7 @@ describe("GET /api/updates/poll", () => {
   it("ends a pending poll with 409 poll_conflict when a newer one comes; the newer one is answered", async () => {
     const { tg, id } = await longPollBot()
     const older = poll(id, "timeout=30")
-    await sleep(300)
+    await polls.untilHeld(id)
     const started = Date.now()
     assert.deepStrictEqual(await ids(poll(id, "offset=5&limit=1&timeout=0")), [])
     const conflict = await older
@@ -95,7 +94,7 @@ describe("GET /api/updates/poll", () => {
     assert.include(conflict.json.error, "terminated by other getUpdates request")
     assert.isBelow(Date.now() - started, 15_000)
     const newer = poll(id, "timeout=30")
-    await sleep(300)
+    await polls.untilHeld(id)
     fake.userSends(tg.id, { text: "for the newer poll" })
     assert.strictEqual((await ids(newer)).length, 1)
   })
@@ -107,12 +106,12 @@ describe("GET /api/updates/poll", () => {
       headers: { authorization: `Bearer ${server.adminKey}` },
       signal: aborted.signal
     }).catch((e: unknown) => e)
-    await sleep(300)
+    await polls.untilHeld(id)
     aborted.abort()
     assert.instanceOf(await gone, Error)
-    await sleep(100)
+    await polls.untilHeld(id, 0)
     const next = poll(id, "timeout=30")
-    await sleep(300)
+    await polls.untilHeld(id)
     fake.userSends(tg.id, { text: "after the abort" })
     assert.strictEqual((await ids(next)).length, 1)
   })
@@ -238,10 +237,11 @@ describe("the long-poll buffer", () => {
   })
 
   it("answers a held poll when the server stops, so stopping does not wait for it", async () => {
-    const stopping = await startServer({ telegramApi: fake.apiRoot })
+    const watch = pollWatch()
+    const stopping = await startServer({ telegramApi: fake.apiRoot, extra: watch.layer })
     const { id } = await longPollBot(stopping)
     const held = poll(id, "timeout=50", { on: stopping })
-    await sleep(300)
+    await watch.untilHeld(id)
     const started = Date.now()
     await stopping.close()
     assert.deepStrictEqual(await ids(held), [])
@@ -268,8 +268,7 @@ describe("the long-poll buffer", () => {
       assert.strictEqual(byCount.reduce((sum, l) => sum + l.annotations.dropped, 0), 2)
       assert.isTrue(byCount.every((l) => l.annotations.bot_id === id))
 
-      await sleep(2_100)
-      assert.deepStrictEqual(await ids(poll(id, "", { on: bounded })), [])
+      await eventually(async () => (await ids(poll(id, "", { on: bounded }))).length === 0 || undefined, 10_000)
       const total = warnings().reduce((sum, l) => sum + l.annotations.dropped, 0)
       assert.strictEqual(total, 5)
       assert.notInclude(bounded.logs.join("\n"), tg.token)

@@ -4,7 +4,7 @@ import { Bot as NtbaBot } from "node-telegram-bot-api"
 import { Telegraf } from "telegraf"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { botInfo, eventually, startServer, type TestServer } from "./Harness.js"
+import { botInfo, eventually, pollWatch, startServer, type TestServer } from "./Harness.js"
 
 // Real bot frameworks pointed at Botrelay's /tgapi instead of Telegram: their getUpdates is served
 // from Botrelay's buffer (Botrelay itself polls the fake Telegram), every other call goes through to
@@ -12,11 +12,12 @@ import { botInfo, eventually, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
+const polls = pollWatch()
 const stops: Array<() => Promise<void>> = []
 
 beforeAll(async () => {
   fake = await FakeTelegram.start()
-  server = await startServer({ telegramApi: fake.apiRoot })
+  server = await startServer({ telegramApi: fake.apiRoot, extra: polls.layer })
 })
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop()
@@ -150,7 +151,7 @@ describe("Telegraf through /tgapi/ (trailing slash)", () => {
     fake.userSends(tg.id, { user, text: "first" })
     await echoed(tg, "telegraf: first")
     // Its next poll (timeout 50) is held by Botrelay; a new message must end it at once.
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await polls.untilHeld(id)
     const sentAt = Date.now()
     fake.userSends(tg.id, { user, text: "second" })
     await echoed(tg, "telegraf: second")

@@ -513,6 +513,7 @@ describe("restarts", () => {
       await first.close()
       first = undefined
       const calls = fake.calls.length
+      // A window in which a closed server must make no call: nothing to wait for but time.
       await new Promise((resolve) => setTimeout(resolve, 1500))
       const late = fake.calls.slice(calls).filter((c) => c.method !== "getUpdates")
       assert.deepStrictEqual(late.map((c) => c.method), [], "a closed server made calls")
@@ -551,6 +552,7 @@ describe("the reverse path with a short mapping lifetime", () => {
       const kim = fake.addUser({ first_name: "Kim" })
       fake.userSends(d.supportTg.id, { user: kim, text: "hi" })
       const relayed = await fake.waitForSent((s) => s.botId === d.operatorTg.id)
+      // Lets the 1 s mapping lifetime pass on the real clock (Expiry.test.ts in core covers it on a TestClock).
       await new Promise((resolve) => setTimeout(resolve, 1500))
       fake.userSends(d.operatorTg.id, {
         chat: d.group.id,

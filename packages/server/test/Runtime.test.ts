@@ -124,6 +124,7 @@ describe("the runtime", () => {
       const ids = hook.received.map((r) => r.body.update_id)
       assert.deepStrictEqual(ids, [...ids].sort((a, b) => a - b))
       assert.isTrue(hook.received.every((r) => r.secret === "hook_secret" && r.contentType === "application/json"))
+      // A window in which no duplicate delivery may come: nothing to wait for but time.
       await new Promise((resolve) => setTimeout(resolve, 300))
       assert.strictEqual(hook.received.length, texts.length)
     } finally {
@@ -142,6 +143,7 @@ describe("the runtime", () => {
     const before = polls()
     const user = fake.addUser()
     fake.userSends(tg.id, { user, text: "while disabled" })
+    // A window in which a disabled bot must not be polled: nothing to wait for but time.
     await new Promise((resolve) => setTimeout(resolve, 500))
     assert.isAtMost(polls() - before, 1)
     const empty = await server.call(`/api/messages?bot_id=${bot.id}&chat_id=${user.id}`)
@@ -164,6 +166,7 @@ describe("the runtime", () => {
     assert.notInclude(listed.last_error, tg.token)
     const calls = () => fake.calls.filter((c) => c.botId === tg.id).length
     const before = calls()
+    // A window in which an unauthorized bot must not hammer Telegram: nothing to wait for but time.
     await new Promise((resolve) => setTimeout(resolve, 1000))
     assert.isAtMost(calls() - before, 1)
   })
@@ -223,6 +226,7 @@ describe("the runtime", () => {
     })
     assert.include(listed.last_error, "terminated by other getUpdates request")
     const before = polls().length
+    // A window that bounds how often conflicts are retried: nothing to wait for but time.
     await new Promise((resolve) => setTimeout(resolve, 600))
     assert.isAtMost(polls().length - before, 4)
     fake.clearFailures()

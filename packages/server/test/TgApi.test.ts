@@ -3,14 +3,15 @@ import { createServer, request as httpRequest } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { eventually, startServer, type TestServer, unreachableTelegram } from "./Harness.js"
+import { eventually, pollWatch, startServer, type TestServer, unreachableTelegram } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
 let server: TestServer
+const polls = pollWatch()
 
 beforeAll(async () => {
   fake = await FakeTelegram.start()
-  server = await startServer({ telegramApi: fake.apiRoot, allowPrivateBackends: true })
+  server = await startServer({ telegramApi: fake.apiRoot, allowPrivateBackends: true, extra: polls.layer })
 })
 afterAll(async () => {
   await server?.close()
@@ -487,7 +488,7 @@ describe("/tgapi: answered by Botrelay", () => {
     assert.isTrue(callsOf(tg.id, "getUpdates").every((c) => Array.isArray(c.params.allowed_updates)))
 
     const older = postJson(`/bot${tg.token}/getUpdates`, { timeout: 10.5 })
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await polls.untilHeld(bot.id)
     const newer = tgapi(`/bot${tg.token}/getUpdates?timeout=0`)
     const ended = await older
     assert.strictEqual(ended.status, 409)
@@ -708,7 +709,7 @@ describe("/tgapi: when Telegram cannot be reached", () => {
         assert.strictEqual(answer.status, 502)
         assert.notInclude(answer.text, token)
       }
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      await cut.close()
       assert.isAbove(cut.logs.length, 0)
       for (const line of cut.logs) {
         assert.notInclude(line, token)

@@ -129,6 +129,7 @@ describe("webhook mode", () => {
     assertError(await post(id, forged(900007, user.id, "while disabled"), secret), 404, "not_found")
 
     fake.userSends(tg.id, { user, text: "sent while disabled" })
+    // A window in which nobody may take the update from Telegram: nothing to wait for but time.
     await new Promise((resolve) => setTimeout(resolve, 200))
     assert.strictEqual(fake.pendingUpdates(tg.id).length, 1)
     await setWebhookMode(id, false)

@@ -1,16 +1,17 @@
-import { SqliteStorage } from "@botrelay/sqlite"
+import { InboxStore } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 
 /** The query plan of each DELETE that `pruneFinished` runs, by table. */
 const prunePlans = Effect.gen(function*() {
   const statements: Array<string> = []
   const database = new Database(":memory:", { verbose: (sql) => statements.push(String(sql)) })
   yield* Effect.addFinalizer(() => Effect.sync(() => database.open && database.close()))
-  const storage = yield* SqliteStorage.make({ database })
+  const inbox = Context.get(yield* SqliteStores.make({ database }), InboxStore.InboxStore)
   statements.length = 0
-  yield* storage.pruneFinished("2025-01-01T00:00:00.000Z", 1000)
+  yield* inbox.pruneFinished("2025-01-01T00:00:00.000Z", 1000)
   const plans = new Map<string, ReadonlyArray<string>>()
   for (const sql of statements) {
     const table = /^delete from "(\w+)"/i.exec(sql)?.[1]

@@ -1,4 +1,4 @@
-import { Migrations, SecretKey, SqliteStorage } from "@botrelay/sqlite"
+import { Migrations, SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Effect, Either, Option, Redacted } from "effect"
@@ -6,6 +6,7 @@ import { Kysely, Migrator, SqliteDialect } from "kysely"
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { open } from "./Open.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "botrelay-secrets-"))),
@@ -57,11 +58,11 @@ const key = (hex: string) => SecretKey.fromHex(hex)!
 const keyA = key("a".repeat(64))
 const keyB = key("b".repeat(64))
 
-describe("SqliteStorage secrets at rest", () => {
+describe("SqliteStores secrets at rest", () => {
   it.scoped("the database file, its -wal and -shm and the key file are created 0600", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
-      const storage = yield* SqliteStorage.make({ filename: file })
+      const storage = yield* open({ filename: file })
       yield* storage.insertBot(botInput(token))
       for (const f of [file, `${file}-wal`, `${file}-shm`, join(file, "..", "secret.key")]) {
         assert.isTrue(existsSync(f), f)
@@ -72,10 +73,10 @@ describe("SqliteStorage secrets at rest", () => {
   it.scoped("an existing database file with wider permissions is tightened to 0600 at start", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
-      yield* Effect.scoped(SqliteStorage.make({ filename: file }))
+      yield* Effect.scoped(open({ filename: file }))
       chmodSync(file, 0o644)
       chmodSync(join(file, "..", "secret.key"), 0o644)
-      yield* Effect.scoped(SqliteStorage.make({ filename: file }))
+      yield* Effect.scoped(open({ filename: file }))
       assert.strictEqual(mode(file).toString(8), "600")
       assert.strictEqual(mode(join(file, "..", "secret.key")).toString(8), "600")
     }))
@@ -84,7 +85,7 @@ describe("SqliteStorage secrets at rest", () => {
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
       yield* Effect.scoped(Effect.gen(function*() {
-        const storage = yield* SqliteStorage.make({ filename: file, secretKey: keyA })
+        const storage = yield* open({ filename: file, secretKey: keyA })
         const bot = yield* storage.insertBot(botInput(token))
         yield* storage.setWebhookSecret(bot.id, webhookSecret)
         yield* storage.writeSettings({ "llm.api_key": llmKey, "llm.model": "gpt-test" })
@@ -109,7 +110,7 @@ describe("SqliteStorage secrets at rest", () => {
       assert.match(row["secret_token"]!, /^v1:/)
       assert.match(row["token_hash"]!, /^[0-9a-f]{64}$/)
 
-      const reopened = yield* SqliteStorage.make({ filename: file, secretKey: keyA })
+      const reopened = yield* open({ filename: file, secretKey: keyA })
       const bot = Option.getOrThrow(yield* reopened.findBotByToken(token))
       assert.strictEqual(Redacted.value(bot.secret_token), secretToken)
     }))
@@ -118,11 +119,11 @@ describe("SqliteStorage secrets at rest", () => {
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
       yield* Effect.scoped(Effect.flatMap(
-        SqliteStorage.make({ filename: file, secretKey: keyA }),
+        open({ filename: file, secretKey: keyA }),
         (storage) => storage.insertBot(botInput(token))
       ))
       const error = yield* Effect.flip(Effect.scoped(
-        SqliteStorage.make({ filename: file, secretKey: keyB, secretKeySource: "BOTRELAY_SECRET_KEY" })
+        open({ filename: file, secretKey: keyB, secretKeySource: "BOTRELAY_SECRET_KEY" })
       ))
       assert.strictEqual(error._tag, "SecretKeyError")
       assert.include(error.message, "BOTRELAY_SECRET_KEY")
@@ -130,7 +131,7 @@ describe("SqliteStorage secrets at rest", () => {
       assert.notInclude(error.message, "b".repeat(16))
       assert.notInclude(error.message, "a".repeat(16))
 
-      const fromFile = yield* Effect.flip(Effect.scoped(SqliteStorage.make({ filename: file })))
+      const fromFile = yield* Effect.flip(Effect.scoped(open({ filename: file })))
       assert.strictEqual(fromFile._tag, "SecretKeyError")
       assert.include(fromFile.message, "secret.key")
     }))
@@ -139,10 +140,10 @@ describe("SqliteStorage secrets at rest", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const file = join(dir, "botrelay.db")
-      yield* Effect.scoped(Effect.flatMap(SqliteStorage.make({ filename: file }), (s) => s.insertBot(botInput(token))))
+      yield* Effect.scoped(Effect.flatMap(open({ filename: file }), (s) => s.insertBot(botInput(token))))
       const written = readFileSync(join(dir, "secret.key"), "utf8")
       assert.match(written, /^[0-9a-f]{64}\n$/)
-      const storage = yield* SqliteStorage.make({ filename: file })
+      const storage = yield* open({ filename: file })
       assert.isTrue(Option.isSome(yield* storage.findBotByToken(token)))
       assert.strictEqual(readFileSync(join(dir, "secret.key"), "utf8"), written)
     }))
@@ -151,14 +152,14 @@ describe("SqliteStorage secrets at rest", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       writeFileSync(join(dir, "secret.key"), "not a key\n", { mode: 0o600 })
-      const error = yield* Effect.flip(Effect.scoped(SqliteStorage.make({ filename: join(dir, "botrelay.db") })))
+      const error = yield* Effect.flip(Effect.scoped(open({ filename: join(dir, "botrelay.db") })))
       assert.strictEqual(error._tag, "SecretKeyError")
       assert.include(error.message, "must hold 64 hexadecimal characters")
     }))
 
   it.scoped("':memory:' needs no key", () =>
     Effect.gen(function*() {
-      const storage = yield* SqliteStorage.make({ filename: ":memory:" })
+      const storage = yield* open({ filename: ":memory:" })
       yield* storage.insertBot(botInput(token))
       assert.isTrue(Option.isSome(yield* storage.findBotByToken(token)))
     }))
@@ -190,7 +191,7 @@ describe("SqliteStorage secrets at rest", () => {
       assert.include(rawBytes(file), token)
 
       yield* Effect.scoped(Effect.gen(function*() {
-        const storage = yield* SqliteStorage.make({ filename: file, secretKey: keyA })
+        const storage = yield* open({ filename: file, secretKey: keyA })
         const bot = Option.getOrThrow(yield* storage.findBotByToken(token))
         assert.strictEqual(Redacted.value(bot.secret_token), secretToken)
         assert.strictEqual(Option.getOrThrow(yield* storage.webhookSecret(bot.id)), webhookSecret)
@@ -205,7 +206,7 @@ describe("SqliteStorage secrets at rest", () => {
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
       yield* Effect.scoped(Effect.gen(function*() {
-        const storage = yield* SqliteStorage.make({ filename: file, secretKey: keyA })
+        const storage = yield* open({ filename: file, secretKey: keyA })
         const a = yield* storage.insertBot(botInput(token))
         yield* storage.insertBot(botInput(otherToken))
         yield* storage.setWebhookSecret(a.id, webhookSecret)
@@ -214,18 +215,18 @@ describe("SqliteStorage secrets at rest", () => {
       const before = readFileSync(file)
 
       const refused = yield* Effect.flip(
-        Effect.scoped(SqliteStorage.rotateSecretKey({ filename: file, secretKey: keyB }, keyA))
+        Effect.scoped(SqliteStores.rotateSecretKey({ filename: file, secretKey: keyB }, keyA))
       )
       assert.strictEqual(refused._tag, "SecretKeyError")
       assert.isTrue(readFileSync(file).equals(before), "a refused rotation changes nothing")
 
-      const rotated = yield* Effect.scoped(SqliteStorage.rotateSecretKey({ filename: file, secretKey: keyA }, keyB))
+      const rotated = yield* Effect.scoped(SqliteStores.rotateSecretKey({ filename: file, secretKey: keyA }, keyB))
       assert.deepStrictEqual(rotated, { bots: 2, webhook_secrets: 1, settings: 1 })
       assertNoSecrets(file)
 
-      const old = yield* Effect.either(Effect.scoped(SqliteStorage.make({ filename: file, secretKey: keyA })))
+      const old = yield* Effect.either(Effect.scoped(open({ filename: file, secretKey: keyA })))
       assert.isTrue(Either.isLeft(old) && old.left._tag === "SecretKeyError")
-      const storage = yield* SqliteStorage.make({ filename: file, secretKey: keyB })
+      const storage = yield* open({ filename: file, secretKey: keyB })
       const bot = Option.getOrThrow(yield* storage.findBotByToken(token))
       assert.strictEqual(Redacted.value(bot.token), token)
       assert.strictEqual(Redacted.value(bot.secret_token), secretToken)

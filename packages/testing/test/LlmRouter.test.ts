@@ -1,4 +1,5 @@
-import { LlmRouter, LlmSettings, MemoryStorage } from "@botrelay/core"
+import { LlmRouter, LlmSettings } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
 import { HttpExchange } from "@botrelay/telegram"
 import { FetchHttpClient } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
@@ -22,7 +23,7 @@ const setup = (fake: FakeLlm.FakeLlm | undefined, overrides: LlmSettings.Overrid
   const logs: Array<string> = []
   const layer = LlmRouter.layer.pipe(
     Layer.provideMerge(LlmSettings.layer(overrides)),
-    Layer.provide(MemoryStorage.layer),
+    Layer.provide(SqliteStores.layer({ filename: ":memory:" })),
     Layer.provide(HttpExchange.layer),
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(Logger.replace(Logger.defaultLogger, Logger.map(Logger.jsonLogger, (line) => void logs.push(line))))

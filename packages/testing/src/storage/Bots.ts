@@ -1,8 +1,8 @@
-import type { Bot } from "@botrelay/core"
+import { type Bot, BotStore, KeyStore, MessageStore, RouteStore, TagStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import {
-  type Test,
+  type Runner,
   t0,
   t1,
   t2,
@@ -17,7 +17,8 @@ import {
 } from "./Fixtures.js"
 
 /** The conformance tests for bots: insert, find, list, update and delete. */
-export const bots = (test: Test): void => {
+export const bots = (run: Runner): void => {
+  const test = run(BotStore.BotStore, RouteStore.RouteStore, MessageStore.MessageStore, TagStore.TagStore, KeyStore.KeyStore)
   describe("bots", () => {
     test("insertBot returns the stored bot with defaults and ids from 1", (storage) =>
       Effect.gen(function*() {

@@ -1,10 +1,11 @@
-import type { LongPoll, Storage } from "@botrelay/core"
+import { BotStore, BufferStore, InboxStore, type LongPoll } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect } from "effect"
-import { type Test, t0, t1, t2, botInput, update, completion } from "./Fixtures.js"
+import { type Runner, t0, t1, t2, botInput, update, completion } from "./Fixtures.js"
 
 /** The conformance tests for the long-poll buffer. */
-export const longPollBuffer = (test: Test): void => {
+export const longPollBuffer = (run: Runner): void => {
+  const test = run(BotStore.BotStore, InboxStore.InboxStore, BufferStore.BufferStore)
   describe("long-poll buffer", () => {
     const entry = (updateId: number, type = "message", createdAt = t1) => ({
       type,
@@ -14,7 +15,7 @@ export const longPollBuffer = (test: Test): void => {
 
     /** Commits the updates to the bot's inbox and completes them into its buffer. */
     const buffer = (
-      storage: Storage.StorageService,
+      storage: InboxStore.InboxStoreService,
       botId: number,
       ...entries: ReadonlyArray<readonly [updateId: number, type?: string, createdAt?: string]>
     ) =>
@@ -27,7 +28,7 @@ export const longPollBuffer = (test: Test): void => {
 
     const untouched = { allowed_updates: [], trimmed: 0, last_trimmed_at: "" }
     const all = { except: [] } as const
-    const read = (storage: Storage.StorageService, botId: number, offset = 0, limit = 100) =>
+    const read = (storage: BufferStore.BufferStoreService, botId: number, offset = 0, limit = 100) =>
       Effect.map(
         storage.readBuffered(botId, { offset, limit, types: all }),
         (updates) => updates.map((u) => u.update_id)

@@ -1,8 +1,8 @@
-import type { Delivery, Storage } from "@botrelay/core"
+import { BotStore, type Delivery, InboxStore, OutboxStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import {
-  type Test,
+  type Runner,
   t0,
   t1,
   t2,
@@ -17,9 +17,10 @@ import {
 } from "./Fixtures.js"
 
 /** The conformance tests for deliveries to the bots' backends. */
-export const deliveries = (test: Test): void => {
+export const deliveries = (run: Runner): void => {
+  const test = run(BotStore.BotStore, InboxStore.InboxStore, OutboxStore.OutboxStore)
   describe("deliveries", () => {
-    const queue = (storage: Storage.StorageService, inputs: ReadonlyArray<Delivery.NewDelivery>) =>
+    const queue = (storage: InboxStore.InboxStoreService, inputs: ReadonlyArray<Delivery.NewDelivery>) =>
       Effect.gen(function*() {
         for (const botId of new Set(inputs.map((d) => d.bot_id))) {
           const offset = yield* storage.ingressOffset(botId)
@@ -236,7 +237,7 @@ export const deliveries = (test: Test): void => {
         yield* storage.recordAttempts([[2, { status: "dead", at: t2, last_error: "x" }]])
         yield* storage.recordAttempts([[4, { status: "dead", at: t2, last_error: "x" }]])
         yield* storage.recordAttempts([[1, { status: "delivered", at: t2 }]])
-        const list = (filter: Parameters<Storage.StorageService["listDeliveries"]>[0]) =>
+        const list = (filter: Parameters<OutboxStore.OutboxStoreService["listDeliveries"]>[0]) =>
           storage.listDeliveries(filter).pipe(Effect.map(ids))
 
         assert.deepStrictEqual(yield* list({ limit: 100 }), [6, 5, 4, 3, 2, 1])

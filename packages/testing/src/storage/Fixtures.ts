@@ -1,7 +1,6 @@
-import type { ApiKey, Bot, Delivery, Errors, Inbox, Message, Route, RouteSend, Tag } from "@botrelay/core"
-import { Storage } from "@botrelay/core"
+import type { ApiKey, Bot, Delivery, Errors, Inbox, Message, OutboxStore, Route, RouteSend, Stores, Tag } from "@botrelay/core"
 import { assert, it } from "@effect/vitest"
-import type { Layer } from "effect"
+import type { Context, Layer } from "effect"
 import { Effect, Option, Redacted } from "effect"
 
 /**
@@ -211,18 +210,33 @@ export const ids = (items: ReadonlyArray<{ readonly id: number }>) => items.map(
 
 /** The bot's oldest pending delivery. */
 export const nextDelivery = (
-  storage: Storage.StorageService,
+  storage: OutboxStore.OutboxStoreService,
   botId: number
 ): Effect.Effect<Option.Option<Delivery.Delivery>, Errors.StorageError> =>
   Effect.map(storage.nextDeliveries(botId, 1), (deliveries) => Option.fromNullable(deliveries[0]))
 
-/**
- * The suite's `test`: every test builds `layer` once, so `layer` must give a fresh, empty storage
- * each time it is built.
- */
-export const runner = (layer: Layer.Layer<Storage.Storage, unknown>) =>
-  (title: string, body: (storage: Storage.StorageService) => Effect.Effect<void, unknown>): void =>
-    it.effect(title, () => Effect.flatMap(Storage.Storage, body).pipe(Effect.provide(layer)))
+/** Registers one conformance test: `body` runs against fresh stores, `S` their services merged. */
+export type Test<S> = (title: string, body: (storage: S) => Effect.Effect<void, unknown>) => void
 
-/** Registers one conformance test: `body` runs against a fresh storage. */
-export type Test = ReturnType<typeof runner>
+/** The services of these store tags in one object (their method names differ). */
+export type Merged<Tags extends ReadonlyArray<Context.Tag<any, any>>> = UnionToIntersection<
+  Context.Tag.Service<Tags[number]>
+>
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never
+
+/**
+ * The suite's runner: an area names the stores it needs and gets its `test`. Every test builds `layer`
+ * once, so `layer` must give fresh, empty stores each time it is built.
+ */
+export const runner = (layer: Layer.Layer<Stores.Stores, unknown>) =>
+<const Tags extends ReadonlyArray<Context.Tag<any, any>>>(...tags: Tags): Test<Merged<Tags>> =>
+(title, body) =>
+  it.effect(title, () =>
+    Effect.forEach(tags, (tag): Effect.Effect<object, never, Stores.Stores> => tag).pipe(
+      Effect.flatMap((services) => body(Object.assign({}, ...services) as Merged<Tags>)),
+      Effect.provide(layer)
+    ))
+
+/** What an area of the suite registers its tests with. */
+export type Runner = ReturnType<typeof runner>

@@ -1,7 +1,8 @@
+import { BotStore, MessageStore, InboxStore, OutboxStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Either, Option, Redacted } from "effect"
 import {
-  type Test,
+  type Runner,
   t1,
   t2,
   botInput,
@@ -16,7 +17,8 @@ import {
 } from "./Fixtures.js"
 
 /** The conformance tests for the inbox: committed updates, the ingress offset and completions. */
-export const inbox = (test: Test): void => {
+export const inbox = (run: Runner): void => {
+  const test = run(BotStore.BotStore, MessageStore.MessageStore, InboxStore.InboxStore, OutboxStore.OutboxStore)
   describe("inbox", () => {
     test("ingressOffset is 0 until a batch is committed; commitUpdates stores the batch and raises it", (storage) =>
       Effect.gen(function*() {

@@ -1,7 +1,8 @@
+import { BotStore, RouteStore, MessageStore, TagStore, KeyStore, InboxStore, OutboxStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import {
-  type Test,
+  type Runner,
   t2,
   botInput,
   routeInput,
@@ -18,7 +19,8 @@ import {
 } from "./Fixtures.js"
 
 /** The conformance tests for isolation: what storage hands out is a copy. */
-export const isolation = (test: Test): void => {
+export const isolation = (run: Runner): void => {
+  const test = run(BotStore.BotStore, RouteStore.RouteStore, MessageStore.MessageStore, TagStore.TagStore, KeyStore.KeyStore, InboxStore.InboxStore, OutboxStore.OutboxStore)
   describe("isolation", () => {
     test("returned records are copies", (storage) =>
       Effect.gen(function*() {

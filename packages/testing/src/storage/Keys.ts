@@ -1,9 +1,11 @@
+import { BotStore, KeyStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { type Test, t0, t1, t2, botInput, keyInput, some } from "./Fixtures.js"
+import { type Runner, t0, t1, t2, botInput, keyInput, some } from "./Fixtures.js"
 
 /** The conformance tests for API keys. */
-export const apiKeys = (test: Test): void => {
+export const apiKeys = (run: Runner): void => {
+  const test = run(BotStore.BotStore, KeyStore.KeyStore)
   describe("api keys", () => {
     test("insertApiKey returns an enabled, unused key without its hash", (storage) =>
       Effect.gen(function*() {

@@ -1,9 +1,11 @@
+import { BotStore, MessageStore, TagStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { type Test, botInput, message, tagInput, ids } from "./Fixtures.js"
+import { type Runner, botInput, message, tagInput, ids } from "./Fixtures.js"
 
 /** The conformance tests for the message history. */
-export const messages = (test: Test): void => {
+export const messages = (run: Runner): void => {
+  const test = run(BotStore.BotStore, MessageStore.MessageStore, TagStore.TagStore)
   describe("messages", () => {
     test("saveMessage stores a message; optional fields are omitted when absent", (storage) =>
       Effect.gen(function*() {

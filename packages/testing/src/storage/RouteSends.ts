@@ -1,8 +1,8 @@
-import type { RouteSend, Storage } from "@botrelay/core"
+import { BotStore, InboxStore, MappingStore, OutboxStore, type RouteSend } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import {
-  type Test,
+  type Runner,
   t0,
   t1,
   t2,
@@ -17,11 +17,12 @@ import {
 } from "./Fixtures.js"
 
 /** The conformance tests for route sends and route mappings. */
-export const routeSends = (test: Test): void => {
+export const routeSends = (run: Runner): void => {
+  const test = run(BotStore.BotStore, MappingStore.MappingStore, InboxStore.InboxStore, OutboxStore.OutboxStore)
   describe("route sends", () => {
     /** Completes a fresh update of `sourceBotId` that queues `sends`, received at t2 so pruning keeps it. */
     const queue = (
-      storage: Storage.StorageService,
+      storage: InboxStore.InboxStoreService,
       sourceBotId: number,
       sends: ReadonlyArray<RouteSend.NewRouteSend>
     ) =>
@@ -36,10 +37,10 @@ export const routeSends = (test: Test): void => {
 
     const sent = (at: string): RouteSend.SendOutcome => ({ status: "sent", at })
 
-    const sendIds = (storage: Storage.StorageService, filter: Parameters<Storage.StorageService["listSends"]>[0]) =>
+    const sendIds = (storage: OutboxStore.OutboxStoreService, filter: Parameters<OutboxStore.OutboxStoreService["listSends"]>[0]) =>
       storage.listSends(filter).pipe(Effect.map(ids))
 
-    const produced = (storage: Storage.StorageService, chatId: number, messageId: number) =>
+    const produced = (storage: MappingStore.MappingStoreService, chatId: number, messageId: number) =>
       storage.findProduced(chatId, messageId).pipe(Effect.map(Option.map((m) => m.id)))
 
     test("completeUpdates queues route sends as pending, and completing again queues none", (storage) =>

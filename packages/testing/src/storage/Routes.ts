@@ -1,9 +1,11 @@
+import { BotStore, RouteStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { type Test, t0, botInput, routeInput, some, ids } from "./Fixtures.js"
+import { type Runner, t0, botInput, routeInput, some, ids } from "./Fixtures.js"
 
 /** The conformance tests for routes between bots. */
-export const routes = (test: Test): void => {
+export const routes = (run: Runner): void => {
+  const test = run(BotStore.BotStore, RouteStore.RouteStore)
   describe("routes", () => {
     test("insertRoute, findRoute, listRoutes, deleteRoute", (storage) =>
       Effect.gen(function*() {

@@ -1,9 +1,11 @@
+import { SettingsStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect } from "effect"
-import { type Test } from "./Fixtures.js"
+import { type Runner } from "./Fixtures.js"
 
 /** The conformance tests for settings. */
-export const settings = (test: Test): void => {
+export const settings = (run: Runner): void => {
+  const test = run(SettingsStore.SettingsStore)
   describe("settings", () => {
     test("are absent until written, then read back by name", (storage) =>
       Effect.gen(function*() {

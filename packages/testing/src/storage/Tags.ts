@@ -1,9 +1,11 @@
+import { TagStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { type Test, t0, t1, tagInput, ids } from "./Fixtures.js"
+import { type Runner, t0, t1, tagInput, ids } from "./Fixtures.js"
 
 /** The conformance tests for chat tags. */
-export const tags = (test: Test): void => {
+export const tags = (run: Runner): void => {
+  const test = run(TagStore.TagStore)
   describe("tags", () => {
     test("upsertTag assigns ids from 1 and keeps id and created_at on reassignment", (storage) =>
       Effect.gen(function*() {

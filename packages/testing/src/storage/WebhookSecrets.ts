@@ -1,9 +1,11 @@
+import { BotStore, InboxStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { type Test, botInput, plainBot, update, some } from "./Fixtures.js"
+import { type Runner, botInput, plainBot, update, some } from "./Fixtures.js"
 
 /** The conformance tests for webhook secrets. */
-export const webhookSecrets = (test: Test): void => {
+export const webhookSecrets = (run: Runner): void => {
+  const test = run(BotStore.BotStore, InboxStore.InboxStore)
   describe("webhook secrets", () => {
     test("set, get and clear a bot's webhook secret", (storage) =>
       Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import type { Storage } from "@botrelay/core"
+import { type Stores, StoreHealth } from "@botrelay/core"
 import { describe } from "@effect/vitest"
 import type { Layer } from "effect"
 import { bots } from "./storage/Bots.js"
@@ -16,27 +16,27 @@ import { settings } from "./storage/Settings.js"
 import { runner } from "./storage/Fixtures.js"
 
 /**
- * The storage conformance suite: every `StorageService` driver must pass it. `layer` must give a
- * fresh, empty storage each time it is built; every test builds it once. The tests live in
- * `./storage/`, one file per area.
+ * The store conformance suite: every driver must pass it. `layer` provides every store and must give
+ * fresh, empty stores each time it is built; every test builds it once. The tests live in
+ * `./storage/`, one file per store area, each asking for the stores it needs.
  */
-export const suite = (name: string, layer: Layer.Layer<Storage.Storage, unknown>): void => {
-  const test = runner(layer)
+export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>): void => {
+  const run = runner(layer)
 
   describe(`${name} storage`, () => {
-    bots(test)
-    routes(test)
-    messages(test)
-    tags(test)
-    apiKeys(test)
-    inbox(test)
-    webhookSecrets(test)
-    deliveries(test)
-    routeSends(test)
-    longPollBuffer(test)
-    isolation(test)
-    settings(test)
+    bots(run)
+    routes(run)
+    messages(run)
+    tags(run)
+    apiKeys(run)
+    inbox(run)
+    webhookSecrets(run)
+    deliveries(run)
+    routeSends(run)
+    longPollBuffer(run)
+    isolation(run)
+    settings(run)
 
-    test("ping succeeds", (storage) => storage.ping)
+    run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
   })
 }

@@ -1,7 +1,7 @@
 import type { LongPoll } from "@botrelay/core"
-import { Storage } from "@botrelay/core"
-import { Migrations, SecretKey, SqliteStorage } from "@botrelay/sqlite"
-import * as StorageSuite from "@botrelay/testing/StorageSuite"
+import { BotStore } from "@botrelay/core"
+import { Migrations, SecretKey, SqliteStores } from "@botrelay/sqlite"
+import * as StoreSuite from "@botrelay/testing/StoreSuite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Effect, Either, Layer, Option, Redacted } from "effect"
@@ -9,6 +9,7 @@ import { Kysely, Migrator, SqliteDialect } from "kysely"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { open } from "./Open.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "botrelay-sqlite-"))),
@@ -16,10 +17,11 @@ const tempDir = Effect.acquireRelease(
 )
 
 const freshFile = Layer.unwrapScoped(
-  Effect.map(tempDir, (dir) => SqliteStorage.layer({ filename: join(dir, "botrelay.db") }))
+  Effect.map(tempDir, (dir) => SqliteStores.layer({ filename: join(dir, "botrelay.db") }))
 )
 
-StorageSuite.suite("sqlite", freshFile)
+StoreSuite.suite("sqlite", freshFile)
+StoreSuite.suite("sqlite :memory:", SqliteStores.layer({ filename: ":memory:" }))
 
 const botInput = (n: number) => ({
   token: Redacted.make(`${n}:token-${n}`),
@@ -87,7 +89,7 @@ const recorded = (file: string) =>
     const host = new Database(file)
     yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
     const prepared: Array<string> = []
-    const database: SqliteStorage.SqliteDatabase = {
+    const database: SqliteStores.SqliteDatabase = {
       name: host.name,
       prepare: (sql) => {
         prepared.push(sql)
@@ -104,12 +106,12 @@ const queryPlan = (host: Database.Database, sql: string): Array<string> =>
     detail: string
   }>).map((row) => row.detail)
 
-describe("SqliteStorage", () => {
+describe("SqliteStores", () => {
   it.scoped("data survives closing and reopening the file", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
       yield* Effect.scoped(Effect.gen(function*() {
-        const storage = yield* SqliteStorage.make({ filename: file })
+        const storage = yield* open({ filename: file })
         const bot = yield* storage.insertBot(botInput(1))
         yield* storage.saveMessage(message(bot.id, -100, 1, 10))
         yield* storage.insertApiKey({
@@ -122,7 +124,7 @@ describe("SqliteStorage", () => {
         })
         yield* storage.deleteBot((yield* storage.insertBot(botInput(2))).id)
       }))
-      const storage = yield* SqliteStorage.make({ filename: file })
+      const storage = yield* open({ filename: file })
       const bot = Option.getOrThrow(yield* storage.findBotByToken("1:token-1"))
       assert.strictEqual(Redacted.value(bot.secret_token), "secret")
       assert.isTrue(bot.manage_enabled)
@@ -135,7 +137,7 @@ describe("SqliteStorage", () => {
 
   it.scoped("saveMessages saves the others when one cannot be saved, and fails", () =>
     Effect.gen(function*() {
-      const storage = yield* SqliteStorage.make({ filename: join(yield* tempDir, "botrelay.db") })
+      const storage = yield* open({ filename: join(yield* tempDir, "botrelay.db") })
       const bot = yield* storage.insertBot(botInput(1))
       const gone = yield* storage.insertBot(botInput(2))
       yield* storage.deleteBot(gone.id)
@@ -154,7 +156,7 @@ describe("SqliteStorage", () => {
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
       yield* Effect.scoped(Effect.gen(function*() {
-        const storage = yield* SqliteStorage.make({ filename: file })
+        const storage = yield* open({ filename: file })
         const bot = yield* storage.insertBot(botInput(1))
         assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(100), update(101), update(102)], 103), 3)
         yield* storage.completeUpdates([{
@@ -164,7 +166,7 @@ describe("SqliteStorage", () => {
           deliveries: [newDelivery(bot.id, 100)]
         }])
       }))
-      const storage = yield* SqliteStorage.make({ filename: file })
+      const storage = yield* open({ filename: file })
       assert.strictEqual(yield* storage.ingressOffset(1), 103)
       assert.deepStrictEqual(yield* storage.pendingUpdates(1, 10), [
         { bot_id: 1, ...update(101) },
@@ -200,7 +202,7 @@ describe("SqliteStorage", () => {
         .run("1:old")
       assert.isFalse(tableNames(host).includes("botrelay_inbox"))
 
-      const storage = yield* SqliteStorage.make({ database: host })
+      const storage = yield* open({ database: host })
       assert.deepStrictEqual(
         host.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(),
         Object.keys(Migrations.migrations(SecretKey.cipher(SecretKey.generate()))).sort()
@@ -248,7 +250,7 @@ describe("SqliteStorage", () => {
       insertTag.run(55, "lead")
       insertTag.run(77, "orphan")
 
-      const storage = yield* SqliteStorage.make({ database: host })
+      const storage = yield* open({ database: host })
       assert.deepStrictEqual(
         [-100, 55, 77].flatMap((chat) =>
           host.prepare("SELECT id, bot_id, chat_id, tag FROM botrelay_tags WHERE chat_id = ?").all(chat)
@@ -269,7 +271,7 @@ describe("SqliteStorage", () => {
   it.scoped("a completion that fails is a StorageError and is rolled back whole", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
-      const storage = yield* SqliteStorage.make({ filename: file })
+      const storage = yield* open({ filename: file })
       const bot = yield* storage.insertBot(botInput(1))
       yield* storage.commitUpdates(bot.id, [update(1)], 2)
       const result = yield* Effect.either(storage.completeUpdates([{
@@ -295,7 +297,7 @@ describe("SqliteStorage", () => {
   it.scoped("writes made together share a commit, and one that fails fails alone", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
-      const storage = yield* SqliteStorage.make({ filename: file })
+      const storage = yield* open({ filename: file })
       const a = yield* storage.insertBot(botInput(1))
       const b = yield* storage.insertBot(botInput(2))
       const [first, failing, second] = yield* Effect.all([
@@ -319,7 +321,7 @@ describe("SqliteStorage", () => {
   it.scoped("a batch that fails is a StorageError and nothing of it is applied", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
-      const storage = yield* SqliteStorage.make({ filename: file })
+      const storage = yield* open({ filename: file })
       const bot = yield* storage.insertBot(botInput(1))
       yield* storage.commitUpdates(bot.id, [update(1), update(2), update(3)], 4)
       const batch = [
@@ -348,14 +350,14 @@ describe("SqliteStorage", () => {
   it.scoped("migrations are recorded in botrelay_migrations and re-running them is a no-op", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
-      yield* Effect.scoped(SqliteStorage.make({ filename: file }))
+      yield* Effect.scoped(open({ filename: file }))
       const before = withRaw(file, (db) => ({
         applied: db.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(),
         schema: db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all()
       }))
       assert.deepStrictEqual(before.applied, Object.keys(Migrations.migrations(SecretKey.cipher(SecretKey.generate()))))
-      yield* Effect.scoped(SqliteStorage.make({ filename: file }))
-      yield* Effect.scoped(SqliteStorage.make({ filename: file }))
+      yield* Effect.scoped(open({ filename: file }))
+      yield* Effect.scoped(open({ filename: file }))
       const after = withRaw(file, (db) => ({
         applied: db.prepare("SELECT name FROM botrelay_migrations ORDER BY name").pluck().all(),
         schema: db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all()
@@ -387,7 +389,7 @@ describe("SqliteStorage", () => {
   it.scoped("a file is opened in WAL mode with foreign keys on", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
-      const storage = yield* SqliteStorage.make({ filename: file })
+      const storage = yield* open({ filename: file })
       yield* storage.ping
       assert.strictEqual(withRaw(file, (db) => db.pragma("journal_mode", { simple: true })), "wal")
       const error = yield* Effect.flip(storage.insertRoute({
@@ -407,9 +409,9 @@ describe("SqliteStorage", () => {
 
   it.scoped("':memory:' works and each build is a fresh database", () =>
     Effect.gen(function*() {
-      const first = yield* SqliteStorage.make({ filename: ":memory:" })
+      const first = yield* open({ filename: ":memory:" })
       yield* first.insertBot(botInput(1))
-      const second = yield* SqliteStorage.make({ filename: ":memory:" })
+      const second = yield* open({ filename: ":memory:" })
       assert.deepStrictEqual(yield* second.listBots, [])
       assert.strictEqual((yield* first.listBots).length, 1)
     }))
@@ -417,7 +419,7 @@ describe("SqliteStorage", () => {
   it.scoped("listing a chat's messages uses the index: no scan, no sort", () =>
     Effect.gen(function*() {
       const { host, prepared, database } = yield* recorded(join(yield* tempDir, "botrelay.db"))
-      const storage = yield* SqliteStorage.make({ database })
+      const storage = yield* open({ database })
       for (const n of [1, 2]) yield* storage.insertBot(botInput(n))
       for (let id = 1; id <= 300; id++) {
         yield* storage.saveMessage(message(1 + (id % 2), id % 3 === 0 ? -100 : 5, id, 1000 + (id % 17)))
@@ -452,7 +454,7 @@ describe("SqliteStorage", () => {
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
       const { host, prepared, database } = yield* recorded(file)
-      const storage = yield* SqliteStorage.make({ database })
+      const storage = yield* open({ database })
       for (const n of [1, 2, 3]) yield* storage.insertBot(botInput(n))
       for (const botId of [1, 2, 3]) {
         const updates = Array.from({ length: 200 }, (_, i) => update(1000 + i))
@@ -492,7 +494,7 @@ describe("SqliteStorage", () => {
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
       const { host, prepared, database } = yield* recorded(file)
-      const storage = yield* SqliteStorage.make({ database })
+      const storage = yield* open({ database })
       for (const n of [1, 2, 3]) yield* storage.insertBot(botInput(n))
       for (const botId of [1, 2, 3]) {
         const updates = Array.from({ length: 300 }, (_, i) => update(900_000_000 + i))
@@ -546,7 +548,7 @@ describe("SqliteStorage", () => {
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")
       yield* Effect.scoped(Effect.gen(function*() {
-        const storage = yield* SqliteStorage.make({ filename: file })
+        const storage = yield* open({ filename: file })
         const bot = yield* storage.insertBot(botInput(1))
         yield* storage.commitUpdates(bot.id, [update(7), update(8), update(9)], 10)
         yield* storage.completeUpdates([7, 8, 9].map((id) => ({
@@ -559,7 +561,7 @@ describe("SqliteStorage", () => {
         yield* storage.setAllowedUpdates(bot.id, ["message"])
         yield* storage.trimBuffered(bot.id, { max_updates: 2, before: "", at: "2025-01-02T00:00:00.000Z" })
       }))
-      const storage = yield* SqliteStorage.make({ filename: file })
+      const storage = yield* open({ filename: file })
       assert.deepStrictEqual(yield* storage.readBuffered(1, { offset: 0, limit: 10, types: { only: ["message"] } }), [
         { update_id: 8, payload: update(8).payload },
         { update_id: 9, payload: update(9).payload }
@@ -574,7 +576,7 @@ describe("SqliteStorage", () => {
   it.scoped("the pipeline's statements are prepared once, when the storage is made", () =>
     Effect.gen(function*() {
       const { prepared, database } = yield* recorded(join(yield* tempDir, "botrelay.db"))
-      const storage = yield* SqliteStorage.make({ database })
+      const storage = yield* open({ database })
       const bot = yield* storage.insertBot(botInput(1))
       prepared.length = 0
       for (let round = 0; round < 3; round++) {
@@ -622,11 +624,10 @@ describe("SqliteStorage", () => {
       const usersSql = host.prepare("SELECT sql FROM sqlite_master WHERE name = 'users'").pluck().get()
 
       yield* Effect.gen(function*() {
-        const storage = yield* Storage.Storage
-        const bot = yield* storage.insertBot(botInput(1))
+        const bot = yield* Effect.flatMap(BotStore.BotStore, (bots) => bots.insertBot(botInput(1)))
         assert.strictEqual(bot.id, 1)
         assert.strictEqual(host.pragma("foreign_keys", { simple: true }), 1)
-      }).pipe(Effect.provide(SqliteStorage.layer({ database: host })))
+      }).pipe(Effect.provide(SqliteStores.layer({ database: host })))
 
       assert.isTrue(host.open)
       assert.deepStrictEqual(host.prepare("SELECT id, email FROM users ORDER BY id").all(), [
@@ -637,7 +638,7 @@ describe("SqliteStorage", () => {
       assert.strictEqual(host.prepare("SELECT count(*) FROM botrelay_bots").pluck().get(), 1)
       assert.isTrue(tableNames(host).includes("users"))
 
-      const again = yield* SqliteStorage.make({ database: host })
+      const again = yield* open({ database: host })
       assert.strictEqual((yield* again.listBots).length, 1)
     }))
 
@@ -647,7 +648,7 @@ describe("SqliteStorage", () => {
       const host = new Database(file)
       yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
       host.exec("CREATE TABLE botrelay_tags (something_else TEXT)")
-      const error = yield* Effect.flip(SqliteStorage.make({ database: host }))
+      const error = yield* Effect.flip(open({ database: host }))
       assert.strictEqual(error._tag, "MigrationError")
       assert.include(error.message, "0001_init")
       assert.deepStrictEqual(
@@ -659,7 +660,7 @@ describe("SqliteStorage", () => {
   it.effect("a file that cannot be opened is a StorageError", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        Effect.scoped(SqliteStorage.make({ filename: join(tmpdir(), "botrelay-missing-dir", "x", "db.sqlite") }))
+        Effect.scoped(open({ filename: join(tmpdir(), "botrelay-missing-dir", "x", "db.sqlite") }))
       )
       assert.strictEqual(error._tag, "StorageError")
     }))

@@ -1,0 +1,51 @@
+import type { Effect, Option } from "effect"
+import { Context } from "effect"
+import type { StorageError } from "../Errors.js"
+import type { InboxUpdate, UpdateCompletion } from "../Inbox.js"
+
+/** The bots' ingress offsets and inbox of updates, and what finishing an update writes. */
+export interface InboxStoreService {
+  /** The offset the bot's next getUpdates asks for: 0 until a batch was committed. */
+  readonly ingressOffset: (botId: number) => Effect.Effect<number, StorageError>
+  /**
+   * In one transaction: adds the updates the inbox does not hold yet (by bot and update_id) and
+   * raises the bot's ingress offset to `nextOffset` (never lowers it). Returns how many were new.
+   */
+  readonly commitUpdates: (
+    botId: number,
+    updates: ReadonlyArray<Pick<InboxUpdate, "update_id" | "payload" | "received_at">>,
+    nextOffset: number
+  ) => Effect.Effect<number, StorageError>
+  /** The secret Telegram sends with the bot's webhook updates; `None` while no webhook is registered. */
+  readonly webhookSecret: (botId: number) => Effect.Effect<Option.Option<string>, StorageError>
+  /** Stores the bot's webhook secret; `undefined` clears it. */
+  readonly setWebhookSecret: (botId: number, secret: string | undefined) => Effect.Effect<void, StorageError>
+  /** The bot's unprocessed updates, by update_id ascending, at most `limit`. */
+  readonly pendingUpdates: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<InboxUpdate>, StorageError>
+  /**
+   * In one transaction for the whole batch: for each completion, saves the messages, queues the
+   * deliveries and route sends, adds the update to the bot's long-poll buffer (unless held there already) and marks
+   * the update processed. A completion whose update the inbox does not hold unprocessed is skipped,
+   * so completing twice is harmless.
+   */
+  readonly completeUpdates: (completions: ReadonlyArray<UpdateCompletion>) => Effect.Effect<void, StorageError>
+  /** How much of the bot's work is waiting: unprocessed updates plus pending deliveries. */
+  readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
+  /** Ids of bots with unprocessed updates, pending deliveries or pending route sends (work left from before a restart). */
+  readonly botsWithWork: Effect.Effect<ReadonlyArray<number>, StorageError>
+  /**
+   * Deletes finished work older than `before`: processed inbox updates received before it, delivered
+   * deliveries and sent route sends last updated before it, at most `limit` rows of each. Dead and
+   * pending ones stay. Returns how many rows went.
+   */
+  readonly pruneFinished: (
+    before: string,
+    limit: number
+  ) => Effect.Effect<
+    { readonly updates: number; readonly deliveries: number; readonly sends: number },
+    StorageError
+  >
+}
+
+/** The inbox; the host's driver provides it. */
+export class InboxStore extends Context.Tag("@botrelay/core/InboxStore")<InboxStore, InboxStoreService>() {}

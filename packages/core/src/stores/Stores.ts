@@ -1,0 +1,29 @@
+import type { BotStore } from "./BotStore.js"
+import type { BufferStore } from "./BufferStore.js"
+import type { InboxStore } from "./InboxStore.js"
+import type { KeyStore } from "./KeyStore.js"
+import type { MappingStore } from "./MappingStore.js"
+import type { MessageStore } from "./MessageStore.js"
+import type { OutboxStore } from "./OutboxStore.js"
+import type { RouteStore } from "./RouteStore.js"
+import type { SettingsStore } from "./SettingsStore.js"
+import type { StoreHealth } from "./StoreHealth.js"
+import type { TagStore } from "./TagStore.js"
+
+/**
+ * Every store a driver provides from one layer (`SqliteStores.layer`). Ids referenced by records (a
+ * route's bots, a key's bots) are checked by the services before they reach the stores; drivers must
+ * pass the conformance suite in `@botrelay/testing`.
+ */
+export type Stores =
+  | BotStore
+  | RouteStore
+  | MappingStore
+  | MessageStore
+  | TagStore
+  | KeyStore
+  | SettingsStore
+  | InboxStore
+  | BufferStore
+  | OutboxStore
+  | StoreHealth

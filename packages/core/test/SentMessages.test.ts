@@ -1,0 +1,58 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { Bot } from "@botrelay/core"
+import { SentMessages } from "@botrelay/core"
+import { Effect, Redacted } from "effect"
+import * as TestRuntime from "./TestRuntime.js"
+
+const botInput = (token: string, manage_enabled: boolean): Bot.BotRecordInput => ({
+  token: Redacted.make(token),
+  name: "",
+  source: "web",
+  manage_enabled,
+  proxy_enabled: false,
+  backend_url: "",
+  secret_token: Redacted.make(""),
+  long_poll_enabled: false,
+  description: "",
+  created_at: "2025-01-01T00:00:00.000Z"
+})
+
+const sent = (id: number, text: string) => ({
+  message_id: id,
+  date: 1_750_000_000,
+  chat: { id: 42, type: "private" },
+  from: { id: 7, is_bot: true, first_name: "bot" },
+  text
+})
+
+const history = (botId: number) =>
+  Effect.flatMap(TestRuntime.store, (storage) => storage.listMessages({ bot_id: botId, chat_id: 42, limit: 10, offset: 0 }))
+
+describe("SentMessages.capture", () => {
+  it.effect("keeps a bot's sends when it has manage_enabled, and what the API sent always", () =>
+    Effect.gen(function*() {
+      const storage = yield* TestRuntime.store
+      const managed = yield* storage.insertBot(botInput("7:managed", true))
+      const plain = yield* storage.insertBot(botInput("8:plain", false))
+      for (const origin of ["tgapi", "reply", "route"] as const) {
+        yield* SentMessages.capture([{ bot: plain, method: "sendmessage", params: {}, result: sent(1, origin) }], origin)
+        yield* SentMessages.capture([{ bot: managed, method: "sendmessage", params: {}, result: sent(2, origin) }], origin)
+        assert.isFalse(SentMessages.keeps(plain, origin))
+      }
+      assert.deepStrictEqual(yield* history(plain.id), [])
+      assert.deepStrictEqual((yield* history(managed.id)).map((m) => [m.id, m.text, m.direction]), [[2, "route", "out"]])
+
+      yield* SentMessages.captureSent(plain, [sent(3, "from the API")], "api")
+      assert.deepStrictEqual((yield* history(plain.id)).map((m) => [m.id, m.text]), [[3, "from the API"]])
+    }).pipe(Effect.provide(TestRuntime.storage)))
+
+  it.effect("a reply that deletes marks the stored message deleted; answers that are not messages change nothing", () =>
+    Effect.gen(function*() {
+      const storage = yield* TestRuntime.store
+      const bot = yield* storage.insertBot(botInput("7:managed", true))
+      yield* SentMessages.captureSent(bot, [sent(5, "hello")], "reply")
+      yield* SentMessages.capture([{ bot, method: "deletemessage", params: { chat_id: 42, message_id: 5 }, result: true }], "reply")
+      yield* SentMessages.capture([{ bot, method: "sendmessage", params: {}, result: { not: "a message" } }], "reply")
+      assert.deepStrictEqual((yield* history(bot.id)).map((m) => [m.id, m.deleted]), [[5, true]])
+    }).pipe(Effect.provide(TestRuntime.storage)))
+})

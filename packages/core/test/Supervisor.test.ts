@@ -1,0 +1,231 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Bot, Events, Bots, Route, Routes, type Stores, Supervisor, Webhook } from "@botrelay/core"
+import { TelegramClient } from "@botrelay/telegram"
+import { Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
+import * as TestRuntime from "./TestRuntime.js"
+
+// The supervisor on a TestClock: which bots it polls as bots and routes change, and the work it picks up at start.
+
+const publicUrl = "https://relay.example"
+
+/**
+ * A Telegram whose getUpdates holds until interrupted; it counts the polls held per token and records
+ * every call with its token.
+ */
+const holdingTelegram = () => {
+  const held = new Map<string, number>()
+  const calls: Array<{ readonly method: string; readonly token: string; readonly params: unknown }> = []
+  const record = (method: string, token: Redacted.Redacted<string>, params?: unknown) =>
+    Effect.sync(() => void calls.push({ method, token: Redacted.value(token), params }))
+  const service = {
+    getMe: (token: Redacted.Redacted<string>) =>
+      Effect.as(record("getMe", token), {
+        id: Number(Redacted.value(token).split(":")[0]),
+        is_bot: true,
+        first_name: "Bot",
+        username: `bot_${Redacted.value(token).split(":")[0]}`
+      }),
+    getUpdates: (token: Redacted.Redacted<string>, params: unknown) =>
+      Effect.zipRight(
+        record("getUpdates", token, params),
+        Effect.acquireUseRelease(
+          Effect.sync(() => held.set(Redacted.value(token), (held.get(Redacted.value(token)) ?? 0) + 1)),
+          () => Effect.never,
+          () => Effect.sync(() => held.set(Redacted.value(token), held.get(Redacted.value(token))! - 1))
+        )
+      ),
+    setWebhook: (token: Redacted.Redacted<string>, params: unknown) => Effect.as(record("setWebhook", token, params), true),
+    deleteWebhook: (token: Redacted.Redacted<string>, params: unknown) =>
+      Effect.as(record("deleteWebhook", token, params), true)
+  } as unknown as TelegramClient.Service
+  return {
+    held: (token: string) => held.get(token) ?? 0,
+    calls: (method: string, token: string) => calls.filter((c) => c.method === method && c.token === token),
+    layer: Layer.succeed(TelegramClient.TelegramClient, service)
+  }
+}
+
+const newBot = (token: string, fields: Partial<Bot.NewBot> = {}) =>
+  Schema.decodeUnknownSync(Bot.NewBot)({ token, ...fields })
+
+const options: Supervisor.Options = { ...Supervisor.defaults, publicUrl }
+
+/** Runs `body` with a started supervisor on fresh storage and the given Telegram and backend. */
+const run = <A, E>(
+  telegram: ReturnType<typeof holdingTelegram>,
+  body: Effect.Effect<A, E, Bots.Bots | Routes.Routes | Events.Events | Stores.Stores>,
+  http = TestRuntime.backend()
+) =>
+  Effect.gen(function*() {
+    yield* Supervisor.run(options)
+    return yield* body
+  }).pipe(
+    Effect.provide(TestRuntime.runtime(telegram.layer, http.layer)),
+    Effect.provideService(Webhook.PublicUrl, Option.some(publicUrl)),
+    Effect.provide(Logger.remove(Logger.defaultLogger))
+  )
+
+const running = (botId: number) => Effect.map(Events.Events, (events) => events.isRunning(botId))
+
+describe("Supervisor on a TestClock", () => {
+  it.scoped("polls an added bot that needs updates, identifying it first; a send-only bot is not polled", () => {
+    const tg = holdingTelegram()
+    return run(tg, Effect.gen(function*() {
+      const bots = yield* Bots.Bots
+      const managed = yield* bots.add(newBot("1:one", { manage_enabled: true }))
+      const idle = yield* bots.add(newBot("2:two"))
+      yield* TestRuntime.until(() => tg.held("1:one") === 1)
+      assert.strictEqual(tg.held("1:one"), 1)
+      assert.strictEqual(tg.held("2:two"), 0)
+      assert.strictEqual(tg.calls("getMe", "1:one").length, 1)
+      assert.deepStrictEqual(tg.calls("getMe", "2:two"), [])
+      assert.isTrue(yield* running(managed.id))
+      assert.isFalse(yield* running(idle.id))
+      assert.strictEqual((yield* bots.get(managed.id)).username, "bot_1")
+    }))
+  })
+
+  it.scoped("disabling stops the poller at once; enabling starts it again", () => {
+    const tg = holdingTelegram()
+    return run(tg, Effect.gen(function*() {
+      const bots = yield* Bots.Bots
+      const bot = yield* bots.add(newBot("1:one", { proxy_enabled: true, backend_url: "http://backend.example/hook" }))
+      yield* TestRuntime.until(() => tg.held("1:one") === 1)
+      yield* bots.toggleDisabled(bot.id)
+      yield* TestRuntime.until(() => tg.held("1:one") === 0)
+      assert.strictEqual(tg.held("1:one"), 0)
+      assert.isFalse(yield* running(bot.id))
+      yield* TestRuntime.until(() => false)
+      assert.strictEqual(tg.calls("getUpdates", "1:one").length, 1, "no poll while disabled")
+      yield* bots.toggleDisabled(bot.id)
+      yield* TestRuntime.until(() => tg.held("1:one") === 1)
+      assert.strictEqual(tg.held("1:one"), 1)
+      assert.strictEqual(tg.calls("getUpdates", "1:one").length, 2)
+      assert.isTrue(yield* running(bot.id))
+    }))
+  })
+
+  it.scoped("webhook mode on stops polling and registers the webhook; off deletes it, forgets the secret and polls", () => {
+    const tg = holdingTelegram()
+    return run(tg, Effect.gen(function*() {
+      const bots = yield* Bots.Bots
+      const storage = yield* TestRuntime.store
+      const bot = yield* bots.add(newBot("1:one", { manage_enabled: true }))
+      yield* TestRuntime.until(() => tg.held("1:one") === 1)
+
+      yield* bots.update({ id: bot.id, webhook_mode: true })
+      yield* TestRuntime.until(() => tg.calls("setWebhook", "1:one").length === 1 && tg.held("1:one") === 0)
+      assert.strictEqual(tg.held("1:one"), 0)
+      const [registered] = tg.calls("setWebhook", "1:one")
+      const params = registered!.params as { readonly url: string; readonly secret_token: Redacted.Redacted<string> }
+      assert.strictEqual(params.url, `${publicUrl}/telegram/webhook/${bot.id}`)
+      const secret = yield* storage.webhookSecret(bot.id)
+      assert.deepStrictEqual(secret, Option.some(Redacted.value(params.secret_token)))
+      yield* TestRuntime.until(() => false)
+      assert.isTrue(yield* running(bot.id))
+
+      yield* bots.update({ id: bot.id, webhook_mode: false })
+      yield* TestRuntime.until(() => tg.held("1:one") === 1)
+      const removed = tg.calls("deleteWebhook", "1:one")
+      assert.strictEqual(removed.length, 1)
+      assert.notStrictEqual((removed[0]!.params as { drop_pending_updates?: boolean }).drop_pending_updates, true)
+      assert.isTrue(Option.isNone(yield* storage.webhookSecret(bot.id)))
+      assert.strictEqual(tg.held("1:one"), 1)
+      assert.isTrue(yield* running(bot.id))
+    }))
+  })
+
+  it.scoped("deleting a bot stops its poller; a new token restarts the poller with it", () => {
+    const tg = holdingTelegram()
+    return run(tg, Effect.gen(function*() {
+      const bots = yield* Bots.Bots
+      const kept = yield* bots.add(newBot("1:one", { manage_enabled: true }))
+      const gone = yield* bots.add(newBot("2:two", { long_poll_enabled: true }))
+      yield* TestRuntime.until(() => tg.held("1:one") === 1 && tg.held("2:two") === 1)
+
+      yield* bots.remove(gone.id)
+      yield* TestRuntime.until(() => tg.held("2:two") === 0)
+      assert.strictEqual(tg.held("2:two"), 0)
+      assert.isFalse(yield* running(gone.id))
+
+      yield* bots.update({ id: kept.id, token: Redacted.make("1:renewed") })
+      yield* TestRuntime.until(() => tg.held("1:renewed") === 1)
+      assert.strictEqual(tg.held("1:one"), 0)
+      assert.strictEqual(tg.held("1:renewed"), 1)
+      assert.strictEqual(tg.calls("getMe", "1:renewed").length, 1)
+      assert.isTrue(yield* running(kept.id))
+    }))
+  })
+
+  it.scoped("an enabled route makes its send-only bots polled; disabling or removing it stops them", () => {
+    const tg = holdingTelegram()
+    return run(tg, Effect.gen(function*() {
+      const bots = yield* Bots.Bots
+      const routes = yield* Routes.Routes
+      const source = yield* bots.add(newBot("1:one"))
+      const target = yield* bots.add(newBot("2:two"))
+      const input = { source_bot_id: source.id, target_bot_id: target.id, action: "copy" }
+      const route = yield* routes.add(Schema.decodeUnknownSync(Route.NewRoute)(input))
+      yield* TestRuntime.until(() => tg.held("1:one") === 1 && tg.held("2:two") === 1)
+      assert.strictEqual(tg.held("1:one"), 1)
+      assert.strictEqual(tg.held("2:two"), 1, "the target is polled for the reverse path")
+
+      yield* routes.update(Schema.decodeUnknownSync(Route.RouteUpdate)({ ...input, id: route.id, enabled: false }))
+      yield* TestRuntime.until(() => tg.held("1:one") === 0 && tg.held("2:two") === 0)
+      assert.strictEqual(tg.held("1:one") + tg.held("2:two"), 0)
+
+      yield* routes.update(Schema.decodeUnknownSync(Route.RouteUpdate)({ ...input, id: route.id }))
+      yield* TestRuntime.until(() => tg.held("1:one") === 1 && tg.held("2:two") === 1)
+      yield* routes.remove(route.id)
+      yield* TestRuntime.until(() => tg.held("1:one") === 0 && tg.held("2:two") === 0)
+      assert.strictEqual(tg.held("1:one") + tg.held("2:two"), 0)
+      assert.isFalse(yield* running(source.id))
+    }))
+  })
+
+  it.effect("picks up work left from before at start: unprocessed updates are processed and pending deliveries made", () => {
+    const tg = holdingTelegram()
+    const http = TestRuntime.backend()
+    const input = (token: string): Bot.BotRecordInput => ({
+      token: Redacted.make(token),
+      name: "",
+      source: "web",
+      manage_enabled: false,
+      proxy_enabled: true,
+      backend_url: "http://backend.example/hook",
+      secret_token: Redacted.make(""),
+      long_poll_enabled: false,
+      description: "",
+      created_at: "2025-01-01T00:00:00.000Z"
+    })
+    const update = (update_id: number) => ({ update_id, payload: `{"update_id":${update_id}}`, received_at: "" })
+    return Effect.gen(function*() {
+      const storage = yield* TestRuntime.store
+      const unprocessed = yield* storage.insertBot(input("1:one"))
+      const undelivered = yield* storage.insertBot(input("2:two"))
+      yield* storage.commitUpdates(unprocessed.id, [update(10), update(11)], 12)
+      yield* storage.commitUpdates(undelivered.id, [update(20)], 21)
+      yield* storage.completeUpdates([{
+        bot_id: undelivered.id,
+        update_id: 20,
+        messages: [],
+        deliveries: [{ bot_id: undelivered.id, update_id: 20, url: undelivered.backend_url, payload: update(20).payload, created_at: "" }]
+      }])
+      assert.deepStrictEqual([...(yield* storage.botsWithWork)].sort(), [unprocessed.id, undelivered.id])
+
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* Supervisor.run(options)
+        yield* TestRuntime.until(() => http.received.length === 3)
+        yield* TestRuntime.followed
+      }))
+      assert.deepStrictEqual([...http.received].sort(), [10, 11, 20])
+      assert.deepStrictEqual(yield* storage.pendingUpdates(unprocessed.id, 10), [])
+      const statuses = yield* storage.listDeliveries({ limit: 10 })
+      assert.deepStrictEqual(statuses.map((d) => [d.update_id, d.status]).sort(), [[10, "delivered"], [11, "delivered"], [20, "delivered"]])
+      assert.deepStrictEqual(yield* storage.botsWithWork, [])
+    }).pipe(
+      Effect.provide(TestRuntime.runtime(tg.layer, http.layer)),
+      Effect.provide(Logger.remove(Logger.defaultLogger))
+    )
+  })
+})

@@ -1,0 +1,130 @@
+import type { Message } from "@botrelay/core"
+import type { Kysely } from "kysely"
+import { bit } from "./Columns.js"
+import type { Database, MessagesTable } from "./Tables.js"
+
+/** The columns of a message besides its key (bot, chat, id), in the order of `Message`'s fields. */
+export const messageColumns = [
+  "user_id",
+  "username",
+  "first_name",
+  "last_name",
+  "text",
+  "date",
+  "media_type",
+  "file_id",
+  "reply_to_message_id",
+  "direction",
+  "edit_date",
+  "deleted"
+] as const satisfies ReadonlyArray<keyof MessagesTable>
+
+/** The columns of a message page: bot and chat come from the query. */
+export const pageColumns = ["id", ...messageColumns] as const
+
+/** A message of one chat from a raw row of `pageColumns`; optional fields only when set. */
+export const toMessage = (botId: number, chatId: number, r: ReadonlyArray<any>): Message.Message => {
+  const message: { -readonly [K in keyof Message.Message]: Message.Message[K] } = {
+    id: r[0],
+    chat_id: chatId,
+    bot_id: botId,
+    user_id: r[1],
+    username: r[2],
+    first_name: r[3],
+    last_name: r[4],
+    text: r[5],
+    date: r[6],
+    direction: r[10],
+    edit_date: r[11],
+    deleted: r[12] === 1
+  }
+  if (r[7] !== null) message.media_type = r[7]
+  if (r[8] !== null) message.file_id = r[8]
+  if (r[9] !== null) message.reply_to_message_id = r[9]
+  return message
+}
+
+/** One chat's messages, newest first. */
+export const messagePage = (db: Kysely<Database>, botId: number, chatId: number, limit: number, offset: number) =>
+  db.selectFrom("botrelay_messages").select(pageColumns)
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .orderBy("date", "desc")
+    .orderBy("id", "desc")
+    .limit(limit)
+    .offset(offset)
+
+/** One message by its key, in `pageColumns`. */
+export const findMessage = (db: Kysely<Database>, botId: number, chatId: number, id: number) =>
+  db.selectFrom("botrelay_messages").select(pageColumns)
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("id", "=", id)
+
+/** Inserts or replaces a message; the parameters are its fields in `saveMessageParameters` order. */
+export const saveMessage = (
+  db: Kysely<Database>,
+  botId: number,
+  chatId: number,
+  id: number,
+  userId: number,
+  username: string,
+  firstName: string,
+  lastName: string,
+  text: string,
+  date: number,
+  mediaType: string | null,
+  fileId: string | null,
+  replyToMessageId: number | null,
+  direction: "in" | "out",
+  editDate: number,
+  deleted: number
+) =>
+  db.insertInto("botrelay_messages").values({
+    bot_id: botId,
+    chat_id: chatId,
+    id,
+    user_id: userId,
+    username,
+    first_name: firstName,
+    last_name: lastName,
+    text,
+    date,
+    media_type: mediaType,
+    file_id: fileId,
+    reply_to_message_id: replyToMessageId,
+    direction,
+    edit_date: editDate,
+    deleted
+  }).onConflict((oc) =>
+    oc.columns(["bot_id", "chat_id", "id"]).doUpdateSet((eb) =>
+      Object.fromEntries(messageColumns.map((column) => [column, eb.ref(`excluded.${column}`)]))
+    )
+  )
+
+/** The parameters of `saveMessage` for a message. */
+export const saveMessageParameters = (m: Message.Message) =>
+  [
+    m.bot_id,
+    m.chat_id,
+    m.id,
+    m.user_id,
+    m.username,
+    m.first_name,
+    m.last_name,
+    m.text,
+    m.date,
+    m.media_type ?? null,
+    m.file_id ?? null,
+    m.reply_to_message_id ?? null,
+    m.direction,
+    m.edit_date,
+    bit(m.deleted)
+  ] as const
+
+/** Marks the messages of a chat with these ids deleted. */
+export const markDeleted = (db: Kysely<Database>, botId: number, chatId: number, ids: ReadonlyArray<number>) =>
+  db.updateTable("botrelay_messages").set({ deleted: 1 })
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("id", "in", [...new Set(ids)])

@@ -1,0 +1,122 @@
+import type { Inbox, InboxStore } from "@botrelay/core"
+import { BufferQueries, InboxQueries, OutboxQueries, type Tables } from "@botrelay/sql"
+import type { Kysely } from "kysely"
+import { sql } from "kysely"
+import { Option } from "effect"
+import { attempt, compileAll, type Connection, db } from "./SqliteConnection.js"
+import { messageWriter } from "./SqliteMessageStore.js"
+
+/** The oldest processed inbox rows received before a time, oldest first (rowid order is arrival order). */
+const pruneUpdates = (db: Kysely<Tables.Database>, before: string, limit: number) =>
+  db.deleteFrom("botrelay_inbox").where(sql<number>`rowid`, "in", (eb) =>
+    eb.selectFrom("botrelay_inbox")
+      .select(sql<number>`rowid`.as("row"))
+      .where("processed", "=", sql.lit(1))
+      .where("received_at", "<", before)
+      .limit(limit))
+
+const queries = compileAll({
+  ingressOffset: InboxQueries.ingressOffset,
+  insertUpdate: InboxQueries.insertUpdate,
+  raiseOffset: InboxQueries.raiseOffset,
+  pendingUpdates: InboxQueries.pendingUpdates,
+  markProcessed: InboxQueries.markProcessed,
+  backlog: InboxQueries.backlog,
+  queueDelivery: OutboxQueries.queueDelivery,
+  queueSend: OutboxQueries.queueSend,
+  insertBuffered: BufferQueries.insertBuffered,
+  pruneUpdates,
+  pruneDeliveries: OutboxQueries.pruneDeliveries,
+  pruneSends: OutboxQueries.pruneSends
+})
+
+/** The `InboxStore` on SQLite: the pipeline's writes go through the group commit. */
+export const make = (c: Connection): InboxStore.InboxStoreService => {
+  const hot = c.prepareAll(queries)
+  const saveMessage = messageWriter(c)
+
+  const commitUpdates = c.transaction(
+    (
+      botId: number,
+      updates: ReadonlyArray<Pick<Inbox.InboxUpdate, "update_id" | "payload" | "received_at">>,
+      nextOffset: number
+    ): number => {
+      let added = 0
+      for (const update of updates) {
+        added += hot.insertUpdate.run(botId, update.update_id, update.payload, update.received_at)
+      }
+      hot.raiseOffset.run(botId, nextOffset)
+      return added
+    }
+  )
+
+  const completeUpdates = c.transaction((completions: ReadonlyArray<Inbox.UpdateCompletion>): void => {
+    for (const completion of completions) {
+      if (hot.markProcessed.run(completion.bot_id, completion.update_id) === 0) continue
+      for (const message of completion.messages) saveMessage(message)
+      for (const d of completion.deliveries) {
+        hot.queueDelivery.run(d.bot_id, d.update_id, d.url, d.payload, d.created_at, d.created_at, d.created_at)
+      }
+      for (const r of completion.sends ?? []) {
+        hot.queueSend.run(
+          r.bot_id,
+          r.kind,
+          r.route_id,
+          r.source_bot_id,
+          r.update_id,
+          r.from_chat_id,
+          r.message_id,
+          r.chat_id,
+          r.reply_to_message_id,
+          r.hop,
+          r.created_at,
+          r.created_at,
+          r.created_at
+        )
+      }
+      const b = completion.buffer
+      if (b !== undefined) {
+        hot.insertBuffered.run(completion.bot_id, completion.update_id, b.type, b.payload, b.created_at)
+      }
+    }
+  })
+
+  return {
+    ingressOffset: (botId) => attempt("ingressOffset", () => hot.ingressOffset.all(botId)[0]?.offset ?? 0),
+
+    commitUpdates: (botId, updates, nextOffset) =>
+      c.groupCommit("commitUpdates", () => commitUpdates(botId, updates, nextOffset)),
+
+    webhookSecret: (botId) =>
+      attempt("webhookSecret", () =>
+        Option.map(
+          Option.fromNullable(c.all(InboxQueries.webhookSecret(db, botId))[0]?.secret),
+          (secret) => c.cipher.decrypt("webhook_secret", secret)
+        )),
+
+    setWebhookSecret: (botId, secret) =>
+      attempt("setWebhookSecret", () => {
+        c.run(
+          secret === undefined
+            ? InboxQueries.clearWebhookSecret(db, botId)
+            : InboxQueries.setWebhookSecret(db, botId, c.cipher.encrypt("webhook_secret", secret))
+        )
+      }),
+
+    pendingUpdates: (botId, limit) =>
+      attempt("pendingUpdates", () => hot.pendingUpdates.all(botId, limit).map(InboxQueries.toInboxUpdate)),
+
+    completeUpdates: (completions) => c.groupCommit("completeUpdates", () => completeUpdates(completions)),
+
+    backlog: (botId) => attempt("backlog", () => hot.backlog.all(botId, botId)[0]!.backlog),
+
+    pruneFinished: (before, limit) =>
+      c.groupCommit("pruneFinished", () => ({
+        updates: hot.pruneUpdates.run(before, limit),
+        deliveries: hot.pruneDeliveries.run(before, limit),
+        sends: hot.pruneSends.run(before, limit)
+      })),
+
+    botsWithWork: attempt("botsWithWork", () => c.all(InboxQueries.botsWithWork(db)).map((r) => r.bot_id))
+  }
+}

@@ -1,0 +1,52 @@
+import type { ApiKey, KeyStore } from "@botrelay/core"
+import { KeyQueries } from "@botrelay/sql"
+import { attempt, type Connection, db, first } from "./SqliteConnection.js"
+
+/** The `KeyStore` on SQLite: a key's bots are rows of `botrelay_api_key_bots`. */
+export const make = (c: Connection): KeyStore.KeyStoreService => {
+  const withBotIds = (row: KeyQueries.ApiKeyRow): ApiKey.ApiKey =>
+    KeyQueries.toApiKey(row, c.all(KeyQueries.botIdsOf(db, row.id)).map((r) => r.bot_id))
+
+  const insertApiKey = c.transaction((input: ApiKey.ApiKeyRecordInput): ApiKey.ApiKey => {
+    const row = c.all(KeyQueries.insertApiKey(db, input))[0]!
+    const botIds = Array.from(new Set(input.bot_ids)).sort((a, b) => a - b)
+    for (const botId of botIds) c.run(KeyQueries.linkBot(db, row.id, botId))
+    return KeyQueries.toApiKey(row, botIds)
+  })
+
+  const deleteApiKey = c.transaction((id: number): boolean => {
+    const [links, key] = KeyQueries.deleteApiKey(db, id)
+    c.run(links)
+    return c.run(key) > 0
+  })
+
+  return {
+    insertApiKey: (input) => attempt("insertApiKey", () => insertApiKey(input)),
+
+    listApiKeys: attempt("listApiKeys", () => {
+      const keys = c.all(KeyQueries.listApiKeys(db))
+      const botIds = new Map<number, Array<number>>()
+      for (const link of c.all(KeyQueries.listLinks(db))) {
+        const ids = botIds.get(link.api_key_id)
+        if (ids === undefined) botIds.set(link.api_key_id, [link.bot_id])
+        else ids.push(link.bot_id)
+      }
+      return keys.map((key) => KeyQueries.toApiKey(key, botIds.get(key.id) ?? []))
+    }),
+
+    findApiKey: (id) => attempt("findApiKey", () => first(c.all(KeyQueries.findApiKey(db, id)), withBotIds)),
+
+    findApiKeyByHash: (hash) =>
+      attempt("findApiKeyByHash", () => first(c.all(KeyQueries.findApiKeyByHash(db, hash)), withBotIds)),
+
+    setApiKeyEnabled: (id, enabled) =>
+      attempt("setApiKeyEnabled", () => first(c.all(KeyQueries.setApiKeyEnabled(db, id, enabled)), withBotIds)),
+
+    touchApiKey: (id, at) =>
+      attempt("touchApiKey", () => {
+        c.run(KeyQueries.touchApiKey(db, id, at))
+      }),
+
+    deleteApiKey: (id) => attempt("deleteApiKey", () => deleteApiKey(id))
+  }
+}

@@ -1,0 +1,92 @@
+import type { Delivery, OutboxStore, RouteSend } from "@botrelay/core"
+import { Columns, MappingQueries, OutboxQueries } from "@botrelay/sql"
+import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
+
+const queries = compileAll({
+  nextDeliveries: OutboxQueries.nextDeliveries,
+  delivered: OutboxQueries.delivered,
+  retryLater: OutboxQueries.retryLater("botrelay_deliveries"),
+  dead: OutboxQueries.dead("botrelay_deliveries"),
+  nextSends: OutboxQueries.nextSends,
+  sent: OutboxQueries.sent,
+  sendLater: OutboxQueries.retryLater("botrelay_route_sends"),
+  sendDead: OutboxQueries.dead("botrelay_route_sends"),
+  insertMapping: MappingQueries.insertMapping
+})
+
+/** The `OutboxStore` on SQLite: attempts are recorded through the group commit. */
+export const make = (c: Connection): OutboxStore.OutboxStoreService => {
+  const hot = c.prepareAll(queries)
+
+  const recordAttempts = c.transaction((attempts: ReadonlyArray<readonly [number, Delivery.DeliveryOutcome]>) => {
+    for (const [id, outcome] of attempts) {
+      switch (outcome.status) {
+        case "delivered":
+          hot.delivered.run(outcome.at, id)
+          break
+        case "pending":
+          hot.retryLater.run(outcome.next_attempt_at, outcome.last_error, outcome.at, id)
+          break
+        case "dead":
+          hot.dead.run(outcome.last_error, outcome.at, id)
+          break
+      }
+    }
+  })
+
+  const recordSend = c.transaction(
+    (id: number, outcome: RouteSend.SendOutcome, mappings: ReadonlyArray<RouteSend.NewRouteMapping>): void => {
+      let changed: number
+      switch (outcome.status) {
+        case "sent":
+          changed = hot.sent.run(outcome.at, id)
+          break
+        case "pending":
+          changed = hot.sendLater.run(outcome.next_attempt_at, outcome.last_error, outcome.at, id)
+          break
+        case "dead":
+          changed = hot.sendDead.run(outcome.last_error, outcome.at, id)
+          break
+      }
+      if (changed === 0) return
+      for (const m of mappings) {
+        hot.insertMapping.run(
+          m.route_id,
+          m.source_bot_id,
+          m.source_chat_id,
+          m.source_message_id,
+          m.target_bot_id,
+          m.target_chat_id,
+          m.target_message_id,
+          m.hop,
+          Columns.bit(m.reversible),
+          m.created_at
+        )
+      }
+    }
+  )
+
+  return {
+    nextDeliveries: (botId, limit) =>
+      attempt("nextDeliveries", () => hot.nextDeliveries.all(botId, limit).map(OutboxQueries.toDelivery)),
+
+    recordAttempts: (attempts) => c.groupCommit("recordAttempts", () => recordAttempts(attempts)),
+
+    listDeliveries: (filter) =>
+      attempt("listDeliveries", () => c.all(OutboxQueries.listDeliveries(db, filter)).map(OutboxQueries.toDelivery)),
+
+    retryDelivery: (id, at) =>
+      attempt("retryDelivery", () => first(c.all(OutboxQueries.retryDelivery(db, id, at)), OutboxQueries.toDelivery)),
+
+    retargetDeliveries: (botId, url, at) =>
+      attempt("retargetDeliveries", () => c.run(OutboxQueries.retargetDeliveries(db, botId, url, at))),
+
+    nextSends: (botId, limit) =>
+      attempt("nextSends", () => hot.nextSends.all(botId, limit).map(OutboxQueries.toRouteSend)),
+
+    recordSend: (id, outcome, mappings) => c.groupCommit("recordSend", () => recordSend(id, outcome, mappings)),
+
+    listSends: (filter) =>
+      attempt("listSends", () => c.all(OutboxQueries.listSends(db, filter)).map(OutboxQueries.toRouteSend))
+  }
+}

@@ -1,0 +1,137 @@
+import type { Stores } from "@botrelay/core"
+import {
+  BotStore,
+  BufferStore,
+  Errors,
+  InboxStore,
+  KeyStore,
+  MappingStore,
+  MessageStore,
+  OutboxStore,
+  RouteStore,
+  SettingsStore,
+  StoreHealth,
+  TagStore
+} from "@botrelay/core"
+import type { Scope } from "effect"
+import { Context, Effect, Layer } from "effect"
+import * as SecretKey from "./SecretKey.js"
+import * as SqliteBotStore from "./SqliteBotStore.js"
+import * as SqliteBufferStore from "./SqliteBufferStore.js"
+import type { MigrationError, Options, SecretKeyError } from "./SqliteConnection.js"
+import { attempt, connection, openWithKey, overwriting } from "./SqliteConnection.js"
+import * as SqliteInboxStore from "./SqliteInboxStore.js"
+import * as SqliteKeyStore from "./SqliteKeyStore.js"
+import * as SqliteMappingStore from "./SqliteMappingStore.js"
+import * as SqliteMessageStore from "./SqliteMessageStore.js"
+import * as SqliteOutboxStore from "./SqliteOutboxStore.js"
+import * as SqliteRouteStore from "./SqliteRouteStore.js"
+import * as SqliteSettingsStore from "./SqliteSettingsStore.js"
+import * as SqliteTagStore from "./SqliteTagStore.js"
+
+export {
+  type DatabaseOptions,
+  type FileOptions,
+  type KeyOptions,
+  MigrationError,
+  type Options,
+  type SecretKeyError,
+  type SqliteDatabase,
+  type SqliteStatement
+} from "./SqliteConnection.js"
+
+/**
+ * Opens (or adopts) the database, brings the `botrelay_*` tables up to date and returns every store on
+ * it. A database opened from a filename is closed when the scope closes; an adopted one is left open.
+ */
+export const make = (
+  options: Options
+): Effect.Effect<Context.Context<Stores.Stores>, MigrationError | SecretKeyError | Errors.StorageError, Scope.Scope> =>
+  Effect.map(openWithKey(options), ({ cipher, sqlite }) => {
+    const c = connection(sqlite, cipher)
+    return Context.empty().pipe(
+      Context.add(BotStore.BotStore, SqliteBotStore.make(c)),
+      Context.add(RouteStore.RouteStore, SqliteRouteStore.make(c)),
+      Context.add(MappingStore.MappingStore, SqliteMappingStore.make(c)),
+      Context.add(MessageStore.MessageStore, SqliteMessageStore.make(c)),
+      Context.add(TagStore.TagStore, SqliteTagStore.make(c)),
+      Context.add(KeyStore.KeyStore, SqliteKeyStore.make(c)),
+      Context.add(SettingsStore.SettingsStore, SqliteSettingsStore.make(c)),
+      Context.add(InboxStore.InboxStore, SqliteInboxStore.make(c)),
+      Context.add(BufferStore.BufferStore, SqliteBufferStore.make(c)),
+      Context.add(OutboxStore.OutboxStore, SqliteOutboxStore.make(c)),
+      Context.add(StoreHealth.StoreHealth, {
+        ping: attempt("ping", () => {
+          c.statement("SELECT 1").all()
+        })
+      })
+    )
+  })
+
+/** Every store on SQLite: a file the layer opens and closes, or a database the host owns. */
+export const layer = (
+  options: Options
+): Layer.Layer<Stores.Stores, MigrationError | SecretKeyError | Errors.StorageError> =>
+  Layer.scopedContext(make(options))
+
+/** What a key rotation re-encrypted. */
+export interface Rotated {
+  readonly bots: number
+  readonly webhook_secrets: number
+  readonly settings: number
+}
+
+/**
+ * Re-encrypts every secret of the database with `to`, in one transaction, after checking that `from`
+ * (with `options.secretKey`, or the key file) is its key; a database still in plaintext is first
+ * encrypted with `from`. Nothing else may use the database meanwhile (stop the server first).
+ */
+export const rotateSecretKey = (
+  options: Options,
+  to: SecretKey.SecretKey
+): Effect.Effect<Rotated, MigrationError | SecretKeyError | Errors.StorageError, Scope.Scope> =>
+  Effect.flatMap(openWithKey(options), ({ cipher: from, sqlite }) =>
+    overwriting(sqlite, Effect.try({
+      try: () => {
+        const next = SecretKey.cipher(to)
+        return sqlite.transaction((): Rotated => {
+          const bots = sqlite.prepare("SELECT id, token, secret_token FROM botrelay_bots").all() as Array<
+            { id: number; token: string; secret_token: string }
+          >
+          const updateBot = sqlite.prepare(
+            "UPDATE botrelay_bots SET token = ?, token_hash = ?, secret_token = ? WHERE id = ?"
+          )
+          for (const bot of bots) {
+            const token = from.decrypt("token", bot.token)
+            updateBot.run(
+              next.encrypt("token", token),
+              next.tokenHash(token),
+              next.encrypt("secret_token", from.decrypt("secret_token", bot.secret_token)),
+              bot.id
+            )
+          }
+          const hooks = sqlite.prepare("SELECT bot_id, secret FROM botrelay_webhooks").all() as Array<
+            { bot_id: number; secret: string }
+          >
+          const updateHook = sqlite.prepare("UPDATE botrelay_webhooks SET secret = ? WHERE bot_id = ?")
+          for (const hook of hooks) {
+            updateHook.run(next.encrypt("webhook_secret", from.decrypt("webhook_secret", hook.secret)), hook.bot_id)
+          }
+          const names = [...SettingsStore.secretSettings]
+          const settings = (sqlite.prepare("SELECT name, value FROM botrelay_settings").all() as Array<
+            { name: string; value: string }
+          >).filter((setting) => names.includes(setting.name))
+          const updateSetting = sqlite.prepare("UPDATE botrelay_settings SET value = ? WHERE name = ?")
+          for (const setting of settings) {
+            updateSetting.run(next.encrypt("setting", from.decrypt("setting", setting.value)), setting.name)
+          }
+          sqlite.prepare("UPDATE botrelay_secret_key SET check_value = ? WHERE id = 1")
+            .run(next.encrypt("check", SecretKey.checkPlaintext))
+          return { bots: bots.length, webhook_secrets: hooks.length, settings: settings.length }
+        })()
+      },
+      catch: (cause) =>
+        cause instanceof SecretKey.SecretKeyError ? cause : new Errors.StorageError({ operation: "rotateSecretKey", cause })
+    }))
+  )
+
