@@ -52,3 +52,31 @@ describe("package boundaries (DESIGN.md section 1)", () => {
     assert.deepStrictEqual(files.filter(([, text]) => store.test(text)).map(([file]) => file), [])
   })
 })
+
+describe("core's folders (DESIGN.md section 8)", () => {
+  /** What each folder may import from the others: arrows point one way, down this list. */
+  const below: Record<string, ReadonlyArray<string>> = {
+    internal: [],
+    domain: ["internal"],
+    stores: ["domain", "internal"],
+    runtime: ["stores", "domain", "internal"],
+    services: ["runtime", "stores", "domain", "internal"]
+  }
+
+  it("internal ← domain ← stores ← runtime ← services; only the composition (Runtime.ts) and index.ts sit above", () => {
+    const crossings = sources("core").flatMap(([file, text]) => {
+      const folder = file.split("/")[2]!
+      const allowed = below[folder]
+      if (allowed === undefined) return []
+      return imports(text)
+        .map((specifier) => /^\.\.\/(\w+)\//.exec(specifier)?.[1])
+        .filter((target): target is string => target !== undefined && !allowed.includes(target))
+        .map((target) => `${file} imports from ${target}/`)
+    })
+    assert.deepStrictEqual(crossings, [])
+    assert.deepStrictEqual(
+      readdirSync(join(packages, "core", "src")).filter((entry) => entry.endsWith(".ts")).sort(),
+      ["Runtime.ts", "index.ts"]
+    )
+  })
+})

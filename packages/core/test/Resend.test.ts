@@ -1,6 +1,6 @@
 import type { BotApi } from "@botrelay/telegram"
 import { assert, describe, it } from "vitest"
-import { Resend } from "../src/index.js"
+import * as Resend from "../src/runtime/Resend.js"
 
 const message = (fields: Partial<BotApi.Message>): BotApi.Message => ({
   message_id: 7,

@@ -6,7 +6,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
-import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, Tag } from "@botrelay/core"
+import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, ChatTag } from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
 import { Context, Schema } from "effect"
 import * as ApiError from "./ApiError.js"
@@ -129,13 +129,13 @@ export class TagsGroup extends HttpApiGroup.make("tags")
   .add(
     HttpApiEndpoint.get("list", "/")
       .setUrlParams(Schema.Struct({ chat_id: ChatId, user_id: Schema.optional(Id), bot_id: Schema.optional(Id) }))
-      .addSuccess(Schema.Array(Tag.Tag))
+      .addSuccess(Schema.Array(ChatTag.Tag))
   )
-  .add(HttpApiEndpoint.post("add", "/add").setPayload(Tag.NewTag).addSuccess(Tag.Tag))
+  .add(HttpApiEndpoint.post("add", "/add").setPayload(ChatTag.NewTag).addSuccess(ChatTag.Tag))
   .add(
     HttpApiEndpoint.post("remove", "/remove")
       .setUrlParams(Schema.Struct({ id: Id, bot_id: Schema.optional(Id) }))
-      .addSuccess(Tag.Tag)
+      .addSuccess(ChatTag.Tag)
   )
   .middleware(Authorization)
   .prefix("/tags")

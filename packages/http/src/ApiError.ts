@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import type { ApiKey, Bot, Deliveries, Errors, LlmSettings, LongPoll, Route, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Deliveries, Errors, LlmSettings, LongPoll, Route, ChatTag } from "@botrelay/core"
 import type { TelegramError } from "@botrelay/telegram"
 import { Effect, Schema } from "effect"
 
@@ -135,7 +135,7 @@ export type DomainError =
   | Bot.DuplicateToken
   | Bot.BotDisabled
   | Route.RouteNotFound
-  | Tag.TagNotFound
+  | ChatTag.TagNotFound
   | ApiKey.ApiKeyNotFound
   | ApiKey.LastAdminKey
   | Deliveries.DeliveryNotFound

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ApiKey, ApiKeys, Bot, Bots, Deliveries, Health, LlmSettings, LongPoll, Messages, Routes, Tag, Tags } from "@botrelay/core"
+import { ApiKey, ApiKeys, Bot, Bots, Deliveries, Health, LlmSettings, LongPoll, Messages, Routes, ChatTag, Tags } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
@@ -194,7 +194,7 @@ const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
         const key = yield* CurrentKey
         const tag = yield* tags.get(id)
         const visible = (botId === undefined || tag.bot_id === botId) && sees(key, tag.bot_id)
-        return visible ? tag : yield* Effect.fail(new Tag.TagNotFound({ id }))
+        return visible ? tag : yield* Effect.fail(new ChatTag.TagNotFound({ id }))
       })
     return handlers
       .handle("list", ({ urlParams }) => throughBot(urlParams.bot_id, tags.list(urlParams)))

@@ -1,6 +1,6 @@
 import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
 import { ApiKeys, Runtime } from "@botrelay/core"
-import { HttpApp, TgApi } from "@botrelay/http"
+import { App, TgApi } from "@botrelay/http"
 import { SqliteStores } from "@botrelay/sqlite"
 import { HttpExchange } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
@@ -22,8 +22,8 @@ let web: { readonly handler: (request: Request) => Promise<Response>; readonly d
 
 beforeAll(() => {
   web = HttpApiBuilder.toWebHandler(
-    Layer.mergeAll(HttpApp.layer, admin, HttpServer.layerContext).pipe(Layer.provideMerge(services)),
-    { middleware: HttpApp.withBodyLimit }
+    Layer.mergeAll(App.layer, admin, HttpServer.layerContext).pipe(Layer.provideMerge(services)),
+    { middleware: App.withBodyLimit }
   )
 })
 afterAll(() => web.dispose())

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
-import { BotApiAnswer, HttpApp, TgApi } from "@botrelay/http"
+import { BotApiAnswer, App, TgApi } from "@botrelay/http"
 
 /** Limits on the bodies the app reads whole. */
 export interface Options {
@@ -11,7 +11,7 @@ export interface Options {
 }
 
 /** The body limits of `/api`, the webhook ingress and the methods /tgapi answers itself. */
-export const defaults: Options = { maxBytes: HttpApp.maxBodyBytes, timeoutMs: 30_000 }
+export const defaults: Options = { maxBytes: App.maxBodyBytes, timeoutMs: 30_000 }
 
 /** How much more of an over-long body is read (and dropped) so the client sees the 413 before the connection closes. */
 const drainBytes = 16 * 1024 * 1024

@@ -1,4 +1,4 @@
-import { ApiKey, ApiKeys, Bot, Bots, Message, Messages, Route, Routes, RouteSend, Tag, Tags } from "@botrelay/core"
+import { ApiKey, ApiKeys, Bot, Bots, Message, Messages, Route, Routes, RouteSend, ChatTag, Tags } from "@botrelay/core"
 import { Api, ApiError } from "@botrelay/http"
 import { Cause, Effect, Exit, Option, ParseResult, Schema } from "effect"
 import * as Instance from "./Instance.js"
@@ -72,10 +72,10 @@ export interface Botrelay {
   }
   /** `/api/tags`. */
   readonly tags: {
-    readonly add: (input: Json<typeof Tag.NewTag>) => Promise<Json<typeof Tag.Tag>>
+    readonly add: (input: Json<typeof ChatTag.NewTag>) => Promise<Json<typeof ChatTag.Tag>>
     /** A chat's tags, optionally of one user and of one bot. */
-    readonly list: (chatId: number, userId?: number, botId?: number) => Promise<ReadonlyArray<Json<typeof Tag.Tag>>>
-    readonly remove: (id: number) => Promise<Json<typeof Tag.Tag>>
+    readonly list: (chatId: number, userId?: number, botId?: number) => Promise<ReadonlyArray<Json<typeof ChatTag.Tag>>>
+    readonly remove: (id: number) => Promise<Json<typeof ChatTag.Tag>>
   }
   /** `/api/auth/api-keys`. */
   readonly apiKeys: {
@@ -91,9 +91,9 @@ export interface Botrelay {
 
 const Id = Bot.BotUpdate.fields.id
 const TagsQuery = Schema.Struct({
-  chat_id: Tag.NewTag.fields.chat_id,
-  user_id: Schema.optional(Tag.NewTag.fields.user_id),
-  bot_id: Schema.optional(Tag.NewTag.fields.bot_id)
+  chat_id: ChatTag.NewTag.fields.chat_id,
+  user_id: Schema.optional(ChatTag.NewTag.fields.user_id),
+  bot_id: Schema.optional(ChatTag.NewTag.fields.bot_id)
 })
 
 const decode = <A, I>(schema: Schema.Schema<A, I>, input: unknown) => Schema.decodeUnknown(schema)(input)
@@ -190,13 +190,13 @@ export const createBotrelay = async (options: Instance.Options): Promise<Botrela
     tags: {
       add: (input) =>
         run(
-          Tag.Tag,
-          Effect.flatMap(decode(Tag.NewTag, input), (tag) =>
+          ChatTag.Tag,
+          Effect.flatMap(decode(ChatTag.NewTag, input), (tag) =>
             Effect.asVoid(bots.get(tag.bot_id)).pipe(Effect.zipRight(tags.add(tag))))
         ),
       list: (chatId, userId, botId) =>
         run(
-          Schema.Array(Tag.Tag),
+          Schema.Array(ChatTag.Tag),
           Effect.flatMap(
             decode(TagsQuery, {
               chat_id: chatId,
@@ -206,7 +206,7 @@ export const createBotrelay = async (options: Instance.Options): Promise<Botrela
             tags.list
           )
         ),
-      remove: (tagId) => run(Tag.Tag, Effect.flatMap(id(tagId), tags.remove))
+      remove: (tagId) => run(ChatTag.Tag, Effect.flatMap(id(tagId), tags.remove))
     },
     apiKeys: {
       create: (input) => run(ApiKey.CreatedApiKey, Effect.flatMap(decode(ApiKey.NewApiKey, input), apiKeys.create)),

@@ -3,7 +3,7 @@ import { HttpApiBuilder, type HttpClient, HttpMiddleware } from "@effect/platfor
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { LongPoll } from "@botrelay/core"
-import { BotApiAnswer, HttpApp, TgApi } from "@botrelay/http"
+import { BotApiAnswer, App, TgApi } from "@botrelay/http"
 import { Effect, Layer, type Scope } from "effect"
 import * as BodyGuard from "./BodyGuard.js"
 import type { Services } from "./Botrelay.js"
@@ -93,9 +93,9 @@ export const make = (options: {
   Effect.gen(function*() {
     const prefix = normalize(options.prefix)
     const app = yield* HttpApiBuilder.httpApp.pipe(
-      Effect.provide(Layer.mergeAll(HttpApp.layer, HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer))
+      Effect.provide(Layer.mergeAll(App.layer, HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer))
     )
-    const serve = yield* NodeHttpServer.makeHandler(HttpApp.withBodyLimit(app)).pipe(
+    const serve = yield* NodeHttpServer.makeHandler(App.withBodyLimit(app)).pipe(
       HttpMiddleware.withTracerDisabledWhenEffect(() => true),
       Effect.provide(NodeHttpServer.layerContext)
     )

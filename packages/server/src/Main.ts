@@ -4,7 +4,7 @@ import { dirname, join } from "node:path"
 import { HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { ApiKeys, Bots, type Errors, type LlmSettings, type Stores, Supervisor } from "@botrelay/core"
-import { HttpApp } from "@botrelay/http"
+import { App } from "@botrelay/http"
 import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Redacted } from "effect"
 import type { Config } from "./Config.js"
@@ -123,7 +123,7 @@ const nodeServer = (
     HttpServer.HttpServer,
     Effect.gen(function*() {
       const handler = yield* NodeHandler.make({
-        body: { maxBytes: HttpApp.maxBodyBytes, timeoutMs: config.httpBodyTimeout * 1000 }
+        body: { maxBytes: App.maxBodyBytes, timeoutMs: config.httpBodyTimeout * 1000 }
       })
       return yield* NodeHttpServer.make(() => {
         const server = createServer({

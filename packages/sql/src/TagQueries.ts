@@ -1,9 +1,9 @@
-import type { Tag } from "@botrelay/core"
+import type { ChatTag } from "@botrelay/core"
 import type { Kysely, Selectable } from "kysely"
 import type { Database, TagsTable } from "./Tables.js"
 
 /** The tag a row of `botrelay_tags` holds. */
-export const toTag = (r: Selectable<TagsTable>): Tag.Tag => ({
+export const toTag = (r: Selectable<TagsTable>): ChatTag.Tag => ({
   id: r.id,
   bot_id: r.bot_id,
   chat_id: r.chat_id,
@@ -15,7 +15,7 @@ export const toTag = (r: Selectable<TagsTable>): Tag.Tag => ({
 })
 
 /** Updates the username and colour of the same (bot, chat, user, tag), if assigned. */
-export const updateTag = (db: Kysely<Database>, input: Tag.TagRecordInput) =>
+export const updateTag = (db: Kysely<Database>, input: ChatTag.TagRecordInput) =>
   db.updateTable("botrelay_tags")
     .set({ username: input.username, color: input.color })
     .where("bot_id", "=", input.bot_id)
@@ -24,7 +24,7 @@ export const updateTag = (db: Kysely<Database>, input: Tag.TagRecordInput) =>
     .where("tag", "=", input.tag)
     .returningAll()
 
-export const insertTag = (db: Kysely<Database>, input: Tag.TagRecordInput) =>
+export const insertTag = (db: Kysely<Database>, input: ChatTag.TagRecordInput) =>
   db.insertInto("botrelay_tags").values({
     bot_id: input.bot_id,
     chat_id: input.chat_id,

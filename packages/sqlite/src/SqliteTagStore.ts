@@ -1,10 +1,10 @@
-import type { Tag, TagStore } from "@botrelay/core"
+import type { ChatTag, TagStore } from "@botrelay/core"
 import { TagQueries } from "@botrelay/sql"
 import { attempt, type Connection, db, first } from "./SqliteConnection.js"
 
 /** The `TagStore` on SQLite. */
 export const make = (c: Connection): TagStore.TagStoreService => {
-  const upsertTag = c.transaction((input: Tag.TagRecordInput): Tag.Tag => {
+  const upsertTag = c.transaction((input: ChatTag.TagRecordInput): ChatTag.Tag => {
     const updated = c.all(TagQueries.updateTag(db, input))
     return TagQueries.toTag(updated.length > 0 ? updated[0]! : c.all(TagQueries.insertTag(db, input))[0]!)
   })

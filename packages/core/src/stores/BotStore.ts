@@ -1,7 +1,7 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { BotPatch, BotRecordInput, DuplicateToken, StoredBot } from "../Bot.js"
-import type { StorageError } from "../Errors.js"
+import type { BotPatch, BotRecordInput, DuplicateToken, StoredBot } from "../domain/Bot.js"
+import type { StorageError } from "../domain/Errors.js"
 
 /** The registered bots. Drivers must pass the bots part of the conformance suite in `@botrelay/testing`. */
 export interface BotStoreService {

@@ -1,7 +1,7 @@
 import type { Effect } from "effect"
 import { Context } from "effect"
-import type { StorageError } from "../Errors.js"
-import type { BufferedUpdate, BufferQuery, BufferRetention, BufferState } from "../LongPoll.js"
+import type { StorageError } from "../domain/Errors.js"
+import type { BufferedUpdate, BufferQuery, BufferRetention, BufferState } from "../domain/Update.js"
 
 /** The long-poll buffer: the updates a bot's `/tgapi` getUpdates serves. */
 export interface BufferStoreService {

@@ -1,7 +1,7 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { StorageError } from "../Errors.js"
-import type { InboxUpdate, UpdateCompletion } from "../Inbox.js"
+import type { StorageError } from "../domain/Errors.js"
+import type { InboxUpdate, UpdateCompletion } from "../domain/Update.js"
 
 /** The bots' ingress offsets and inbox of updates, and what finishing an update writes. */
 export interface InboxStoreService {

@@ -1,7 +1,7 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { ApiKey, ApiKeyRecordInput } from "../ApiKey.js"
-import type { StorageError } from "../Errors.js"
+import type { ApiKey, ApiKeyRecordInput } from "../domain/ApiKey.js"
+import type { StorageError } from "../domain/Errors.js"
 
 /** The API keys. Ids of the bots a key names are checked by the services first. */
 export interface KeyStoreService {

@@ -1,7 +1,7 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { StorageError } from "../Errors.js"
-import type { RouteMapping } from "../RouteSend.js"
+import type { StorageError } from "../domain/Errors.js"
+import type { RouteMapping } from "../domain/RouteSend.js"
 
 /** Which message a route send produced from which; written with the send by `OutboxStore.recordSend`. */
 export interface MappingStoreService {

@@ -1,7 +1,7 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { StorageError } from "../Errors.js"
-import type { Message, MessageQuery } from "../Message.js"
+import type { StorageError } from "../domain/Errors.js"
+import type { Message, MessageQuery } from "../domain/Message.js"
 
 /** The message history of the bots. */
 export interface MessageStoreService {

@@ -1,8 +1,8 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { Delivery, DeliveryOutcome, DeliveryStatus } from "../Delivery.js"
-import type { StorageError } from "../Errors.js"
-import type { NewRouteMapping, RouteSend, SendOutcome, SendStatus } from "../RouteSend.js"
+import type { Delivery, DeliveryOutcome, DeliveryStatus } from "../domain/Delivery.js"
+import type { StorageError } from "../domain/Errors.js"
+import type { NewRouteMapping, RouteSend, SendOutcome, SendStatus } from "../domain/RouteSend.js"
 
 /** The outbox: deliveries of updates to backends and route sends, queued by `InboxStore.completeUpdates`. */
 export interface OutboxStoreService {

@@ -1,7 +1,7 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { StorageError } from "../Errors.js"
-import type { Route, RouteRecordInput } from "../Route.js"
+import type { StorageError } from "../domain/Errors.js"
+import type { Route, RouteRecordInput } from "../domain/Route.js"
 
 /** The routes between bots. Ids of the bots a route names are checked by the services first. */
 export interface RouteStoreService {

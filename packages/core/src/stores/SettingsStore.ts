@@ -1,6 +1,6 @@
 import type { Effect } from "effect"
 import { Context } from "effect"
-import type { StorageError } from "../Errors.js"
+import type { StorageError } from "../domain/Errors.js"
 
 /** Named settings changed at run time (the LLM router's). */
 export interface SettingsStoreService {

@@ -1,6 +1,6 @@
 import type { Effect } from "effect"
 import { Context } from "effect"
-import type { StorageError } from "../Errors.js"
+import type { StorageError } from "../domain/Errors.js"
 
 /** Whether the stores can be used. */
 export interface StoreHealthService {

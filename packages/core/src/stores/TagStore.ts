@@ -1,7 +1,7 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { StorageError } from "../Errors.js"
-import type { Tag, TagRecordInput } from "../Tag.js"
+import type { StorageError } from "../domain/Errors.js"
+import type { Tag, TagRecordInput } from "../domain/ChatTag.js"
 
 /** Labels on users in chats. */
 export interface TagStoreService {

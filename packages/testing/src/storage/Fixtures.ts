@@ -1,4 +1,4 @@
-import type { ApiKey, Bot, Delivery, Errors, Inbox, Message, OutboxStore, Route, RouteSend, Stores, Tag } from "@botrelay/core"
+import type { ApiKey, Bot, Delivery, Errors, Inbox, Message, OutboxStore, Route, RouteSend, Stores, ChatTag } from "@botrelay/core"
 import { assert, it } from "@effect/vitest"
 import type { Context, Layer } from "effect"
 import { Effect, Option, Redacted } from "effect"
@@ -70,7 +70,7 @@ export const message = (
   ...overrides
 })
 
-export const tagInput = (chatId: number, userId: number, tag: string, overrides: Partial<Tag.TagRecordInput> = {}) => ({
+export const tagInput = (chatId: number, userId: number, tag: string, overrides: Partial<ChatTag.TagRecordInput> = {}) => ({
   bot_id: 1,
   chat_id: chatId,
   user_id: userId,

@@ -1,6 +1,6 @@
 import type { Scope } from "effect"
 import { Context, Data, Effect, Layer, PubSub, type Queue } from "effect"
-import type { Route } from "./Route.js"
+import type { Route } from "../domain/Route.js"
 
 /** What the runtime needs of a route that changed: its two bots and whether it is enabled. */
 export type RouteEnds = Pick<Route, "source_bot_id" | "target_bot_id" | "enabled">

@@ -1,9 +1,9 @@
 import { Context, Data, Effect, Layer, Option } from "effect"
-import type { StorageError } from "./Errors.js"
-import { Inbox } from "./Inbox.js"
-import { BotStore } from "./stores/BotStore.js"
-import { InboxStore } from "./stores/InboxStore.js"
-import { secretsEqual } from "./Webhook.js"
+import type { StorageError } from "../domain/Errors.js"
+import { Inbox } from "../runtime/Inbox.js"
+import { BotStore } from "../stores/BotStore.js"
+import { InboxStore } from "../stores/InboxStore.js"
+import { secretsEqual } from "../runtime/Webhook.js"
 
 /** No bot takes webhook updates under this id: unknown, disabled, not in webhook mode, or no webhook registered. */
 export class WebhookNotTaken extends Data.TaggedError("WebhookNotTaken")<{ readonly bot_id: number }> {}

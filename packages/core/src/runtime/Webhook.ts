@@ -1,12 +1,12 @@
 import { TelegramClient } from "@botrelay/telegram"
 import { Context, Effect, Either, Option, Redacted } from "effect"
-import type { StoredBot } from "./Bot.js"
+import type { StoredBot } from "../domain/Bot.js"
 import * as BotStatus from "./BotStatus.js"
 import { Event, Events, publish } from "./Events.js"
 import * as Ingress from "./Ingress.js"
 import * as Retry from "./Retry.js"
-import * as RandomToken from "./RandomToken.js"
-import { InboxStore } from "./stores/InboxStore.js"
+import * as RandomToken from "../internal/RandomToken.js"
+import { InboxStore } from "../stores/InboxStore.js"
 
 /** The URL under which Telegram reaches this service (no trailing slash); webhook mode needs it. */
 export class PublicUrl extends Context.Reference<PublicUrl>()("@botrelay/core/PublicUrl", {

@@ -11,15 +11,15 @@ import {
   type ParseResult,
   Schema
 } from "effect"
-import { type StoredBot, userIdOf } from "./Bot.js"
-import type { StorageError } from "./Errors.js"
+import { type StoredBot, userIdOf } from "../domain/Bot.js"
+import type { StorageError } from "../domain/Errors.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
 import * as Resend from "./Resend.js"
-import type { NewRouteMapping, RouteSend, SendOutcome } from "./RouteSend.js"
-import { MessageStore } from "./stores/MessageStore.js"
-import { OutboxStore } from "./stores/OutboxStore.js"
+import type { NewRouteMapping, RouteSend, SendOutcome } from "../domain/RouteSend.js"
+import { MessageStore } from "../stores/MessageStore.js"
+import { OutboxStore } from "../stores/OutboxStore.js"
 
 /** How long route evaluation waits for sends into a chat before it looks whether a message there is the service's. */
 const fenceTimeout = Duration.seconds(5)

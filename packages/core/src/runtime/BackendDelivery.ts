@@ -1,13 +1,13 @@
 import { HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
 import { Duration, Effect, Either, Redacted } from "effect"
-import * as BackendPolicy from "./BackendPolicy.js"
-import type { StoredBot } from "./Bot.js"
-import type { Delivery, DeliveryOutcome } from "./Delivery.js"
+import * as BackendPolicy from "../domain/BackendPolicy.js"
+import type { StoredBot } from "../domain/Bot.js"
+import type { Delivery, DeliveryOutcome } from "../domain/Delivery.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
-import { MessageStore } from "./stores/MessageStore.js"
-import { OutboxStore } from "./stores/OutboxStore.js"
+import { MessageStore } from "../stores/MessageStore.js"
+import { OutboxStore } from "../stores/OutboxStore.js"
 
 /** Methods a webhook reply may not call: Botrelay owns the bot's ingress. */
 const refusedReplyMethods = new Set(["getupdates", "setwebhook", "deletewebhook", "logout", "close"])

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
-import type { StorageError } from "./Errors.js"
-import { StoreHealth } from "./stores/StoreHealth.js"
+import type { StorageError } from "../domain/Errors.js"
+import { StoreHealth } from "../stores/StoreHealth.js"
 
 /** Whether the instance can serve: its storage answers queries. */
 export interface HealthService {

@@ -1,9 +1,9 @@
 import { Context, Effect, Layer, Option } from "effect"
-import type { StorageError } from "./Errors.js"
-import { TagStore } from "./stores/TagStore.js"
-import type { NewTag, Tag } from "./Tag.js"
-import { TagNotFound } from "./Tag.js"
-import { nowIso } from "./Time.js"
+import type { StorageError } from "../domain/Errors.js"
+import { TagStore } from "../stores/TagStore.js"
+import type { NewTag, Tag } from "../domain/ChatTag.js"
+import { TagNotFound } from "../domain/ChatTag.js"
+import { nowIso } from "../internal/Time.js"
 
 /** Labels on users in chats. */
 export interface TagsService {

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option, Redacted, Schema, SynchronizedRef } from "effect"
-import type { StorageError } from "./Errors.js"
-import { SettingsStore } from "./stores/SettingsStore.js"
+import type { StorageError } from "../domain/Errors.js"
+import { SettingsStore } from "../stores/SettingsStore.js"
 
 /** The LLM router's settings: where the OpenAI-compatible endpoint is, its key, its model, how long to wait. */
 export interface Settings {

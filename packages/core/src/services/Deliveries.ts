@@ -1,10 +1,10 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import type { Delivery, DeliveryStatus } from "./Delivery.js"
-import type { StorageError } from "./Errors.js"
-import { Event, Events } from "./Events.js"
-import { InboxStore } from "./stores/InboxStore.js"
-import { OutboxStore } from "./stores/OutboxStore.js"
-import { nowIso } from "./Time.js"
+import type { Delivery, DeliveryStatus } from "../domain/Delivery.js"
+import type { StorageError } from "../domain/Errors.js"
+import { Event, Events } from "../runtime/Events.js"
+import { InboxStore } from "../stores/InboxStore.js"
+import { OutboxStore } from "../stores/OutboxStore.js"
+import { nowIso } from "../internal/Time.js"
 
 /** No dead delivery has this id. */
 export class DeliveryNotFound extends Schema.TaggedError<DeliveryNotFound>()("DeliveryNotFound", { id: Schema.Int }) {

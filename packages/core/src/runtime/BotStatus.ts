@@ -1,7 +1,7 @@
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect } from "effect"
-import type { StoredBot } from "./Bot.js"
-import { BotStore } from "./stores/BotStore.js"
+import type { StoredBot } from "../domain/Bot.js"
+import { BotStore } from "../stores/BotStore.js"
 
 /**
  * What an ingress (poller or webhook) writes back about its bot: `last_error` (only when it

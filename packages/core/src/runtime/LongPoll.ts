@@ -1,10 +1,13 @@
 import { BotApi } from "@botrelay/telegram"
 import type { Scope } from "effect"
 import { Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue } from "effect"
-import type { StorageError } from "./Errors.js"
+import type { StorageError } from "../domain/Errors.js"
 import { Events } from "./Events.js"
-import { BotStore } from "./stores/BotStore.js"
-import { BufferStore } from "./stores/BufferStore.js"
+import { BotStore } from "../stores/BotStore.js"
+import type { BufferedUpdate, BufferQuery, TypeFilter } from "../domain/Update.js"
+import { BufferStore } from "../stores/BufferStore.js"
+
+export type { BufferedUpdate, BufferQuery, BufferRetention, BufferState, TypeFilter } from "../domain/Update.js"
 
 /** Telegram's getUpdates parameters, as a client sent them (already parsed to numbers and arrays). */
 export interface GetUpdates {
@@ -21,12 +24,6 @@ export const maxAllowedUpdates = 32
 
 /** What an update type's name looks like in `allowed_updates`. */
 export const updateTypeName = /^[a-z][a-z_]{0,63}$/
-
-/** A buffered update: its id and its JSON text exactly as Telegram sent it. */
-export interface BufferedUpdate {
-  readonly update_id: number
-  readonly payload: string
-}
 
 /** What getWebhookInfo reports about a bot's buffer. */
 export interface BufferStatus {
@@ -79,33 +76,6 @@ export interface LongPollService {
 
 /** The long-poll buffer. */
 export class LongPoll extends Context.Tag("@botrelay/core/LongPoll")<LongPoll, LongPollService>() {}
-
-/** Which update types a read lets through: only the listed ones, or every one but the listed ones. */
-export type TypeFilter = { readonly only: ReadonlyArray<string> } | { readonly except: ReadonlyArray<string> }
-
-/** A read of a bot's buffer: from update_id `offset` up, at most `limit`, of the types `types` lets through. */
-export interface BufferQuery {
-  readonly offset: number
-  readonly limit: number
-  readonly types: TypeFilter
-}
-
-/** A trim of a bot's buffer: keep at most `max_updates`, none buffered before `before`; `at` is now. */
-export interface BufferRetention {
-  readonly max_updates: number
-  /** ISO 8601. */
-  readonly before: string
-  /** ISO 8601. */
-  readonly at: string
-}
-
-/** What storage keeps about a bot's buffer besides its updates. */
-export interface BufferState {
-  readonly allowed_updates: ReadonlyArray<string>
-  readonly trimmed: number
-  /** ISO 8601 time of the last trim, "" if none. */
-  readonly last_trimmed_at: string
-}
 
 /** Telegram's largest `limit`. */
 export const maxLimit = 100

@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect, Option, Queue } from "effect"
-import type { StoredBot } from "./Bot.js"
-import type { StorageError } from "./Errors.js"
+import type { StoredBot } from "../domain/Bot.js"
+import type { StorageError } from "../domain/Errors.js"
 import * as Retry from "./Retry.js"
 
 /** How jobs are retried: waits from `retryBase`, doubling up to `retryCap`, jittered, for `maxAge`; then dead. */

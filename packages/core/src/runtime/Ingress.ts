@@ -1,7 +1,7 @@
 import type { TelegramError } from "@botrelay/telegram"
 import { BotApi, TelegramClient } from "@botrelay/telegram"
 import { Clock, Duration, Effect } from "effect"
-import type { StoredBot } from "./Bot.js"
+import type { StoredBot } from "../domain/Bot.js"
 import * as BotStatus from "./BotStatus.js"
 import { Event, Events, publish } from "./Events.js"
 import { Inbox } from "./Inbox.js"

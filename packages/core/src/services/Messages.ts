@@ -1,14 +1,14 @@
 import { TelegramClient } from "@botrelay/telegram"
 import type { TelegramError } from "@botrelay/telegram"
 import { Context, Effect, Layer, Option } from "effect"
-import { BotDisabled, BotNotFound } from "./Bot.js"
-import type { StorageError } from "./Errors.js"
-import type { Message, MessageQuery, SendMessage } from "./Message.js"
-import { fromTelegram } from "./Message.js"
-import { FloodControl } from "./FloodControl.js"
-import * as SentMessages from "./SentMessages.js"
-import { BotStore } from "./stores/BotStore.js"
-import { MessageStore } from "./stores/MessageStore.js"
+import { BotDisabled, BotNotFound } from "../domain/Bot.js"
+import type { StorageError } from "../domain/Errors.js"
+import type { Message, MessageQuery, SendMessage } from "../domain/Message.js"
+import { fromTelegram } from "../domain/Message.js"
+import { FloodControl } from "../runtime/FloodControl.js"
+import * as SentMessages from "../runtime/SentMessages.js"
+import { BotStore } from "../stores/BotStore.js"
+import { MessageStore } from "../stores/MessageStore.js"
 
 /** Message history, and sending through a bot. */
 export interface MessagesService {

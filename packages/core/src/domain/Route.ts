@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import * as RouteRegex from "./RouteRegex.js"
+import * as RouteRegex from "../internal/RouteRegex.js"
 
 /** What decides whether a route fires for a message. */
 export const ConditionType = Schema.Literal("all", "chat_id", "user_id", "keyword", "regex", "llm")

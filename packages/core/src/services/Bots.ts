@@ -1,13 +1,13 @@
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import * as BackendPolicy from "./BackendPolicy.js"
-import type { BotSettings, BotUpdate, NewBot, StoredBot } from "./Bot.js"
-import { type Bot, BotNotFound, type DuplicateToken } from "./Bot.js"
-import { InvalidInput, type StorageError } from "./Errors.js"
-import { Event, Events } from "./Events.js"
-import { BotStore } from "./stores/BotStore.js"
-import { OutboxStore } from "./stores/OutboxStore.js"
-import { nowIso } from "./Time.js"
-import { PublicUrl } from "./Webhook.js"
+import * as BackendPolicy from "../domain/BackendPolicy.js"
+import type { BotSettings, BotUpdate, NewBot, StoredBot } from "../domain/Bot.js"
+import { type Bot, BotNotFound, type DuplicateToken } from "../domain/Bot.js"
+import { InvalidInput, type StorageError } from "../domain/Errors.js"
+import { Event, Events } from "../runtime/Events.js"
+import { BotStore } from "../stores/BotStore.js"
+import { OutboxStore } from "../stores/OutboxStore.js"
+import { nowIso } from "../internal/Time.js"
+import { PublicUrl } from "../runtime/Webhook.js"
 
 /** Managing registered bots. */
 export interface BotsService {

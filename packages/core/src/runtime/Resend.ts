@@ -1,5 +1,5 @@
 import type { BotApi } from "@botrelay/telegram"
-import * as Message from "./Message.js"
+import * as Message from "../domain/Message.js"
 
 /** Telegram's limits on a message's text and a media caption, in UTF-16 code units. */
 export const textLimit = 4096

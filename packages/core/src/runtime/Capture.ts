@@ -1,7 +1,7 @@
 import { BotApi } from "@botrelay/telegram"
 import { Either, Schema } from "effect"
-import type { Message } from "./Message.js"
-import { fromTelegram } from "./Message.js"
+import type { Message } from "../domain/Message.js"
+import { fromTelegram } from "../domain/Message.js"
 
 const decodeUpdate = Schema.decodeUnknownEither(BotApi.Update)
 

@@ -1,8 +1,8 @@
 import { Clock, Duration, Effect } from "effect"
 import { LongPoll } from "./LongPoll.js"
-import { BotStore } from "./stores/BotStore.js"
-import { MappingStore } from "./stores/MappingStore.js"
-import { InboxStore } from "./stores/InboxStore.js"
+import { BotStore } from "../stores/BotStore.js"
+import { MappingStore } from "../stores/MappingStore.js"
+import { InboxStore } from "../stores/InboxStore.js"
 
 /** How long finished work is kept, and how often housekeeping runs. */
 export interface Options {

@@ -1,11 +1,11 @@
 import type { Scope } from "effect"
 import { Context, Effect, Layer, Queue } from "effect"
 import { botsOf, Events } from "./Events.js"
-import type { StorageError } from "./Errors.js"
-import { yieldToEventLoop } from "./EventLoop.js"
-import type { Route } from "./Route.js"
-import * as RouteRegex from "./RouteRegex.js"
-import { RouteStore } from "./stores/RouteStore.js"
+import type { StorageError } from "../domain/Errors.js"
+import { yieldToEventLoop } from "../internal/EventLoop.js"
+import type { Route } from "../domain/Route.js"
+import * as RouteRegex from "../internal/RouteRegex.js"
+import { RouteStore } from "../stores/RouteStore.js"
 
 /** One incoming message or channel post, as routes see it. */
 export interface Incoming {

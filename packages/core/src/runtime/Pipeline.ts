@@ -1,13 +1,13 @@
 import { Clock, Effect } from "effect"
-import type { StoredBot } from "./Bot.js"
+import type { StoredBot } from "../domain/Bot.js"
 import { messagesOf } from "./Capture.js"
-import type { NewDelivery } from "./Delivery.js"
-import type { StorageError } from "./Errors.js"
+import type { NewDelivery } from "../domain/Delivery.js"
+import type { StorageError } from "../domain/Errors.js"
 import { Event, Events } from "./Events.js"
 import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import { typeOf } from "./LongPoll.js"
 import type { Decision } from "./Routing.js"
-import { InboxStore } from "./stores/InboxStore.js"
+import { InboxStore } from "../stores/InboxStore.js"
 
 /** How many inbox updates one read takes and one transaction completes. */
 const batchSize = 100

@@ -1,12 +1,12 @@
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import type { ApiKey, CreatedApiKey, NewApiKey } from "./ApiKey.js"
-import { ApiKeyNotFound, keyPattern, LastAdminKey } from "./ApiKey.js"
-import { BotNotFound } from "./Bot.js"
-import { InvalidInput, type StorageError } from "./Errors.js"
-import * as RandomToken from "./RandomToken.js"
-import { BotStore } from "./stores/BotStore.js"
-import { KeyStore } from "./stores/KeyStore.js"
-import { nowIso } from "./Time.js"
+import type { ApiKey, CreatedApiKey, NewApiKey } from "../domain/ApiKey.js"
+import { ApiKeyNotFound, keyPattern, LastAdminKey } from "../domain/ApiKey.js"
+import { BotNotFound } from "../domain/Bot.js"
+import { InvalidInput, type StorageError } from "../domain/Errors.js"
+import * as RandomToken from "../internal/RandomToken.js"
+import { BotStore } from "../stores/BotStore.js"
+import { KeyStore } from "../stores/KeyStore.js"
+import { nowIso } from "../internal/Time.js"
 
 /** API keys: minting, listing, and telling who a bearer token belongs to. */
 export interface ApiKeysService {

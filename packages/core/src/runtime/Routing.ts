@@ -1,13 +1,13 @@
 import { Duration, Effect, Option } from "effect"
-import type { StoredBot } from "./Bot.js"
-import { int, object } from "./CallParams.js"
-import type { StorageError } from "./Errors.js"
+import type { StoredBot } from "../domain/Bot.js"
+import { int, object } from "../domain/CallParams.js"
+import type { StorageError } from "../domain/Errors.js"
 import type { InboxUpdate } from "./Inbox.js"
 import { type Candidate, LlmRouter } from "./LlmRouter.js"
 import { type Matched, matches, resolve, type RouteSet, RouteSets, stretch } from "./RouteMatcher.js"
-import type { Route } from "./Route.js"
-import type { NewRouteSend } from "./RouteSend.js"
-import { MappingStore } from "./stores/MappingStore.js"
+import type { Route } from "../domain/Route.js"
+import type { NewRouteSend } from "../domain/RouteSend.js"
+import { MappingStore } from "../stores/MappingStore.js"
 
 /** How routing behaves. */
 export interface Options {

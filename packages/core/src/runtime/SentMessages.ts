@@ -1,10 +1,10 @@
 import { BotApi } from "@botrelay/telegram"
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
-import { type StoredBot, userIdOf } from "./Bot.js"
-import * as CallParams from "./CallParams.js"
-import type { StorageError } from "./Errors.js"
-import { fromTelegram, type Message, Recorded } from "./Message.js"
-import { MessageStore } from "./stores/MessageStore.js"
+import { type StoredBot, userIdOf } from "../domain/Bot.js"
+import * as CallParams from "../domain/CallParams.js"
+import type { StorageError } from "../domain/Errors.js"
+import { fromTelegram, type Message, Recorded } from "../domain/Message.js"
+import { MessageStore } from "../stores/MessageStore.js"
 
 /** Methods whose `result` is the Message sent or edited (lower-case). */
 const messageMethods: ReadonlySet<string> = new Set([

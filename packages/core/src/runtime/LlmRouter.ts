@@ -1,6 +1,6 @@
 import { HttpExchange } from "@botrelay/telegram"
 import { Context, Data, Duration, Effect, Either, Layer, Redacted, Schema } from "effect"
-import * as BackendPolicy from "./BackendPolicy.js"
+import * as BackendPolicy from "../domain/BackendPolicy.js"
 import * as LlmSettings from "./LlmSettings.js"
 
 /** A route the model may choose, described for it. */
