@@ -1,16 +1,8 @@
 import { fileURLToPath } from "node:url"
 import { FetchHttpClient } from "@effect/platform"
-import {
-  Bot,
-  Events,
-  Bots,
-  type Errors,
-  FloodControl,
-  type Message,
-  Messages
-} from "@botrelay/core"
+import { Bot, Bots, type Errors, type Message, Messages, Runtime } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
-import { TelegramClient, type TelegramError } from "@botrelay/telegram"
+import { HttpExchange, type TelegramError } from "@botrelay/telegram"
 import { FakeTelegram } from "@botrelay/testing"
 import { Effect, Layer, Schema } from "effect"
 
@@ -30,11 +22,9 @@ export const program: Effect.Effect<
   const helloBot = telegram.addBot({ username: "hello_bot" })
   const ann = telegram.addUser({ first_name: "Ann" })
 
-  const services = Layer.mergeAll(Bots.layer, Messages.layer).pipe(
-    Layer.provideMerge(TelegramClient.layer({ apiRoot: telegram.apiRoot })),
+  const services = Runtime.layer({ telegramApi: telegram.apiRoot }).pipe(
     Layer.provideMerge(SqliteStores.layer({ filename: ":memory:" })),
-    Layer.provideMerge(Events.layer),
-    Layer.provideMerge(FloodControl.layer()),
+    Layer.provideMerge(HttpExchange.layer),
     Layer.provide(FetchHttpClient.layer)
   )
 

@@ -5,6 +5,9 @@ import type { Route } from "../domain/Route.js"
 /** What the runtime needs of a route that changed: its two bots and whether it is enabled. */
 export type RouteEnds = Pick<Route, "source_bot_id" | "target_bot_id" | "enabled">
 
+/** The kinds of outbox jobs: deliveries to a bot's backend, and messages routes make a bot send. */
+export type OutboxKind = "delivery" | "route_send"
+
 /** Something that happened, for whoever follows it: the supervisor, long polls, the route cache. */
 export type Event = Data.TaggedEnum<{
   /** A bot was added, changed or deleted: read it again. */
@@ -13,8 +16,8 @@ export type Event = Data.TaggedEnum<{
   RoutesChanged: { readonly removed: ReadonlyArray<RouteEnds>; readonly added: ReadonlyArray<RouteEnds> }
   /** The bot's inbox holds updates to process. */
   UpdatesReceived: { readonly bot_id: number }
-  /** The bot's outbox holds jobs to run (queued, put back in line or pointed elsewhere). */
-  OutboxQueued: { readonly bot_id: number }
+  /** The bot's outbox line of this kind holds jobs to run (queued, or put back in line). */
+  OutboxQueued: { readonly bot_id: number; readonly kind: OutboxKind }
   /** The bot's long-poll buffer holds new updates. */
   UpdatesBuffered: { readonly bot_id: number }
   /** The bot's ingress (poller or webhook) went live or stopped. */

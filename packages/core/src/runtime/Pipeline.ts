@@ -96,12 +96,12 @@ export const drain = (botId: number, { current, route }: Drain) =>
         return decisions === undefined ? completion : routed(completion, decisions[i]!)
       })
       yield* inbox.completeUpdates(completions)
-      const senders = new Set(completions.flatMap((c) => c.sends?.map((s) => s.bot_id) ?? []))
       if (completions.some((c) => c.deliveries.length > 0)) {
         queued = true
-        senders.add(botId)
+        yield* events.publish(Event.OutboxQueued({ bot_id: botId, kind: "delivery" }))
       }
-      for (const sender of senders) yield* events.publish(Event.OutboxQueued({ bot_id: sender }))
+      const senders = new Set(completions.flatMap((c) => c.sends?.map((s) => s.bot_id) ?? []))
+      for (const sender of senders) yield* events.publish(Event.OutboxQueued({ bot_id: sender, kind: "route_send" }))
       if (completions.some((c) => c.buffer !== undefined)) {
         yield* events.publish(Event.UpdatesBuffered({ bot_id: botId }))
       }

@@ -269,7 +269,7 @@ export const run = (options: Options = defaults) =>
         case "UpdatesReceived":
           return wake(event.bot_id, "inbox")
         case "OutboxQueued":
-          return Effect.zipRight(wake(event.bot_id, "outbox"), wake(event.bot_id, "sends"))
+          return wake(event.bot_id, event.kind === "delivery" ? "outbox" : "sends")
         default:
           return Effect.void
       }

@@ -42,7 +42,7 @@ export const make: Effect.Effect<DeliveriesService, never, OutboxStore | InboxSt
       Effect.flatMap(nowIso, (at) => outbox.retryDelivery(id, at)).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new DeliveryNotFound({ id })),
-          onSome: (delivery) => Effect.as(events.publish(Event.OutboxQueued({ bot_id: delivery.bot_id })), delivery)
+          onSome: (delivery) => Effect.as(events.publish(Event.OutboxQueued({ bot_id: delivery.bot_id, kind: "delivery" })), delivery)
         })),
         Effect.withSpan("Deliveries.retry", { attributes: { id } })
       )
