@@ -31,7 +31,7 @@ describe("Inbox.accept", () => {
     Effect.gen(function*() {
       const storage = yield* TestRuntime.store
       const inbox = yield* Inbox.Inbox
-      const events = yield* (yield* Events.Events).subscribe
+      const events = yield* (yield* Events.Events).subscribe("UpdatesReceived")
       const bot = yield* storage.insertBot(botInput)
 
       assert.strictEqual(yield* inbox.accept(bot.id, [update(10), update(11)], 12), 2)

@@ -40,7 +40,7 @@ export const make: Effect.Effect<
   /** Bumped on every change, so a lookup that started before one never stores what it read. */
   let generation = 0
 
-  const events = yield* (yield* Events.Events).subscribe
+  const events = yield* (yield* Events.Events).subscribe("BotChanged")
   yield* Queue.take(events).pipe(
     Effect.map((event) => {
       if (event._tag !== "BotChanged") return

@@ -1,5 +1,5 @@
 import type { Scope } from "effect"
-import { Context, Data, Effect, Layer, PubSub, type Queue } from "effect"
+import { Context, Data, Effect, Layer, Queue } from "effect"
 import type { Route } from "../domain/Route.js"
 
 /** What the runtime needs of a route that changed: its two bots and whether it is enabled. */
@@ -37,10 +37,12 @@ export const botsOf = (event: EventOf<"RoutesChanged">): ReadonlyArray<number> =
 
 /** The one event bus of an instance. */
 export interface EventsService {
-  /** Tells every subscriber; never blocks (subscribers' queues are unbounded). */
+  /** Tells the subscribers that follow the event's kind; never blocks (their queues are unbounded). */
   readonly publish: (event: Event) => Effect.Effect<void>
-  /** Every event from now on, until the scope closes. */
-  readonly subscribe: Effect.Effect<Queue.Dequeue<Event>, never, Scope.Scope>
+  /** The events of these kinds from now on, in the order they were published, until the scope closes. */
+  readonly subscribe: <Tag extends Event["_tag"]>(
+    ...tags: ReadonlyArray<Tag>
+  ) => Effect.Effect<Queue.Dequeue<EventOf<Tag>>, never, Scope.Scope>
   /** Whether the bot's ingress is live now: the last `BotStatusChanged` of the bot said so. */
   readonly isRunning: (botId: number) => boolean
 }
@@ -48,20 +50,38 @@ export interface EventsService {
 /** The one event bus of an instance. */
 export class Events extends Context.Tag("@botrelay/core/Events")<Events, EventsService>() {}
 
-/** Builds the bus: an unbounded hub, and the running status of each bot as its events tell it. */
-export const make: Effect.Effect<EventsService> = Effect.gen(function*() {
+interface Subscriber {
+  readonly tags: ReadonlySet<string>
+  readonly queue: Queue.Queue<Event>
+}
+
+/**
+ * Builds the bus: each subscriber names the kinds it follows and gets them on its own unbounded queue,
+ * so a publish wakes only those that care; and the running status of each bot as its events tell it.
+ */
+export const make: Effect.Effect<EventsService> = Effect.sync(() => {
   const running = new Set<number>()
-  const hub = yield* PubSub.unbounded<Event>()
+  const subscribers = new Set<Subscriber>()
   return Events.of({
     publish: (event) =>
-      Effect.suspend(() => {
+      Effect.sync(() => {
         if (event._tag === "BotStatusChanged") {
           if (event.running) running.add(event.bot_id)
           else running.delete(event.bot_id)
         }
-        return Effect.asVoid(PubSub.publish(hub, event))
+        for (const subscriber of subscribers) {
+          if (subscriber.tags.has(event._tag)) Queue.unsafeOffer(subscriber.queue, event)
+        }
       }),
-    subscribe: PubSub.subscribe(hub),
+    subscribe: <Tag extends Event["_tag"]>(...tags: ReadonlyArray<Tag>) =>
+      Effect.acquireRelease(
+        Effect.map(Queue.unbounded<Event>(), (queue) => {
+          const subscriber: Subscriber = { tags: new Set(tags), queue }
+          subscribers.add(subscriber)
+          return subscriber
+        }),
+        (subscriber) => Effect.zipRight(Effect.sync(() => subscribers.delete(subscriber)), Queue.shutdown(subscriber.queue))
+      ).pipe(Effect.map((subscriber) => subscriber.queue as Queue.Queue<unknown> as Queue.Dequeue<EventOf<Tag>>)),
     isRunning: (botId) => running.has(botId)
   })
 })

@@ -137,7 +137,7 @@ export const make = (
   Effect.gen(function*() {
     const botStore = yield* BotStore
     const buffer = yield* BufferStore
-    const events = yield* (yield* Events).subscribe
+    const events = yield* (yield* Events).subscribe("UpdatesBuffered")
     const maxAge = Duration.toMillis(Duration.decode(options.maxAge))
     /** The pending getUpdates of each bot, as the signal that ends it. */
     const current = new Map<number, Deferred.Deferred<void>>()

@@ -287,7 +287,7 @@ export class RouteSets extends Context.Tag("@botrelay/core/RouteSets")<RouteSets
 export const make: Effect.Effect<RouteSetsService, never, RouteStore | Events | Scope.Scope> = Effect.gen(
   function*() {
     const routeStore = yield* RouteStore
-    const changes = yield* (yield* Events).subscribe
+    const changes = yield* (yield* Events).subscribe("BotChanged", "RoutesChanged")
     const cache = new Map<number, RouteSet>()
     const reported = new Set<string>()
     let generation = 0

@@ -275,7 +275,7 @@ export const run = (options: Options = defaults) =>
       }
     }
 
-    const subscription = yield* events.subscribe
+    const subscription = yield* events.subscribe("BotChanged", "RoutesChanged", "UpdatesReceived", "OutboxQueued")
     yield* Effect.forkScoped(Housekeeping.run({
       ...(options.housekeeping ?? Housekeeping.defaults),
       mappingTtl: (options.routing ?? Routing.defaults).mappingTtl
