@@ -1,24 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot, Inbox, RouteSend } from "@botrelay/core"
 import { Events, Housekeeping, LongPoll, Pipeline, RouteMatcher, Routing } from "@botrelay/core"
-import { Clock, Effect, Fiber, Layer, Logger, Option, Redacted, TestClock } from "effect"
+import { Clock, Effect, Fiber, Layer, Logger, Option, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
 // What expires on the TestClock: route mappings (the reverse path), finished work and long-poll buffers by housekeeping.
 
-const botInput = (n: number, fields: Partial<Bot.BotRecordInput> = {}): Bot.BotRecordInput => ({
-  token: Redacted.make(`${n}:token`),
-  name: "",
-  source: "web",
-  manage_enabled: false,
-  proxy_enabled: false,
-  backend_url: "",
-  secret_token: Redacted.make(""),
-  long_poll_enabled: false,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z",
-  ...fields
-})
+const botInput = (n: number, fields: Partial<Bot.BotRecordInput> = {}) => TestRuntime.botInput(`${n}:token`, fields)
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const now = Effect.map(Clock.currentTimeMillis, iso)

@@ -1,21 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { Bot } from "@botrelay/core"
 import { Events, Inbox } from "@botrelay/core"
-import { Chunk, Effect, Layer, Option, Queue, Redacted, TestClock } from "effect"
+import { Chunk, Effect, Layer, Option, Queue, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
-const botInput: Bot.BotRecordInput = {
-  token: Redacted.make("7:token"),
-  name: "",
-  source: "web",
-  manage_enabled: true,
-  proxy_enabled: false,
-  backend_url: "",
-  secret_token: Redacted.make(""),
-  long_poll_enabled: false,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
-}
+const botInput = TestRuntime.botInput("7:token", { manage_enabled: true })
 
 const update = (id: number) => ({ update_id: id, payload: `{"update_id":${id},"message":{}}` })
 

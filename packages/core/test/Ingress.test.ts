@@ -3,22 +3,12 @@ import type { Bot } from "@botrelay/core"
 import { BotStore, Events, Inbox, Ingress, InboxStore, type Stores } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
 import { TelegramClient, TelegramError } from "@botrelay/telegram"
-import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Redacted, TestClock } from "effect"
+import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, TestClock } from "effect"
+import * as TestRuntime from "./TestRuntime.js"
 
 // The poller on Effect's TestClock: how long it waits after each kind of failure, with no real time.
 
-const botInput: Bot.BotRecordInput = {
-  token: Redacted.make("7:token"),
-  name: "",
-  source: "web",
-  manage_enabled: true,
-  proxy_enabled: false,
-  backend_url: "",
-  secret_token: Redacted.make(""),
-  long_poll_enabled: false,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
-}
+const botInput = TestRuntime.botInput("7:token", { manage_enabled: true })
 
 const options: Ingress.Options = {
   ...Ingress.defaults,

@@ -1,22 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { Bot } from "@botrelay/core"
 import { BotStore, BufferStore, Events, InboxStore, LongPoll, Pipeline, type Stores } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
 import type { Scope } from "effect"
-import { Clock, Effect, Exit, Fiber, Layer, Logger, Redacted, TestClock } from "effect"
+import * as TestRuntime from "./TestRuntime.js"
+import { Clock, Effect, Exit, Fiber, Layer, Logger, TestClock } from "effect"
 
-const botInput = (n: number, longPoll = true): Bot.BotRecordInput => ({
-  token: Redacted.make(`${n}:token`),
-  name: "",
-  source: "web",
-  manage_enabled: false,
-  proxy_enabled: false,
-  backend_url: "",
-  secret_token: Redacted.make(""),
-  long_poll_enabled: longPoll,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
-})
+const botInput = (n: number, longPoll = true) => TestRuntime.botInput(`${n}:token`, { long_poll_enabled: longPoll })
 
 const first = 900_000_001
 

@@ -1,24 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { Bot } from "@botrelay/core"
 import { LongPoll, Pipeline } from "@botrelay/core"
-import { Clock, Effect, Fiber, Redacted, TestClock } from "effect"
+import { Clock, Effect, Fiber, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
 // Held getUpdates and buffer retention against the TestClock: exact deadlines, conflicts, and the age boundary.
 // (LongPoll.test.ts covers the getUpdates parameters, the clamped 50 s timeout and retention by count.)
 
-const botInput = (n: number): Bot.BotRecordInput => ({
-  token: Redacted.make(`${n}:token`),
-  name: "",
-  source: "web",
-  manage_enabled: false,
-  proxy_enabled: false,
-  backend_url: "",
-  secret_token: Redacted.make(""),
-  long_poll_enabled: true,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
-})
+const botInput = (n: number) => TestRuntime.botInput(`${n}:token`, { long_poll_enabled: true })
 
 const setup = (options: LongPoll.Options = LongPoll.defaults) =>
   Effect.gen(function*() {

@@ -17,18 +17,12 @@ const options: Outbox.Options = {
   maxAge: Duration.minutes(10)
 }
 
-const botInput = (n: number): Bot.BotRecordInput => ({
-  token: Redacted.make(`${n}:token`),
-  name: "",
-  source: "web",
-  manage_enabled: false,
-  proxy_enabled: true,
-  backend_url: `http://backend-${n}.example/hook`,
-  secret_token: Redacted.make("s3cret"),
-  long_poll_enabled: false,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
-})
+const botInput = (n: number) =>
+  TestRuntime.botInput(`${n}:token`, {
+    proxy_enabled: true,
+    backend_url: `http://backend-${n}.example/hook`,
+    secret_token: Redacted.make("s3cret")
+  })
 
 /** Telegram for route sends: forwardMessage answers or fails as `failures` says for the sending bot's token. */
 const telegram = () => {

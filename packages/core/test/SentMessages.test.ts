@@ -1,21 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { Bot } from "@botrelay/core"
 import { SentMessages } from "@botrelay/core"
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
-const botInput = (token: string, manage_enabled: boolean): Bot.BotRecordInput => ({
-  token: Redacted.make(token),
-  name: "",
-  source: "web",
-  manage_enabled,
-  proxy_enabled: false,
-  backend_url: "",
-  secret_token: Redacted.make(""),
-  long_poll_enabled: false,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
-})
+const botInput = (token: string, manage_enabled: boolean) => TestRuntime.botInput(token, { manage_enabled })
 
 const sent = (id: number, text: string) => ({
   message_id: id,

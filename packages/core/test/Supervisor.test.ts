@@ -186,18 +186,8 @@ describe("Supervisor on a TestClock", () => {
   it.effect("picks up work left from before at start: unprocessed updates are processed and pending deliveries made", () => {
     const tg = holdingTelegram()
     const http = TestRuntime.backend()
-    const input = (token: string): Bot.BotRecordInput => ({
-      token: Redacted.make(token),
-      name: "",
-      source: "web",
-      manage_enabled: false,
-      proxy_enabled: true,
-      backend_url: "http://backend.example/hook",
-      secret_token: Redacted.make(""),
-      long_poll_enabled: false,
-      description: "",
-      created_at: "2025-01-01T00:00:00.000Z"
-    })
+    const input = (token: string) =>
+      TestRuntime.botInput(token, { proxy_enabled: true, backend_url: "http://backend.example/hook" })
     const update = (update_id: number) => ({ update_id, payload: `{"update_id":${update_id}}`, received_at: "" })
     return Effect.gen(function*() {
       const storage = yield* TestRuntime.store

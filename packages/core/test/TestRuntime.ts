@@ -1,4 +1,5 @@
 import {
+  type Bot,
   BotStore,
   Bots,
   BufferStore,
@@ -20,9 +21,24 @@ import {
 } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
 import { HttpExchange, type TelegramClient } from "@botrelay/telegram"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 
 // The layers the runtime tests build on. Stores come from here only, so changing the driver is this file alone.
+
+/** A bot to insert: nothing enabled, no backend, no secret, unless `fields` says otherwise. */
+export const botInput = (token: string, fields: Partial<Bot.BotRecordInput> = {}): Bot.BotRecordInput => ({
+  token: Redacted.make(token),
+  name: "",
+  source: "web",
+  manage_enabled: false,
+  proxy_enabled: false,
+  backend_url: "",
+  secret_token: Redacted.make(""),
+  long_poll_enabled: false,
+  description: "",
+  created_at: "2025-01-01T00:00:00.000Z",
+  ...fields
+})
 
 /** Empty stores for one test: SQLite in memory. */
 export const storage: Layer.Layer<Stores.Stores> = Layer.orDie(SqliteStores.layer({ filename: ":memory:" }))
