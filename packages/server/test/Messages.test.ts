@@ -42,8 +42,7 @@ describe("POST /api/messages/send", () => {
       text: "hello <b>not html</b>",
       date: sent.date,
       direction: "out",
-      edit_date: 0,
-      deleted: false
+      edit_date: 0
     })
     const history = await server.call(`/api/messages?bot_id=${botId}&chat_id=${user.id}`)
     assert.deepStrictEqual(history.json[0], reply.json)

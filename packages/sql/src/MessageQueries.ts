@@ -35,9 +35,9 @@ export const toMessage = (botId: number, chatId: number, r: ReadonlyArray<any>):
     text: r[5],
     date: r[6],
     direction: r[10],
-    edit_date: r[11],
-    deleted: r[12] === 1
+    edit_date: r[11]
   }
+  if (r[12] === 1) message.deleted = true
   if (r[7] !== null) message.media_type = r[7]
   if (r[8] !== null) message.file_id = r[8]
   if (r[9] !== null) message.reply_to_message_id = r[9]
@@ -119,7 +119,7 @@ export const saveMessageParameters = (m: Message.Message) =>
     m.reply_to_message_id ?? null,
     m.direction,
     m.edit_date,
-    bit(m.deleted)
+    bit(m.deleted === true)
   ] as const
 
 /** Marks the messages of a chat with these ids deleted. */

@@ -47,8 +47,7 @@ const message = (botId: number, chatId: number, id: number, date: number) => ({
   text: `m${id}`,
   date,
   direction: "in" as const,
-  edit_date: 0,
-  deleted: false
+  edit_date: 0
 })
 
 const withRaw = <A>(file: string, f: (db: Database.Database) => A): A => {

@@ -35,8 +35,8 @@ export const Message = Schema.Struct({
   reply_to_message_id: Schema.optionalWith(Schema.Int, { exact: true }),
   direction: Direction,
   edit_date: Schema.Int,
-  /** Deleted through Botrelay (`deleteMessage` via /tgapi); the record stays in the history. */
-  deleted: Schema.Boolean
+  /** Present (true) only once the message was deleted through Botrelay; the record stays in the history. */
+  deleted: Schema.optionalWith(Schema.Literal(true), { exact: true })
 }).annotations({ identifier: "Message" })
 export type Message = typeof Message.Type
 
@@ -131,7 +131,6 @@ export const fromTelegram = (botId: number, message: Recorded, direction: Direct
     ...media,
     ...(message.reply_to_message === undefined ? {} : { reply_to_message_id: message.reply_to_message.message_id }),
     direction,
-    edit_date: message.edit_date ?? 0,
-    deleted: false
+    edit_date: message.edit_date ?? 0
   }
 }

@@ -47,8 +47,7 @@ const fromCallback = (botId: number, query: BotApi.CallbackQuery, date: number):
     media_type: "callback",
     ...(query.message === undefined ? {} : { reply_to_message_id: query.message.message_id }),
     direction: "in",
-    edit_date: 0,
-    deleted: false
+    edit_date: 0
   }
 }
 

@@ -101,8 +101,7 @@ const copied = (bot: StoredBot, params: CallParams.CallParams, messageId: number
       ...media,
       ...(replyTo === undefined ? {} : { reply_to_message_id: replyTo }),
       direction: "out",
-      edit_date: 0,
-      deleted: false
+      edit_date: 0
     }
     return Option.some(message)
   })

@@ -66,7 +66,6 @@ export const message = (
   date: 1_700_000_000 + id,
   direction: "in",
   edit_date: 0,
-  deleted: false,
   ...overrides
 })
 
