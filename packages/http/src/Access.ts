@@ -1,0 +1,57 @@
+import { type ApiKey } from "@botrelay/core"
+import { Effect } from "effect"
+import { CurrentKey } from "./Api.js"
+import * as ApiError from "./ApiError.js"
+
+/** A 403 with this sentence. */
+export const forbidden = (error: string) => Effect.fail(new ApiError.Forbidden({ error, code: "forbidden" }))
+
+/** Fails with 403 unless the current key is an admin key. */
+export const requireAdmin: Effect.Effect<void, ApiError.Forbidden, CurrentKey> = Effect.flatMap(
+  CurrentKey,
+  (key) => key.role === "admin" ? Effect.void : forbidden("this needs an admin key")
+)
+
+/** Fails with 403 unless the current key may act on the bot. */
+export const requireBot = (botId: number): Effect.Effect<void, ApiError.Forbidden, CurrentKey> =>
+  Effect.flatMap(
+    CurrentKey,
+    (key) =>
+      key.role === "admin" || key.bot_ids.includes(botId)
+        ? Effect.void
+        : forbidden(`this key may not act on bot ${botId}`)
+  )
+
+/** Operators name the bot they act through; admins may omit it. */
+export const requireOptionalBot = (botId: number | undefined) =>
+  botId !== undefined
+    ? requireBot(botId)
+    : Effect.flatMap(
+      CurrentKey,
+      (key) => key.role === "admin" ? Effect.void : forbidden("operator keys must name a bot_id in their scope")
+    )
+
+/** Passes API errors through and translates domain failures. */
+export const orDomain = (e: ApiError.ApiError | ApiError.DomainError): Effect.Effect<never, ApiError.ApiError> =>
+  ApiError.isApiError(e) ? Effect.fail(e) : ApiError.fromDomain(e)
+
+/** Runs `effect` for admin keys only; its failures become API errors. */
+export const asAdmin = <A, R>(effect: Effect.Effect<A, ApiError.ApiError | ApiError.DomainError, R>) =>
+  requireAdmin.pipe(Effect.zipRight(effect), Effect.catchAll(orDomain))
+
+/** Runs `effect` when the key may act on the bot; its failures become API errors. */
+export const asBot = <A, R>(botId: number, effect: Effect.Effect<A, ApiError.ApiError | ApiError.DomainError, R>) =>
+  requireBot(botId).pipe(Effect.zipRight(effect), Effect.catchAll(orDomain))
+
+/** A URL without its `user:password@` part; other text as it is. */
+export const withoutCredentials = (url: string): string => {
+  if (!URL.canParse(url)) return url
+  const parsed = new URL(url)
+  if (parsed.username === "" && parsed.password === "") return url
+  parsed.username = ""
+  parsed.password = ""
+  return parsed.href
+}
+
+/** Whether the current key may see what a bot received: admins, and operators with the bot in scope. */
+export const sees = (key: ApiKey.ApiKey, botId: number) => key.role === "admin" || key.bot_ids.includes(botId)
