@@ -12,7 +12,9 @@
  * BENCH_PIPELINE_RATE (updates/s of the paced runs, comma-separated, default 2000; 0 skips them),
  * BENCH_PIPELINE_PACED_DURATION (s, default 10), BENCH_PIPELINE_DRAIN (s the backlog may take to reach
  * the backend, default 300), BENCH_IDLE_BOTS (default 1000; 0 skips the idle run),
- * BENCH_IDLE_DURATION (s, default 10; long polls last 30 s, so 40 covers one re-poll of every bot).
+ * BENCH_IDLE_DURATION (s, default 10; long polls last 30 s, so 40 covers one re-poll of every bot),
+ * BENCH_PIPELINE_MANAGE (true: the load bots keep history, so every update also stores its message, chat and
+ * sender; default false).
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -345,6 +347,8 @@ export interface LoadSettings {
   readonly rates: ReadonlyArray<number>
   readonly pacedDuration: number
   readonly drainLimit: number
+  /** The load bots keep history (manage_enabled). */
+  readonly manage: boolean
 }
 
 export interface LoadResult {
@@ -396,7 +400,8 @@ export const runLoad = async (settings: LoadSettings, hooks: LoadHooks = {}): Pr
         token: bot.fake.token,
         name: `Load bot ${bot.index}`,
         proxy_enabled: true,
-        backend_url: `${backend.url}/${bot.index}`
+        backend_url: `${backend.url}/${bot.index}`,
+        manage_enabled: settings.manage
       })).id
     }
     await hooks.setup?.(botrelay, fake, bots)
@@ -697,7 +702,8 @@ export const loadSettings = (bots: number): LoadSettings => ({
   duration: envInt("BENCH_PIPELINE_DURATION", 20),
   rates: envRates("BENCH_PIPELINE_RATE", [2000]),
   pacedDuration: envInt("BENCH_PIPELINE_PACED_DURATION", 10),
-  drainLimit: envInt("BENCH_PIPELINE_DRAIN", 300)
+  drainLimit: envInt("BENCH_PIPELINE_DRAIN", 300),
+  manage: process.env["BENCH_PIPELINE_MANAGE"] === "true"
 })
 
 /** Throws when the load run lost or duplicated updates. */
