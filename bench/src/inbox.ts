@@ -1,0 +1,386 @@
+/**
+ * The inbox suite: the operator inbox over a large history. Seeds 1,000,000 messages in 10,000 chats over
+ * 5 bots (through the real schema, so the chat counters and the search index are kept by the same upkeep
+ * as in production), reports what that costs on disk, then measures request latency one request at a
+ * time (as an operator's console makes them) for the chat list, search and a chat's history, and the
+ * time an incoming message takes to reach 100 connected `/api/events` clients.
+ *
+ * Env: BENCH_INBOX_MESSAGES (default 1,000,000), BENCH_INBOX_CHATS (default 10,000), BENCH_INBOX_REQUESTS
+ * (requests per measured route, default 300), BENCH_SSE_CLIENTS (default 100), BENCH_SSE_MESSAGES
+ * (default 200), BENCH_SSE_RATE (messages/s, default 50).
+ */
+import { randomBytes } from "node:crypto"
+import { statSync } from "node:fs"
+import { join } from "node:path"
+import { BotStore } from "@botrelay/core"
+import { SqliteStores } from "@botrelay/sqlite"
+import { FakeTelegram } from "@botrelay/testing"
+import BetterSqlite3 from "better-sqlite3"
+import { Effect, Redacted } from "effect"
+import { addBot, type Botrelay, count, envInt, makeTempDir, removeTempDir, sleep, startBotrelay, table } from "./harness.js"
+import { stop } from "./processes.js"
+
+const botCount = 5
+
+/** A small deterministic PRNG (mulberry32), so every run seeds the same data. */
+const prng = (seed: number) => {
+  let a = seed >>> 0
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1))
+  const pick = <A>(items: ReadonlyArray<A>): A => items[Math.floor(next() * items.length)]!
+  return { next, int, pick }
+}
+
+/** Common words first: a Zipf-like pick makes "order" common and the tail rare, as in real chats. */
+const vocabulary = (
+  "order the a to and of is it for you on that this with be are have not we can at do from but so if my " +
+  "delivery payment invoice refund ticket account password login update release version build deploy server " +
+  "database backup meeting tomorrow today tonight morning please thanks hello ok sure great done check send " +
+  "price discount stock available shipping address phone email support help question answer problem issue " +
+  "fixed broken working schedule weekend monday friday photo video file link report status pending confirmed " +
+  "cancelled привет спасибо заказ доставка café naïve déjà"
+).split(" ")
+
+const rareWord = "zanzibar"
+
+const firstNames = ["Anna", "Boris", "Chen", "Diego", "Elif", "Farah", "Greg", "Hana", "Ivan", "Jules", "Kemal",
+  "Lena", "Mateo", "Nadia", "Omar", "Priya", "Rosa", "Sven", "Tariq", "Zoe", "Алексей", "Мария"]
+
+interface SeedChat {
+  readonly botId: number
+  readonly id: number
+  readonly type: "private" | "supergroup"
+  readonly title: string
+  readonly users: ReadonlyArray<{ readonly id: number; readonly first_name: string; readonly username: string }>
+  nextId: number
+}
+
+interface Seeded {
+  readonly botIds: ReadonlyArray<number>
+  readonly busyBot: number
+  readonly busyChat: number
+  readonly seconds: number
+}
+
+const seedInbox = async (filename: string, messages: number, chatCount: number): Promise<Seeded> => {
+  const botIds = await Effect.runPromise(
+    Effect.gen(function*() {
+      const bots = yield* BotStore.BotStore
+      const ids: Array<number> = []
+      for (let i = 1; i <= botCount; i++) {
+        const bot = yield* bots.insertBot({
+          token: Redacted.make(`${7_000_000_000 + i * 7919}:AA${randomBytes(25).toString("base64url").slice(0, 33)}`),
+          name: `Inbox bot ${i}`,
+          source: "web",
+          manage_enabled: true,
+          proxy_enabled: false,
+          backend_url: "",
+          secret_token: Redacted.make(""),
+          long_poll_enabled: false,
+          description: "",
+          created_at: new Date(Date.UTC(2025, 0, i)).toISOString()
+        })
+        yield* bots.updateBot(bot.id, { disabled: true })
+        ids.push(bot.id)
+      }
+      return ids
+    }).pipe(Effect.provide(SqliteStores.layer({ filename })))
+  )
+  const random = prng(0x1b0c5)
+  const zipf = () => vocabulary[Math.min(vocabulary.length - 1, Math.floor(vocabulary.length * random.next() ** 3))]!
+  const chats: Array<SeedChat> = []
+  for (let c = 0; c < chatCount; c++) {
+    const group = c % 4 === 0
+    const users = Array.from({ length: group ? random.int(3, 20) : 1 }, () => {
+      const first = random.pick(firstNames)
+      const id = random.int(10_000_000, 7_999_999_999)
+      return { id, first_name: first, username: `${first.toLowerCase()}_${id % 100_000}` }
+    })
+    chats.push({
+      botId: botIds[c % botCount]!,
+      id: group ? -1_001_000_000_000 - c : users[0]!.id,
+      type: group ? "supergroup" : "private",
+      title: group ? `${random.pick(vocabulary)} team ${c}` : "",
+      users,
+      nextId: 1
+    })
+  }
+  const busy = chats[4]!
+  const database = new BetterSqlite3(filename)
+  const started = performance.now()
+  try {
+    const insertChat = database.prepare(
+      `INSERT INTO botrelay_chats (bot_id, chat_id, type, title, username, first_name, last_name)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`
+    )
+    const insertMessage = database.prepare(
+      `INSERT INTO botrelay_messages (bot_id, chat_id, id, user_id, username, first_name, last_name, text, date,
+        media_type, file_id, reply_to_message_id, direction, edit_date)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, 0)`
+    )
+    database.transaction(() => {
+      for (const chat of chats) {
+        const first = chat.type === "private" ? chat.users[0]! : undefined
+        insertChat.run(chat.botId, chat.id, chat.type, chat.title, first?.username ?? "", first?.first_name ?? "", "")
+      }
+    })()
+    const start = Math.floor(Date.now() / 1000) - messages * 3
+    const batch = 50_000
+    for (let from = 0; from < messages; from += batch) {
+      database.transaction(() => {
+        for (let i = from; i < Math.min(messages, from + batch); i++) {
+          const chat = i % 100 === 0 ? busy : random.pick(chats)
+          const out = random.next() < 0.3
+          const sender = out ? { id: 0, first_name: "", username: "" } : random.pick(chat.users)
+          const words = Array.from({ length: random.int(2, 16) }, zipf)
+          if (random.next() < 0.0005) words.push(rareWord)
+          insertMessage.run(chat.botId, chat.id, chat.nextId++, sender.id, sender.username, sender.first_name, "",
+            words.join(" "), start + i * 3, out ? "out" : "in")
+        }
+      })()
+      process.stderr.write(`\rseeded ${count(Math.min(messages, from + batch))} messages`)
+    }
+    process.stderr.write("\n")
+  } finally {
+    database.close()
+  }
+  return { botIds, busyBot: busy.botId, busyChat: busy.id, seconds: (performance.now() - started) / 1000 }
+}
+
+/** Bytes per table (and its indexes and FTS shadow tables) from SQLite's dbstat. */
+const sizes = (filename: string): ReadonlyArray<readonly [string, number]> => {
+  const database = new BetterSqlite3(filename, { readonly: true })
+  try {
+    const rows = database.prepare(
+      `SELECT CASE
+         WHEN name LIKE 'botrelay_messages_fts%' THEN 'search index'
+         WHEN name LIKE '%message%' AND name NOT LIKE '%hours%' THEN 'messages'
+         WHEN name LIKE '%chat%' OR name LIKE '%people%' OR name LIKE '%hours%' THEN 'chats, people, counters'
+         ELSE 'other' END AS part, SUM(pgsize) AS bytes
+       FROM dbstat GROUP BY part ORDER BY bytes DESC`
+    ).all() as Array<{ part: string; bytes: number }>
+    return rows.map((r) => [r.part, r.bytes] as const)
+  } catch {
+    return []
+  } finally {
+    database.close()
+  }
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+
+interface Timing {
+  readonly name: string
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+  readonly items: number
+}
+
+/** `requests` GETs of `path`, one at a time; fails unless each answers 200. */
+const measure = async (botrelay: Botrelay, name: string, path: string, requests: number): Promise<Timing> => {
+  const times: Array<number> = []
+  let items = 0
+  for (let i = 0; i < requests + 20; i++) {
+    const started = performance.now()
+    const response = await fetch(`${botrelay.url}${path}`, { headers: botrelay.headers })
+    const text = await response.text()
+    const elapsed = performance.now() - started
+    if (response.status !== 200) throw new Error(`${name}: ${response.status} ${text.slice(0, 300)}`)
+    if (i >= 20) times.push(elapsed)
+    if (i === 0) {
+      const body = JSON.parse(text) as unknown
+      items = Array.isArray(body) ? body.length : (body as { items: Array<unknown> }).items.length
+    }
+  }
+  times.sort((a, b) => a - b)
+  return { name, p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1)!, items }
+}
+
+/** Follows all pages of the chat list by cursor, timing each; returns the timing of every page request. */
+const walkChats = async (botrelay: Botrelay, pages: number): Promise<Timing> => {
+  const times: Array<number> = []
+  let cursor: string | null = null
+  let items = 0
+  for (let i = 0; i < pages; i++) {
+    const path: string = `/api/chats?limit=50${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
+    const started = performance.now()
+    const response = await fetch(`${botrelay.url}${path}`, { headers: botrelay.headers })
+    const body = await response.json() as { items: Array<unknown>; next_cursor: string | null }
+    times.push(performance.now() - started)
+    if (response.status !== 200) throw new Error(`chats page ${i}: ${response.status} ${JSON.stringify(body)}`)
+    items += body.items.length
+    cursor = body.next_cursor
+    if (cursor === null) break
+  }
+  times.sort((a, b) => a - b)
+  return { name: `GET /api/chats, ${count(times.length)} pages by cursor`, p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1)!, items }
+}
+
+interface Stream {
+  readonly arrivals: Map<string, number>
+  readonly close: () => void
+}
+
+/** An `/api/events` client that records when each `message` event's text arrived. */
+const follow = async (botrelay: Botrelay, botId: number): Promise<Stream> => {
+  const controller = new AbortController()
+  const response = await fetch(`${botrelay.url}/api/events?bot_id=${botId}`, {
+    headers: botrelay.headers,
+    signal: controller.signal
+  })
+  if (response.status !== 200 || response.body === null) throw new Error(`/api/events: ${response.status}`)
+  const arrivals = new Map<string, number>()
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ""
+  void (async () => {
+    try {
+      while (true) {
+        const { done, value } = await reader.read()
+        if (done) return
+        const now = performance.now()
+        buffer += value
+        let end: number
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          if (!block.includes("event: message\n")) continue
+          const data = block.split("\n").find((line) => line.startsWith("data: "))
+          if (data === undefined) continue
+          const text = (JSON.parse(data.slice(6)) as { message?: { text?: string } }).message?.text
+          if (text !== undefined && !arrivals.has(text)) arrivals.set(text, now)
+        }
+      }
+    } catch {
+      return
+    }
+  })()
+  return { arrivals, close: () => controller.abort() }
+}
+
+interface FanOut {
+  readonly clients: number
+  readonly messages: number
+  readonly samples: number
+  readonly missing: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+}
+
+/** `messages` user messages to a live bot, paced at `rate`/s; each one's arrival at each of `clients` streams. */
+const fanOut = async (botrelay: Botrelay, fake: FakeTelegram.FakeTelegram, clients: number, messages: number, rate: number): Promise<FanOut> => {
+  const tg = fake.addBot({ username: "inbox_events_bot" })
+  const user = fake.addUser({ first_name: "Live" })
+  const bot = await addBot(botrelay, { token: tg.token, name: "Live inbox bot", manage_enabled: true })
+  await fake.waitForPoll(tg.id, "30 seconds")
+  const streams = await Promise.all(Array.from({ length: clients }, () => follow(botrelay, bot.id)))
+  await sleep(500)
+  const sentAt = new Map<string, number>()
+  for (let i = 0; i < messages; i++) {
+    const text = `live ${i}`
+    sentAt.set(text, performance.now())
+    fake.userSends(tg.id, { user, text })
+    await sleep(1000 / rate)
+  }
+  const deadline = performance.now() + 30_000
+  while (performance.now() < deadline && streams.some((s) => s.arrivals.size < messages)) await sleep(50)
+  const latencies: Array<number> = []
+  let missing = 0
+  for (const stream of streams) {
+    for (const [text, sent] of sentAt) {
+      const arrived = stream.arrivals.get(text)
+      if (arrived === undefined) missing++
+      else latencies.push(arrived - sent)
+    }
+    stream.close()
+  }
+  latencies.sort((a, b) => a - b)
+  return {
+    clients,
+    messages,
+    samples: latencies.length,
+    missing,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1) ?? NaN
+  }
+}
+
+const ms = (n: number) => `${n.toFixed(1)} ms`
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
+
+/** Runs the suite and prints its tables; throws when a request fails or an event never arrives. */
+export const runInbox = async (): Promise<void> => {
+  const messages = envInt("BENCH_INBOX_MESSAGES", 1_000_000)
+  const chatCount = envInt("BENCH_INBOX_CHATS", 10_000)
+  const requests = envInt("BENCH_INBOX_REQUESTS", 300)
+  const clients = envInt("BENCH_SSE_CLIENTS", 100)
+  const sseMessages = envInt("BENCH_SSE_MESSAGES", 200)
+  const sseRate = envInt("BENCH_SSE_RATE", 50)
+  const tempDir = makeTempDir()
+  const fake = await FakeTelegram.start()
+  let botrelay: Botrelay | undefined
+  try {
+    const filename = join(tempDir, "botrelay.db")
+    const seeded = await seedInbox(filename, messages, chatCount)
+    const database = new BetterSqlite3(filename)
+    database.pragma("wal_checkpoint(TRUNCATE)")
+    database.close()
+    const fileBytes = statSync(filename).size
+    const parts = sizes(filename)
+
+    botrelay = await startBotrelay(filename, fake.apiRoot, "inbox")
+    const bot = seeded.busyBot
+    const timings: Array<Timing> = []
+    const run = async (name: string, path: string) => {
+      process.stderr.write(`${name}\n`)
+      timings.push(await measure(botrelay!, name, path, requests))
+    }
+    await run("GET /api/chats (all bots)", "/api/chats")
+    await run("GET /api/chats?bot_id", `/api/chats?bot_id=${bot}`)
+    await run("GET /api/chats?unread=true", `/api/chats?bot_id=${bot}&unread=true`)
+    await run("GET /api/chats?q=team", `/api/chats?q=team`)
+    timings.push(await walkChats(botrelay, 40))
+    await run("GET /api/search common word", `/api/search?q=order`)
+    await run("GET /api/search rare word", `/api/search?q=${rareWord}`)
+    await run("GET /api/search phrase", `/api/search?q=${encodeURIComponent('"please check"')}`)
+    await run("GET /api/search prefix, one bot", `/api/search?q=deliv*&bot_id=${bot}`)
+    await run("GET /api/search Cyrillic", `/api/search?q=${encodeURIComponent("Спасибо")}`)
+    await run("GET /api/messages", `/api/messages?bot_id=${bot}&chat_id=${seeded.busyChat}&limit=50`)
+    await run("GET /api/stats (all bots)", "/api/stats")
+    await run("GET /api/people", `/api/people?bot_id=${bot}`)
+
+    process.stderr.write(`SSE: ${clients} clients, ${sseMessages} messages at ${sseRate}/s\n`)
+    const sse = await fanOut(botrelay, fake, clients, sseMessages, sseRate)
+
+    process.stdout.write(
+      `\nInbox: ${count(messages)} messages in ${count(chatCount)} chats over ${botCount} bots, seeded in ` +
+        `${seeded.seconds.toFixed(1)} s (${count(messages / seeded.seconds)} messages/s with the chat counters ` +
+        `and the search index kept by the same triggers as live writes).\n` +
+        `Database file ${mib(fileBytes)} (${mib(fileBytes / (messages / 1_000_000))} per million messages)` +
+        (parts.length === 0 ? ".\n" : `: ${parts.map(([part, bytes]) => `${part} ${mib(bytes)}`).join(", ")}.\n`) +
+        `Latency of one request at a time, ${requests} requests each after 20 warm-up requests:\n\n` +
+        table(
+          ["route", "items", "p50", "p99", "max"],
+          timings.map((t) => [t.name, String(t.items), ms(t.p50), ms(t.p99), ms(t.max)]),
+          1
+        ) +
+        `\n\nSSE fan-out: ${sse.clients} clients on /api/events, ${sse.messages} incoming messages at ${sseRate}/s; ` +
+        `time from the message entering FakeTelegram to its event at each client (${count(sse.samples)} samples, ` +
+        `${sse.missing} missing): p50 ${ms(sse.p50)}, p99 ${ms(sse.p99)}, max ${ms(sse.max)}.\n\n`
+    )
+    if (sse.missing > 0) throw new Error(`${sse.missing} events never reached their client`)
+  } finally {
+    if (botrelay !== undefined) await stop(botrelay.child)
+    await fake.close()
+    removeTempDir(tempDir)
+  }
+}
