@@ -1,14 +1,26 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Media, Message, Moderation } from "@botrelay/core"
 import { Schema } from "effect"
 import { Done } from "./ChatAdminGroup.js"
 
-/** The multipart form of `POST /api/messages/send-media`, as documented: the fields, then the `file` part. */
+/** The `file` part of an upload: the bytes, sent on to Telegram unchanged. */
+const FilePart = Schema.Unknown.annotations({
+  jsonSchema: { type: "string", format: "binary" },
+  description: "the file, as the last part; its filename and Content-Type go on to Telegram"
+})
+
+/**
+ * The multipart form of `POST /api/messages/send-media`, as documented (the handler reads it as a stream):
+ * the text fields, then the `file` part last.
+ */
 export const SendMediaUpload = HttpApiSchema.MultipartStream(
   Schema.Struct({
     ...Media.MediaSendForm.from.fields,
-    file: Multipart.SingleFileSchema
-  }).annotations({ identifier: "SendMediaUpload" })
+    file: FilePart
+  }).annotations({
+    identifier: "SendMediaUpload",
+    description: "bot_id, chat_id, type and the optional fields first, then the file part, which must be last"
+  })
 )
 
 /**

@@ -80,10 +80,24 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/bots/toggle-disabled",
       "/api/bots/update",
       "/api/bots/validate",
+      "/api/chats/admin-title",
+      "/api/chats/admins",
+      "/api/chats/ban",
+      "/api/chats/demote",
+      "/api/chats/leave",
+      "/api/chats/promote",
+      "/api/chats/restrict",
+      "/api/chats/unban",
       "/api/health",
       "/api/llm",
+      "/api/media",
       "/api/messages",
+      "/api/messages/delete",
+      "/api/messages/edit",
+      "/api/messages/pin",
       "/api/messages/send",
+      "/api/messages/send-media",
+      "/api/messages/unpin",
       "/api/routes",
       "/api/routes/add",
       "/api/routes/delete",
@@ -100,5 +114,9 @@ describe("the API as a web handler on in-memory storage", () => {
     assert.property(spec.components.securitySchemes, "bearer")
     assert.notProperty(spec.components.schemas, "HttpApiDecodeError")
     assert.notInclude(JSON.stringify(spec.paths), "HttpApiDecodeError")
+    const sendMedia = spec.paths["/api/messages/send-media"].post.requestBody.content
+    assert.deepStrictEqual(Object.keys(sendMedia).sort(), ["application/json", "multipart/form-data"])
+    assert.property(sendMedia["multipart/form-data"].schema.properties, "file")
+    assert.property(spec.paths["/api/media"].get.responses["200"].content, "application/octet-stream")
   })
 })

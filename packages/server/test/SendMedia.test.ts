@@ -247,6 +247,23 @@ describe("POST /api/messages/send-media, JSON", () => {
     assert.strictEqual(call.params.disable_notification, true)
   })
 
+  it("reads the body as JSON whatever its content type, as curl -d sends it", async () => {
+    const photo = fake.userSends(tg.id, { user: fake.addUser(), photo: true }).photo!.at(-1)!
+    const response = await fetch(`${server.baseUrl}/api/messages/send-media`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.adminKey}`, "content-type": "application/x-www-form-urlencoded" },
+      body: JSON.stringify({ bot_id: botId, chat_id: user.id, type: "photo", file_id: photo.file_id })
+    })
+    assert.strictEqual(response.status, 200)
+    assert.strictEqual((await response.json()).file_id, photo.file_id)
+    const broken = await server.call("/api/messages/send-media", { raw: "{\"bot_id\": " })
+    assertError(broken, 400, "invalid_json")
+    const tooBig = await server.call("/api/messages/send-media", {
+      body: { bot_id: botId, chat_id: user.id, type: "photo", file_id: "x", caption: "y".repeat(1024 * 1024) }
+    })
+    assertError(tooBig, 413, "payload_too_large")
+  })
+
   it("400 for both or neither of file_id and url, a bad type or url; nothing sent", async () => {
     const sends = fake.sent(tg.id).length
     for (const body of [
