@@ -9,7 +9,7 @@ import {
 } from "@effect/platform"
 import { Media, Messages } from "@botrelay/core"
 import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
-import { Chunk, Data, Deferred, Effect, Option, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Data, Deferred, Effect, Either, Option, ParseResult, Schema, Stream } from "effect"
 import { requireBot } from "./Access.js"
 import * as ApiError from "./ApiError.js"
 import * as TgApi from "./TgApi.js"
@@ -210,7 +210,12 @@ export const make = Effect.gen(function*() {
               Effect.mapError((e) => badGateway(e, method)),
               Effect.withUnhandledErrorLogLevel(Option.none())
             )
-            const [status, text] = yield* Effect.raceFirst(answer, Deferred.await(failed))
+            const outcome = yield* Effect.either(Effect.raceFirst(answer, Deferred.await(failed)))
+            if (Either.isLeft(outcome)) {
+              const bodyFailure = yield* Deferred.poll(failed)
+              return yield* Option.isSome(bodyFailure) ? bodyFailure.value : Effect.fail(outcome.left)
+            }
+            const [status, text] = outcome.right
             return yield* TelegramClient.resultOf(method, status, text)
           })
 

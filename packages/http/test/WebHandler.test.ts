@@ -47,6 +47,21 @@ describe("the API as a web handler on in-memory storage", () => {
     assert.deepStrictEqual(await unauthorized.json(), { error: "missing or invalid API key", code: "unauthorized" })
   })
 
+  it("reads a multipart send-media past the 1 MiB limit as a stream: its fields decide first", async () => {
+    const form = new FormData()
+    form.append("bot_id", "424242")
+    form.append("chat_id", "1")
+    form.append("type", "document")
+    form.append("file", new Blob([new Uint8Array(2 * 1024 * 1024)]), "big.bin")
+    const response = await request("/api/messages/send-media", {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret}` },
+      body: form
+    })
+    assert.strictEqual(response.status, 404)
+    assert.strictEqual((await response.json()).code, "bot_not_found")
+  })
+
   it("serves the LLM settings on in-memory storage", async () => {
     const auth = { authorization: `Bearer ${secret}`, "content-type": "application/json" }
     const set = await request("/api/llm", {
