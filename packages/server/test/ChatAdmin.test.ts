@@ -21,6 +21,7 @@ beforeAll(async () => {
     .json.key
 })
 afterAll(async () => {
+  if (server !== undefined) assert.notInclude(server.logs.join("\n"), tg.token.split(":")[1]!, "a log line holds the token")
   await server?.close()
   await fake?.close()
 })

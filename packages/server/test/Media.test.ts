@@ -18,6 +18,7 @@ beforeAll(async () => {
   otherId = (await server.call("/api/bots/add", { body: { token: fake.addBot().token } })).json.id
 })
 afterAll(async () => {
+  if (server !== undefined) assert.notInclude(server.logs.join("\n"), tg.token.split(":")[1]!, "a log line holds the token")
   await server?.close()
   await fake?.close()
 })

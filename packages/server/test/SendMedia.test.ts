@@ -18,6 +18,7 @@ beforeAll(async () => {
   botId = (await server.call("/api/bots/add", { body: { token: tg.token } })).json.id
 })
 afterAll(async () => {
+  if (server !== undefined) assert.notInclude(server.logs.join("\n"), tg.token.split(":")[1]!, "a log line holds the token")
   await server?.close()
   await fake?.close()
 })
@@ -184,7 +185,10 @@ describe("POST /api/messages/send-media, multipart", () => {
       }, (response) => {
         let body = ""
         response.on("data", (chunk: Buffer) => body += chunk.toString())
-        response.on("end", () => resolve({ status: response.statusCode!, body }))
+        response.on("end", () => {
+          request.destroy()
+          resolve({ status: response.statusCode!, body })
+        })
       })
       request.on("error", reject)
       request.flushHeaders()
