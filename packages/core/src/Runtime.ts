@@ -3,6 +3,7 @@ import { Layer, Option } from "effect"
 import * as ApiKeys from "./services/ApiKeys.js"
 import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
+import * as ChatAdmin from "./services/ChatAdmin.js"
 import * as Deliveries from "./services/Deliveries.js"
 import * as Events from "./runtime/Events.js"
 import * as FloodControl from "./runtime/FloodControl.js"
@@ -11,6 +12,7 @@ import * as Inbox from "./runtime/Inbox.js"
 import * as LlmRouter from "./runtime/LlmRouter.js"
 import * as LlmSettings from "./runtime/LlmSettings.js"
 import * as LongPoll from "./runtime/LongPoll.js"
+import * as MediaFiles from "./services/MediaFiles.js"
 import * as Messages from "./services/Messages.js"
 import * as Routes from "./services/Routes.js"
 import * as SentMessages from "./runtime/SentMessages.js"
@@ -51,6 +53,8 @@ export type Services =
   | Bots.Bots
   | Routes.Routes
   | Messages.Messages
+  | ChatAdmin.ChatAdmin
+  | MediaFiles.MediaFiles
   | Tags.Tags
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
@@ -80,6 +84,8 @@ export const layer = (
     Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(publicUrl)))),
     Routes.layer,
     Messages.layer,
+    ChatAdmin.layer,
+    MediaFiles.layer,
     Tags.layer,
     ApiKeys.layer,
     Deliveries.layer,

@@ -10,6 +10,9 @@ import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend
 import { BotApi } from "@botrelay/telegram"
 import { Context, Schema } from "effect"
 import * as ApiError from "./ApiError.js"
+import { ChatAdminGroup } from "./ChatAdminGroup.js"
+import { MediaGroup } from "./MediaGroup.js"
+import { MessageActionsGroup } from "./MessageActionsGroup.js"
 
 /** The API key that authorised the current request. */
 export class CurrentKey extends Context.Tag("@botrelay/http/CurrentKey")<CurrentKey, ApiKey.ApiKey>() {}
@@ -270,6 +273,9 @@ export class Api extends HttpApi.make("botrelay")
   .add(UpdatesGroup)
   .add(ApiKeysGroup)
   .add(LlmGroup)
+  .add(MessageActionsGroup.middleware(Authorization))
+  .add(ChatAdminGroup.middleware(Authorization))
+  .add(MediaGroup.middleware(Authorization))
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)
   .addError(ApiError.Forbidden)

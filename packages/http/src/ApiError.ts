@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import type { ApiKey, Bot, Deliveries, Errors, LlmSettings, LongPoll, Route, ChatTag } from "@botrelay/core"
+import type { ApiKey, Bot, Deliveries, Errors, LlmSettings, LongPoll, Media, Message, Route, ChatTag } from "@botrelay/core"
 import type { TelegramError } from "@botrelay/telegram"
 import { Effect, Schema } from "effect"
 
@@ -134,6 +134,10 @@ export type DomainError =
   | Bot.BotNotFound
   | Bot.DuplicateToken
   | Bot.BotDisabled
+  | Bot.HistoryDisabled
+  | Message.NotEditable
+  | Media.FileNotFound
+  | Media.FileTooBig
   | Route.RouteNotFound
   | ChatTag.TagNotFound
   | ApiKey.ApiKeyNotFound
@@ -164,6 +168,14 @@ export const fromDomain = (e: DomainError): Effect.Effect<never, ApiError> => {
       return Effect.fail(new Conflict({ error: e.message, code: "duplicate_token" }))
     case "BotDisabled":
       return Effect.fail(new Conflict({ error: e.message, code: "bot_disabled" }))
+    case "HistoryDisabled":
+      return Effect.fail(new Conflict({ error: e.message, code: "history_disabled" }))
+    case "NotEditable":
+      return Effect.fail(new BadRequest({ error: e.message, code: "not_editable" }))
+    case "FileNotFound":
+      return Effect.fail(new NotFound({ error: e.message, code: "file_not_found" }))
+    case "FileTooBig":
+      return Effect.fail(new BadRequest({ error: e.message, code: "file_too_big" }))
     case "LastAdminKey":
       return Effect.fail(new Conflict({ error: e.message, code: "last_admin_key" }))
     case "PollConflict":

@@ -13,6 +13,8 @@ import {
 import type {
   ApiKeys,
   Bots,
+  ChatAdmin,
+  MediaFiles,
   Deliveries,
   Health,
   LlmSettings,
@@ -28,6 +30,7 @@ import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import * as Handlers from "./Handlers.js"
+import * as MediaUpload from "./MediaUpload.js"
 import * as TgApi from "./TgApi.js"
 import * as WebhookIngress from "./WebhookIngress.js"
 
@@ -123,6 +126,7 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (TgApi.isProxyUrl(request.url)) return yield* app
+    if (MediaUpload.isUpload(request.method, request.url, request.headers["content-type"])) return yield* app
     const length = Number(request.headers["content-length"] ?? 0)
     if (length > maxBodyBytes) return tooLarge
     const contentType = request.headers["content-type"]
@@ -174,6 +178,8 @@ export const layer: Layer.Layer<
   | Bots.Bots
   | Routes.Routes
   | Messages.Messages
+  | ChatAdmin.ChatAdmin
+  | MediaFiles.MediaFiles
   | Tags.Tags
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries

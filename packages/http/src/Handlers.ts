@@ -1,10 +1,15 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { ApiKeys, Bot, Bots, Deliveries, Health, LlmSettings, LongPoll, Messages, Routes, ChatTag, Tags } from "@botrelay/core"
+// In scope so that the inferred type of `layer` can name the services these groups need.
+import type { ChatAdmin as _ChatAdmin, MediaFiles as _MediaFiles } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
 import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
 import * as ApiError from "./ApiError.js"
+import * as ChatAdminLive from "./ChatAdminLive.js"
+import * as MediaLive from "./MediaLive.js"
+import * as MessageActionsLive from "./MessageActionsLive.js"
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
@@ -199,7 +204,10 @@ export const layer = Layer.mergeAll(
   TagsLive,
   UpdatesLive,
   ApiKeysLive,
-  LlmLive
+  LlmLive,
+  MessageActionsLive.layer,
+  ChatAdminLive.layer,
+  MediaLive.layer
 ).pipe(
   Layer.provide(AuthorizationLive)
 )

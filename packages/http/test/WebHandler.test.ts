@@ -47,6 +47,21 @@ describe("the API as a web handler on in-memory storage", () => {
     assert.deepStrictEqual(await unauthorized.json(), { error: "missing or invalid API key", code: "unauthorized" })
   })
 
+  it("reads a multipart send-media past the 1 MiB limit as a stream: its fields decide first", async () => {
+    const form = new FormData()
+    form.append("bot_id", "424242")
+    form.append("chat_id", "1")
+    form.append("type", "document")
+    form.append("file", new Blob([new Uint8Array(2 * 1024 * 1024)]), "big.bin")
+    const response = await request("/api/messages/send-media", {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret}` },
+      body: form
+    })
+    assert.strictEqual(response.status, 404)
+    assert.strictEqual((await response.json()).code, "bot_not_found")
+  })
+
   it("serves the LLM settings on in-memory storage", async () => {
     const auth = { authorization: `Bearer ${secret}`, "content-type": "application/json" }
     const set = await request("/api/llm", {
@@ -80,10 +95,24 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/bots/toggle-disabled",
       "/api/bots/update",
       "/api/bots/validate",
+      "/api/chats/admin-title",
+      "/api/chats/admins",
+      "/api/chats/ban",
+      "/api/chats/demote",
+      "/api/chats/leave",
+      "/api/chats/promote",
+      "/api/chats/restrict",
+      "/api/chats/unban",
       "/api/health",
       "/api/llm",
+      "/api/media",
       "/api/messages",
+      "/api/messages/delete",
+      "/api/messages/edit",
+      "/api/messages/pin",
       "/api/messages/send",
+      "/api/messages/send-media",
+      "/api/messages/unpin",
       "/api/routes",
       "/api/routes/add",
       "/api/routes/delete",
@@ -100,5 +129,9 @@ describe("the API as a web handler on in-memory storage", () => {
     assert.property(spec.components.securitySchemes, "bearer")
     assert.notProperty(spec.components.schemas, "HttpApiDecodeError")
     assert.notInclude(JSON.stringify(spec.paths), "HttpApiDecodeError")
+    const sendMedia = spec.paths["/api/messages/send-media"].post.requestBody.content
+    assert.deepStrictEqual(Object.keys(sendMedia).sort(), ["application/json", "multipart/form-data"])
+    assert.property(sendMedia["multipart/form-data"].schema.properties, "file")
+    assert.property(spec.paths["/api/media"].get.responses["200"].content, "application/octet-stream")
   })
 })

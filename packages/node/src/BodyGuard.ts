@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Readable } from "node:stream"
-import { BotApiAnswer, App, TgApi } from "@botrelay/http"
+import { BotApiAnswer, App, MediaUpload, TgApi } from "@botrelay/http"
 
 /** Limits on the bodies the app reads whole. */
 export interface Options {
@@ -63,6 +63,7 @@ export const make = (options: Options = defaults) =>
 (req: IncomingMessage, res: ServerResponse, next: (req: IncomingMessage) => void): boolean => {
   const url = req.url ?? "/"
   if (!hasBody(req) || (TgApi.isProxyUrl(url) && !TgApi.isLocalCall(url))) return false
+  if (MediaUpload.isUpload(req.method ?? "", url, req.headers["content-type"])) return false
   if (Number(req.headers["content-length"] ?? 0) > options.maxBytes) {
     refuse(req, res, 413, options.maxBytes)
     return true

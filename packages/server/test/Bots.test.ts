@@ -281,7 +281,20 @@ describe("unknown paths", () => {
     const reply = await server.call("/api/openapi.json", { key: null })
     assert.strictEqual(reply.status, 200)
     assert.strictEqual(reply.json.openapi.slice(0, 3), "3.1")
-    for (const path of ["/api/bots", "/api/bots/add", "/api/messages", "/api/messages/send", "/api/tags/add"]) {
+    for (
+      const path of [
+        "/api/bots",
+        "/api/bots/add",
+        "/api/messages",
+        "/api/messages/send",
+        "/api/tags/add",
+        "/api/messages/send-media",
+        "/api/messages/edit",
+        "/api/chats/admins",
+        "/api/chats/ban",
+        "/api/media"
+      ]
+    ) {
       assert.property(reply.json.paths, path)
     }
   })

@@ -1,5 +1,5 @@
 import type { Message } from "@botrelay/core"
-import type { Kysely } from "kysely"
+import { type Kysely, sql } from "kysely"
 import { bit } from "./Columns.js"
 import type { Database, MessagesTable } from "./Tables.js"
 
@@ -128,3 +128,10 @@ export const markDeleted = (db: Kysely<Database>, botId: number, chatId: number,
     .where("bot_id", "=", botId)
     .where("chat_id", "=", chatId)
     .where("id", "in", [...new Set(ids)])
+
+/** One row when the bot's history holds a message with this file; an index search (`botrelay_messages_file`). */
+export const hasFile = (db: Kysely<Database>, botId: number, fileId: string) =>
+  db.selectFrom("botrelay_messages").select("id")
+    .where("bot_id", "=", botId)
+    .where("file_id", "=", fileId)
+    .limit(sql.lit(1))

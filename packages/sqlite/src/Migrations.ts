@@ -89,8 +89,24 @@ const encryptedSecrets = (cipher: Cipher): Migration => ({
 export const migrations = (cipher: Cipher): Record<string, Migration> => ({
   ...unkeyedMigrations,
   "0010_encrypted_secrets": encryptedSecrets(cipher),
-  "0011_prune_indexes": pruneIndexes
+  "0011_prune_indexes": pruneIndexes,
+  "0014_media_index": mediaIndex
 })
+
+/** 0014: whether a bot's history holds a file (`GET /api/media`) is an index search, not a scan of the history. */
+const mediaIndex: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createIndex("botrelay_messages_file")
+      .on("botrelay_messages")
+      .columns(["bot_id", "file_id"])
+      .where(sql.ref("file_id"), "is not", null)
+      .execute()
+  },
+  async down(db: Kysely<any>) {
+    await db.schema.dropIndex("botrelay_messages_file").ifExists().execute()
+  }
+}
 
 /**
  * 0011: housekeeping finds processed updates and sent route sends older than a time by an index search

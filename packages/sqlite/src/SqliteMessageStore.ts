@@ -7,6 +7,7 @@ import { attempt, compile, type Connection, db, first } from "./SqliteConnection
 const messagePageQuery = compile(MessageQueries.messagePage)
 const findMessageQuery = compile(MessageQueries.findMessage)
 const saveMessageQuery = compile(MessageQueries.saveMessage)
+const hasFileQuery = compile(MessageQueries.hasFile)
 
 /** Saves a message (inserts or replaces it) on a prepared statement: the pipeline's hottest write. */
 export const messageWriter = (c: Connection): (message: Message.Message) => void => {
@@ -20,6 +21,7 @@ export const messageWriter = (c: Connection): (message: Message.Message) => void
 export const make = (c: Connection): MessageStore.MessageStoreService => {
   const messagePage = c.sqlite.prepare(messagePageQuery.sql).raw(true)
   const messageByKey = c.sqlite.prepare(findMessageQuery.sql).raw(true)
+  const fileHeld = c.sqlite.prepare(hasFileQuery.sql).raw(true)
   const saveMessage = messageWriter(c)
 
   /** Saves the messages, all at once, or one by one when that fails; what the first unsaved one failed with. */
@@ -63,6 +65,8 @@ export const make = (c: Connection): MessageStore.MessageStoreService => {
           messageByKey.all(botId, chatId, id) as Array<ReadonlyArray<unknown>>,
           (row) => MessageQueries.toMessage(botId, chatId, row)
         )),
+
+    hasFile: (botId, fileId) => attempt("hasFile", () => fileHeld.all(botId, fileId).length > 0),
 
     markMessagesDeleted: (botId, chatId, ids) =>
       attempt("markMessagesDeleted", () =>

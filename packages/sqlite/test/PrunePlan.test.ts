@@ -1,4 +1,4 @@
-import { InboxStore } from "@botrelay/core"
+import { InboxStore, MessageStore } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
@@ -37,5 +37,22 @@ describe("pruning finished work", () => {
         assert.isTrue(plan.some((step) => step.startsWith("SEARCH") && step.endsWith(index)), `${table}: ${plan.join("; ")}`)
         assert.isFalse(plan.some((step) => step.startsWith("SCAN") || step.includes("TEMP B-TREE")), `${table}: ${plan.join("; ")}`)
       }
+    }))
+})
+
+describe("finding a file in a bot's history", () => {
+  it.scoped("is an index search on (bot_id, file_id), not a scan of the history", () =>
+    Effect.gen(function*() {
+      const statements: Array<string> = []
+      const database = new Database(":memory:", { verbose: (sql) => statements.push(String(sql)) })
+      yield* Effect.addFinalizer(() => Effect.sync(() => database.open && database.close()))
+      const messages = Context.get(yield* SqliteStores.make({ database }), MessageStore.MessageStore)
+      statements.length = 0
+      assert.isFalse(yield* messages.hasFile(1, "BQACAgIAAxkBAAI"))
+      const sql = statements.find((s) => /from "botrelay_messages"/i.test(s))!
+      const plan = (database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ readonly detail: string }>)
+        .map((row) => row.detail)
+      assert.isTrue(plan.some((step) => /^SEARCH .*botrelay_messages_file \(bot_id=\? AND file_id=\?\)/.test(step)), plan.join("; "))
+      assert.isFalse(plan.some((step) => step.startsWith("SCAN")), plan.join("; "))
     }))
 })

@@ -206,21 +206,37 @@ const mediaType = /^[\w.+-]+\/[\w.+-]+$/
 
 const quoted = (value: string) => value.replace(/["\\\r\n]/g, (c) => encodeURIComponent(c))
 
-/** A multipart/form-data body of the parameters and the file, its parts delimited by `boundary`. */
-const multipart = (params: Readonly<Record<string, unknown>>, file: Upload, boundary: string): Uint8Array => {
-  const parts: Array<Uint8Array> = []
+/** A fresh multipart boundary. */
+export const makeBoundary = (): string => `botrelay${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`
+
+/**
+ * The start of a multipart/form-data body: a part per parameter (strings as they are, other values as
+ * JSON, as the Bot API reads them), then the head of the file's part. The file's bytes follow it, then
+ * `multipartTail`.
+ */
+export const multipartHead = (
+  params: Readonly<Record<string, unknown>>,
+  file: Omit<Upload, "bytes">,
+  boundary: string
+): Uint8Array => {
+  let head = ""
   for (const [name, value] of Object.entries(params)) {
     if (value === undefined) continue
     const text = typeof value === "string" ? value : JSON.stringify(value)
-    const head = `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(name)}"\r\n\r\n`
-    parts.push(encoder.encode(`${head}${text}\r\n`))
+    head += `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(name)}"\r\n\r\n${text}\r\n`
   }
-  parts.push(encoder.encode(
-    `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(file.field)}"; filename="${
-      quoted(file.filename)
-    }"\r\ncontent-type: ${mediaType.test(file.contentType) ? file.contentType : "application/octet-stream"}\r\n\r\n`
-  ))
-  parts.push(file.bytes, encoder.encode(`\r\n--${boundary}--\r\n`))
+  head += `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(file.field)}"; filename="${
+    quoted(file.filename)
+  }"\r\ncontent-type: ${mediaType.test(file.contentType) ? file.contentType : "application/octet-stream"}\r\n\r\n`
+  return encoder.encode(head)
+}
+
+/** The end of a multipart body `multipartHead` began, after the file's bytes. */
+export const multipartTail = (boundary: string): Uint8Array => encoder.encode(`\r\n--${boundary}--\r\n`)
+
+/** A multipart/form-data body of the parameters and the file, its parts delimited by `boundary`. */
+const multipart = (params: Readonly<Record<string, unknown>>, file: Upload, boundary: string): Uint8Array => {
+  const parts = [multipartHead(params, file, boundary), file.bytes, multipartTail(boundary)]
   const body = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
   let at = 0
   for (const part of parts) {
@@ -228,6 +244,35 @@ const multipart = (params: Readonly<Record<string, unknown>>, file: Upload, boun
     at += part.length
   }
   return body
+}
+
+/**
+ * The `result` of a Bot API answer (HTTP `status`, body `text`) to a call of `method`: Telegram's error
+ * when it answered `ok: false`, a `Decode` failure when the answer is not a Bot API response.
+ */
+export const resultOf = (method: string, status: number, text: string): Effect.Effect<unknown, TelegramError> => {
+  const fail = (description: string) => Effect.fail(new TelegramTransportError({ reason: "Decode", method, description }))
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return fail(`the answer (HTTP ${status}) is not JSON`)
+  }
+  const envelope = decodeEnvelope(json)
+  if (envelope._tag === "Left") return fail(`the answer (HTTP ${status}) is not a Bot API response`)
+  const body = envelope.right
+  if (!body.ok) {
+    return Effect.fail(
+      new TelegramApiError({
+        method,
+        error_code: body.error_code ?? status,
+        description: body.description ?? `HTTP ${status}`,
+        retry_after: body.parameters?.retry_after,
+        migrate_to_chat_id: body.parameters?.migrate_to_chat_id
+      })
+    )
+  }
+  return "result" in body ? Effect.succeed(body.result) : fail(`the answer (HTTP ${status}) has no result`)
 }
 
 /** A client that makes its calls with `http`. */
@@ -247,9 +292,7 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
   ): Effect.Effect<Answered, TelegramError> => {
     const fail = (reason: TelegramTransportError["reason"], description: string) =>
       transport(method, reason, description)
-    const boundary = file === undefined
-      ? ""
-      : `botrelay${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`
+    const boundary = file === undefined ? "" : makeBoundary()
     let body: string | Uint8Array
     try {
       body = file === undefined ? JSON.stringify(params) : multipart(params, file, boundary)
@@ -267,37 +310,11 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
     }).pipe(
       Effect.mapError((error) => fail(error.reason === "Timeout" ? "Timeout" : "Transport", error.description)),
       Effect.flatMap((answer): Effect.Effect<Answered, TelegramError> => {
-        const { status } = answer
         const text = HttpExchange.text(answer)
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch {
-          return Effect.fail(fail("Decode", `the answer (HTTP ${status}) is not JSON`))
-        }
-        const envelope = decodeEnvelope(json)
-        if (envelope._tag === "Left") {
-          return Effect.fail(fail("Decode", `the answer (HTTP ${status}) is not a Bot API response`))
-        }
-        const body = envelope.right
-        if (!body.ok) {
-          return Effect.fail(
-            new TelegramApiError({
-              method,
-              error_code: body.error_code ?? status,
-              description: body.description ?? `HTTP ${status}`,
-              retry_after: body.parameters?.retry_after,
-              migrate_to_chat_id: body.parameters?.migrate_to_chat_id
-            })
-          )
-        }
-        if (!("result" in body)) {
-          return Effect.fail(fail("Decode", `the answer (HTTP ${status}) has no result`))
-        }
-        return Effect.succeed({ status, text, result: body.result })
+        return Effect.map(resultOf(method, answer.status, text), (result) => ({ status: answer.status, text, result }))
       })
     )
-}
+  }
 
   const execute = <A, I>(
     token: Token,

@@ -1,8 +1,9 @@
 import type { Cause, Duration, Scope } from "effect"
 import { Effect } from "effect"
 import type { BotApi } from "@botrelay/telegram"
+import { addMember, memberCount, memberOf, setRights, userOf } from "./fake/Admin.js"
 import { addBot, revoke } from "./fake/Bots.js"
-import { addGroup, addToGroup, addUser } from "./fake/Chats.js"
+import { addGroup, addToGroup, addUser, groupOf, history, isMember, privateChat } from "./fake/Chats.js"
 import { clearFailures, failAlways, failNext } from "./fake/Errors.js"
 import { fileContent } from "./fake/Files.js"
 import { waitFor } from "./fake/Logs.js"
@@ -49,16 +50,42 @@ export interface FakeTelegram {
   }) => BotApi.User
   /**
    * A group (default), supergroup or channel; `username` makes it addressable as `@username`.
-   * Only `members` see it; omitted, every bot, present or future, is a member.
+   * Only `members` see it; omitted, every bot, present or future, is a member. `creator` is the user id
+   * of its owner (none by default).
    */
   readonly addGroup: (options?: {
     readonly type?: "group" | "supergroup" | "channel"
     readonly title?: string
     readonly username?: string
     readonly members?: ReadonlyArray<number>
+    readonly creator?: number
   }) => BotApi.Chat
-  /** Makes a bot a member of a group or channel. */
+  /** Makes a bot a member of a group or channel (again, after `leaveChat` or a ban). */
   readonly addToGroup: (chatId: number, botId: number) => void
+  /**
+   * Makes a bot an administrator of a group or channel, promoted by a person, with these
+   * ChatAdministratorRights (the others false); `undefined` makes it a plain member again.
+   */
+  readonly setRights: (chatId: number, botId: number, rights: Readonly<Record<string, boolean>> | undefined) => void
+  /**
+   * A user joins a group: as a member (default), as an administrator a person promoted (`rights`, by
+   * default `can_manage_chat` only, and `custom_title`), or as its creator.
+   */
+  readonly addMember: (chatId: number, userId: number, options?: {
+    readonly status?: "member" | "administrator" | "creator"
+    readonly rights?: Readonly<Record<string, boolean>>
+    readonly custom_title?: string
+  }) => void
+  /** The ChatMember object `getChatMember` answers the bot for the user (a person or a bot) in a group. */
+  readonly chatMember: (chatId: number, userId: number, botId: number) => Readonly<Record<string, unknown>>
+  /** Whether the bot is in the group or channel now. */
+  readonly isMember: (chatId: number, botId: number) => boolean
+  /** What `getChatMemberCount` answers for a group: its people and its bots. */
+  readonly memberCount: (chatId: number) => number
+  /** The pinned message ids of a chat as the bot sees it, oldest first. */
+  readonly pinnedMessages: (botId: number, chatId: number) => ReadonlyArray<number>
+  /** Whether the chat, as the bot sees it, still holds the message (false once deleted). */
+  readonly hasMessage: (botId: number, chatId: number, messageId: number) => boolean
   /** Replaces a bot's token, as BotFather's /revoke does: the old one gets 401 from now on. */
   readonly revoke: (botId: number) => FakeBot
   /** The next call of `method` (any case; any bot unless `botId` is given) fails with `error`, once. */
@@ -122,12 +149,29 @@ export interface FakeTelegram {
 export const start = async (options: Options = {}): Promise<FakeTelegram> => {
   const state = makeState(options)
   const server = await listen(state)
+  /** The chat as the bot sees it: a user's private chat with it, or a group. */
+  const chatHistory = (botId: number, chatId: number) => {
+    const person = state.people.get(chatId)
+    const chat = person === undefined ? groupOf(state, chatId).chat : privateChat(person.user)
+    return history(state, botOf(state, botId), chat)
+  }
   return {
     apiRoot: `http://127.0.0.1:${server.port}`,
     addBot: (options = {}) => addBot(state, options),
     addUser: (options = {}) => addUser(state, options),
     addGroup: (options = {}) => addGroup(state, options),
     addToGroup: (chatId, botId) => addToGroup(state, chatId, botId),
+    setRights: (chatId, botId, rights) => setRights(state, chatId, botOf(state, botId), rights),
+    addMember: (chatId, userId, options = {}) => addMember(state, chatId, userId, options),
+    chatMember: (chatId, userId, botId) => {
+      const user = userOf(state, userId)
+      if (user === undefined) throw new Error(`FakeTelegram: no user ${userId}`)
+      return memberOf(state, groupOf(state, chatId), user, botOf(state, botId))
+    },
+    isMember: (chatId, botId) => isMember(groupOf(state, chatId), botOf(state, botId)),
+    memberCount: (chatId) => memberCount(state, groupOf(state, chatId)),
+    pinnedMessages: (botId, chatId) => [...chatHistory(botId, chatId).pinned],
+    hasMessage: (botId, chatId, messageId) => chatHistory(botId, chatId).messages.has(messageId),
     revoke: (botId) => revoke(state, botId),
     failNext: (method, error, options = {}) => failNext(state, method, error, options.botId),
     failAlways: (method, error, options = {}) => failAlways(state, method, error, options.botId),

@@ -1709,3 +1709,255 @@ describe("FakeTelegram media", () => {
       })
     }), 30_000)
 })
+
+describe("FakeTelegram chat administration", () => {
+  /** A supergroup with a creator, a member and the bot in it; `rights` make the bot an administrator. */
+  const setup = (fake: FakeTelegram.FakeTelegram, rights?: Record<string, boolean>, type: "supergroup" | "group" | "channel" = "supergroup") => {
+    const bot = fake.addBot({ username: "mod_bot" })
+    const owner = fake.addUser({ first_name: "Owner" })
+    const member = fake.addUser({ first_name: "Member" })
+    const group = fake.addGroup({ type, title: "Room", creator: owner.id })
+    fake.addMember(group.id, member.id)
+    if (rights !== undefined) fake.setRights(group.id, bot.id, rights)
+    const call = (method: string, params: Record<string, unknown> = {}) =>
+      callApi(fake, bot.token, method, { chat_id: group.id, ...params })
+    return { bot, owner, member, group, call }
+  }
+  const refusal = (description: string, error_code = 400) => ({ ok: false, error_code, description })
+
+  it("getChat, getChatMemberCount, getChatAdministrators and getChatMember describe the group", () =>
+    withFake(async (fake) => {
+      const { bot, call, group, member, owner } = setup(fake, { can_restrict_members: true, can_pin_messages: true })
+      const admin = fake.addUser({ first_name: "Admin" })
+      fake.addMember(group.id, admin.id, { status: "administrator", rights: { can_delete_messages: true }, custom_title: "boss" })
+      const chat = (await call("getChat")).body["result"]
+      assert.strictEqual(chat.id, group.id)
+      assert.strictEqual(chat.type, "supergroup")
+      assert.strictEqual(chat.title, "Room")
+      assert.isObject(chat.permissions)
+      assert.deepStrictEqual((await call("getChatMemberCount")).body, { ok: true, result: 4 })
+      assert.strictEqual(fake.memberCount(group.id), 4)
+      const admins = (await call("getChatAdministrators")).body["result"] as Array<any>
+      assert.deepStrictEqual(admins.map((a) => [a.user.id, a.status]), [
+        [owner.id, "creator"],
+        [bot.id, "administrator"],
+        [admin.id, "administrator"]
+      ])
+      assert.strictEqual(admins[1].can_restrict_members, true)
+      assert.strictEqual(admins[1].can_promote_members, false)
+      assert.strictEqual(admins[1].can_pin_messages, true)
+      assert.isUndefined(admins[1].can_post_messages)
+      assert.strictEqual(admins[2].custom_title, "boss")
+      assert.strictEqual(admins[2].can_be_edited, false)
+      assert.deepStrictEqual((await call("getChatMember", { user_id: member.id })).body["result"], {
+        status: "member",
+        user: member
+      })
+      const user = fake.addUser()
+      assert.strictEqual((await call("getChatMember", { user_id: user.id })).body["result"].status, "left")
+      assert.deepStrictEqual(
+        (await callApi(fake, bot.token, "getChatAdministrators", { chat_id: member.id })).body,
+        refusal("Bad Request: there are no administrators in the private chat")
+      )
+    }))
+
+  it("ban, unban and restrict need can_restrict_members and spare the owner and others' administrators", () =>
+    withFake(async (fake) => {
+      const { bot, call, group, member, owner } = setup(fake)
+      const before = fake.chatMember(group.id, member.id, bot.id)
+      assert.deepStrictEqual(
+        (await call("banChatMember", { user_id: member.id })).body,
+        refusal("Bad Request: not enough rights to restrict/unrestrict chat member")
+      )
+      assert.deepStrictEqual(fake.chatMember(group.id, member.id, bot.id), before)
+      fake.setRights(group.id, bot.id, { can_restrict_members: true })
+      assert.deepStrictEqual(
+        (await call("banChatMember", { user_id: owner.id })).body,
+        refusal("Bad Request: can't remove chat owner")
+      )
+      const admin = fake.addUser()
+      fake.addMember(group.id, admin.id, { status: "administrator" })
+      assert.deepStrictEqual(
+        (await call("restrictChatMember", { user_id: admin.id, permissions: { can_send_messages: false } })).body,
+        refusal("Bad Request: user is an administrator of the chat")
+      )
+      assert.deepStrictEqual(
+        (await call("banChatMember", { user_id: member.id, until_date: 1_900_000_000 })).body,
+        { ok: true, result: true }
+      )
+      assert.deepStrictEqual(fake.chatMember(group.id, member.id, bot.id), {
+        status: "kicked",
+        user: member,
+        until_date: 1_900_000_000
+      })
+      assert.deepStrictEqual((await call("unbanChatMember", { user_id: member.id, only_if_banned: true })).body, {
+        ok: true,
+        result: true
+      })
+      assert.strictEqual(fake.chatMember(group.id, member.id, bot.id)["status"], "left")
+      fake.addMember(group.id, member.id)
+      assert.deepStrictEqual(
+        (await call("restrictChatMember", {
+          user_id: member.id,
+          permissions: JSON.stringify({ can_send_messages: true }),
+          until_date: 0
+        })).body,
+        { ok: true, result: true }
+      )
+      const restricted = fake.chatMember(group.id, member.id, bot.id)
+      assert.strictEqual(restricted["status"], "restricted")
+      assert.strictEqual(restricted["can_send_messages"], true)
+      assert.strictEqual(restricted["can_send_photos"], false)
+      assert.strictEqual(restricted["is_member"], true)
+    }))
+
+  it("methods of supergroups answer basic groups as Telegram does", () =>
+    withFake(async (fake) => {
+      const { call, member } = setup(fake, { can_restrict_members: true, can_promote_members: true }, "group")
+      assert.deepStrictEqual(
+        (await call("restrictChatMember", { user_id: member.id, permissions: {} })).body,
+        refusal("Bad Request: method is available only for supergroups")
+      )
+      assert.deepStrictEqual(
+        (await call("promoteChatMember", { user_id: member.id, can_pin_messages: true })).body,
+        refusal("Bad Request: method is available for supergroup and channel chats only")
+      )
+      assert.deepStrictEqual(
+        (await call("unbanChatMember", { user_id: member.id })).body,
+        refusal("Bad Request: method is available for supergroup and channel chats only")
+      )
+    }))
+
+  it("promote, demote and custom titles: the bot edits only the administrators it promoted", () =>
+    withFake(async (fake) => {
+      const { bot, call, group, member, owner } = setup(fake, { can_restrict_members: true })
+      assert.deepStrictEqual(
+        (await call("promoteChatMember", { user_id: member.id, can_pin_messages: true })).body,
+        refusal("Bad Request: not enough rights")
+      )
+      fake.setRights(group.id, bot.id, { can_promote_members: true, can_pin_messages: true, can_delete_messages: true })
+      assert.deepStrictEqual(
+        (await call("promoteChatMember", { user_id: owner.id, can_pin_messages: true })).body,
+        refusal("Bad Request: can't remove chat owner")
+      )
+      assert.deepStrictEqual(
+        (await call("promoteChatMember", { user_id: member.id, can_change_info: true })).body,
+        refusal("Bad Request: RIGHT_FORBIDDEN")
+      )
+      assert.deepStrictEqual(
+        (await call("promoteChatMember", { user_id: member.id, can_pin_messages: true, can_delete_messages: "true" })).body,
+        { ok: true, result: true }
+      )
+      const promoted = fake.chatMember(group.id, member.id, bot.id)
+      assert.strictEqual(promoted["status"], "administrator")
+      assert.strictEqual(promoted["can_be_edited"], true)
+      assert.strictEqual(promoted["can_pin_messages"], true)
+      assert.strictEqual(promoted["can_delete_messages"], true)
+      assert.strictEqual(promoted["can_change_info"], false)
+      assert.deepStrictEqual((await call("setChatAdministratorCustomTitle", { user_id: member.id, custom_title: "Mod" })).body, {
+        ok: true,
+        result: true
+      })
+      assert.strictEqual(fake.chatMember(group.id, member.id, bot.id)["custom_title"], "Mod")
+      const other = fake.addUser()
+      fake.addMember(group.id, other.id, { status: "administrator" })
+      assert.deepStrictEqual(
+        (await call("setChatAdministratorCustomTitle", { user_id: other.id, custom_title: "x" })).body,
+        refusal("Bad Request: not enough rights to change custom title of the user")
+      )
+      assert.deepStrictEqual(
+        (await call("promoteChatMember", { user_id: other.id })).body,
+        refusal("Bad Request: CHAT_ADMIN_REQUIRED")
+      )
+      assert.deepStrictEqual(
+        (await call("setChatAdministratorCustomTitle", { user_id: owner.id, custom_title: "x" })).body,
+        refusal("Bad Request: only the owner can edit their custom title")
+      )
+      assert.deepStrictEqual((await call("promoteChatMember", { user_id: member.id })).body, { ok: true, result: true })
+      assert.strictEqual(fake.chatMember(group.id, member.id, bot.id)["status"], "member")
+      assert.deepStrictEqual(
+        (await call("setChatAdministratorCustomTitle", { user_id: member.id, custom_title: "x" })).body,
+        refusal("Bad Request: user is not an administrator")
+      )
+    }))
+
+  it("pins and unpins with can_pin_messages; deletes others' messages with can_delete_messages", () =>
+    withFake(async (fake) => {
+      const { bot, call, group, member } = setup(fake)
+      const own = (await call("sendMessage", { text: "rules" })).body["result"]
+      const theirs = fake.userSends(bot.id, { chat: group.id, user: member, text: "hi" })
+      assert.deepStrictEqual(
+        (await call("pinChatMessage", { message_id: own.message_id })).body,
+        refusal("Bad Request: not enough rights to manage pinned messages in the chat")
+      )
+      fake.setRights(group.id, bot.id, { can_pin_messages: true })
+      assert.deepStrictEqual(
+        (await call("pinChatMessage", { message_id: 9999 })).body,
+        refusal("Bad Request: message to pin not found")
+      )
+      assert.deepStrictEqual((await call("pinChatMessage", { message_id: own.message_id, disable_notification: true })).body, {
+        ok: true,
+        result: true
+      })
+      assert.deepStrictEqual((await call("pinChatMessage", { message_id: theirs.message_id })).body, { ok: true, result: true })
+      assert.deepStrictEqual(fake.pinnedMessages(bot.id, group.id), [own.message_id, theirs.message_id])
+      assert.strictEqual((await call("getChat")).body["result"].pinned_message.message_id, theirs.message_id)
+      assert.deepStrictEqual((await call("unpinChatMessage")).body, { ok: true, result: true })
+      assert.deepStrictEqual(fake.pinnedMessages(bot.id, group.id), [own.message_id])
+      assert.deepStrictEqual((await call("unpinChatMessage", { message_id: own.message_id })).body, { ok: true, result: true })
+      assert.deepStrictEqual((await call("unpinChatMessage")).body, refusal("Bad Request: message to unpin not found"))
+
+      assert.deepStrictEqual(
+        (await call("deleteMessage", { message_id: theirs.message_id })).body,
+        refusal("Bad Request: message can't be deleted")
+      )
+      assert.isTrue(fake.hasMessage(bot.id, group.id, theirs.message_id))
+      fake.setRights(group.id, bot.id, { can_delete_messages: true })
+      assert.deepStrictEqual((await call("deleteMessage", { message_id: theirs.message_id })).body, { ok: true, result: true })
+      assert.isFalse(fake.hasMessage(bot.id, group.id, theirs.message_id))
+      assert.deepStrictEqual(
+        (await call("deleteMessage", { message_id: theirs.message_id })).body,
+        refusal("Bad Request: message to delete not found")
+      )
+    }))
+
+  it("leaveChat: the bot is no longer a member and Telegram says so", () =>
+    withFake(async (fake) => {
+      const { bot, call, group } = setup(fake, { can_pin_messages: true })
+      assert.isTrue(fake.isMember(group.id, bot.id))
+      assert.deepStrictEqual((await call("leaveChat")).body, { ok: true, result: true })
+      assert.isFalse(fake.isMember(group.id, bot.id))
+      assert.deepStrictEqual(
+        (await call("sendMessage", { text: "still here?" })).body,
+        refusal("Forbidden: bot is not a member of the supergroup chat", 403)
+      )
+      assert.deepStrictEqual(
+        (await call("getChatAdministrators")).body,
+        refusal("Forbidden: bot is not a member of the supergroup chat", 403)
+      )
+      fake.addToGroup(group.id, bot.id)
+      assert.isTrue(fake.isMember(group.id, bot.id))
+      assert.strictEqual(fake.chatMember(group.id, bot.id, bot.id)["status"], "member")
+    }))
+
+  it("userSends a document of a declared size: getFile refuses it over 20 MB without making its bytes", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      const big = fake.userSends(bot.id, { user, document: { file_name: "movie.mkv", file_size: 25 * 1024 * 1024 } })
+      assert.strictEqual(big.document?.file_name, "movie.mkv")
+      assert.strictEqual(big.document?.file_size, 25 * 1024 * 1024)
+      assert.deepStrictEqual(
+        (await callApi(fake, bot.token, "getFile", { file_id: big.document!.file_id })).body,
+        refusal("Bad Request: file is too big")
+      )
+      const small = fake.userSends(bot.id, { user, document: { file_name: "notes.txt" }, caption: "notes" })
+      assert.strictEqual(small.caption, "notes")
+      const file = (await callApi(fake, bot.token, "getFile", { file_id: small.document!.file_id })).body["result"]
+      assert.match(file.file_path, /^documents\/file_\d+\.txt$/)
+      const part = await fetch(`${fake.apiRoot}/file/bot${bot.token}/${file.file_path}`, { headers: { range: "bytes=0-9" } })
+      assert.strictEqual(part.status, 206)
+      assert.strictEqual(part.headers.get("content-range"), "bytes 0-9/30000")
+      assert.strictEqual((await part.arrayBuffer()).byteLength, 10)
+    }))
+})

@@ -233,5 +233,12 @@ export class BotDisabled extends Schema.TaggedError<BotDisabled>()("BotDisabled"
   }
 }
 
+/** The bot keeps no message history (manage_enabled is off), and the action needs it. */
+export class HistoryDisabled extends Schema.TaggedError<HistoryDisabled>()("HistoryDisabled", { id: Schema.Int }) {
+  override get message() {
+    return `bot ${this.id} keeps no message history, which this needs; turn on manage_enabled with POST /api/bots/update`
+  }
+}
+
 /** The bot's Telegram user id: the number before the colon of its token; NaN for a malformed token. */
 export const userIdOf = (bot: Pick<StoredBot, "token">): number => Number(Redacted.value(bot.token).split(":")[0])

@@ -59,19 +59,66 @@ export const ChatTarget = Schema.Union(
   )
 )
 
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * Telegram's `reply_markup`: an InlineKeyboardMarkup, ReplyKeyboardMarkup, ReplyKeyboardRemove or
+ * ForceReply object, told apart by its defining field and passed on to Telegram as it came.
+ */
+export const ReplyMarkup = Schema.Union(
+  Schema.Struct({ inline_keyboard: Schema.Array(Schema.Array(JsonObject)) }, JsonObject),
+  Schema.Struct({ keyboard: Schema.Array(Schema.Array(Schema.Union(Schema.String, JsonObject))) }, JsonObject),
+  Schema.Struct({ remove_keyboard: Schema.Literal(true) }, JsonObject),
+  Schema.Struct({ force_reply: Schema.Literal(true) }, JsonObject)
+).annotations({
+  identifier: "ReplyMarkup",
+  message: () =>
+    "reply_markup must be an InlineKeyboardMarkup (inline_keyboard), ReplyKeyboardMarkup (keyboard), " +
+    "ReplyKeyboardRemove (remove_keyboard: true) or ForceReply (force_reply: true) object"
+})
+export type ReplyMarkup = typeof ReplyMarkup.Type
+
+/** A message text: 1 to 4096 characters. */
+export const Text = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "text must not be empty" }),
+  Schema.maxLength(4096, { message: () => "text must be at most 4096 characters" })
+)
+
+/** How Telegram reads formatting in a text or caption. */
+export const ParseMode = Schema.Literal("HTML", "MarkdownV2", "Markdown")
+
 /** Body of `POST /api/messages/send`. */
 export const SendMessage = Schema.Struct({
   bot_id: Schema.Int.pipe(Schema.positive()),
   chat_id: ChatTarget,
-  text: Schema.String.pipe(
-    Schema.minLength(1, { message: () => "text must not be empty" }),
-    Schema.maxLength(4096, { message: () => "text must be at most 4096 characters" })
-  ),
+  text: Text,
   reply_to_message_id: Schema.optional(Schema.Int.pipe(Schema.positive())),
-  parse_mode: Schema.optional(Schema.Literal("HTML", "MarkdownV2", "Markdown")),
-  disable_notification: Schema.optional(Schema.Boolean)
+  parse_mode: Schema.optional(ParseMode),
+  disable_notification: Schema.optional(Schema.Boolean),
+  reply_markup: Schema.optional(ReplyMarkup)
 }).annotations({ identifier: "SendMessage" })
 export type SendMessage = typeof SendMessage.Type
+
+/** Body of `POST /api/messages/edit`: the new text of a message the bot sent. */
+export const EditMessage = Schema.Struct({
+  bot_id: Schema.Int.pipe(Schema.positive()),
+  chat_id: Schema.Int,
+  message_id: Schema.Int.pipe(Schema.positive()),
+  text: Text,
+  parse_mode: Schema.optional(ParseMode)
+}).annotations({ identifier: "EditMessage" })
+export type EditMessage = typeof EditMessage.Type
+
+/** The history shows the message as one the bot received, so the bot cannot edit it. */
+export class NotEditable extends Schema.TaggedError<NotEditable>()("NotEditable", {
+  bot_id: Schema.Int,
+  chat_id: Schema.Int,
+  message_id: Schema.Int
+}) {
+  override get message() {
+    return `message ${this.message_id} of chat ${this.chat_id} is one bot ${this.bot_id} received; a bot can edit only what it sent`
+  }
+}
 
 const mediaKinds = ["animation", "video", "sticker", "voice", "audio", "document", "video_note"] as const
 

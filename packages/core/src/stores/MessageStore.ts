@@ -16,6 +16,8 @@ export interface MessageStoreService {
   readonly listMessages: (query: MessageQuery) => Effect.Effect<ReadonlyArray<Message>, StorageError>
   /** The stored message with this (bot_id, chat_id, id); `None` when the history does not hold it. */
   readonly findMessage: (botId: number, chatId: number, id: number) => Effect.Effect<Option.Option<Message>, StorageError>
+  /** Whether the bot's history holds a message, in any chat, carrying the file with this `file_id`. */
+  readonly hasFile: (botId: number, fileId: string) => Effect.Effect<boolean, StorageError>
   /** Marks the bot's stored messages of the chat with these ids deleted; returns how many it holds. */
   readonly markMessagesDeleted: (
     botId: number,

@@ -17,7 +17,17 @@ export const privateChat = (user: BotApi.User): BotApi.Chat => ({
   type: "private"
 })
 
-const isMember = (group: Group, bot: Bot) => group.members === "all" || group.members.has(bot.id)
+/** Whether the bot is in the group: named in `members` (or all are) and has not left. */
+export const isMember = (group: Group, bot: Bot) =>
+  (group.members === "all" || group.members.has(bot.id)) && !group.left.has(bot.id)
+
+/** Telegram's answer to a bot that left a group and still uses it. */
+export const notAMember = (chat: BotApi.Chat): Failure =>
+  failure(403, `Forbidden: bot is not a member of the ${chat.type === "supergroup" || chat.type === "channel" ? chat.type : "group"} chat`)
+
+/** The answer for a group the bot cannot use: "not a member" once it left, else "chat not found". */
+const unusable = (group: Group, bot: Bot): Failure =>
+  group.left.has(bot.id) ? notAMember(group.chat) : badRequest("chat not found")
 const hasStarted = (person: Person, bot: Bot) => person.started === "all" || person.started.has(bot.id)
 
 /** The chat as `bot` may use it; `source` chats that it cannot see are "not found" rather than forbidden. */
@@ -26,7 +36,8 @@ export const chatFor = (state: State, bot: Bot, value: unknown, use: "write" | "
   const chatNotFound = badRequest("chat not found")
   if (typeof value === "string" && value.startsWith("@")) {
     const group = state.groups.get(state.groupsByUsername.get(value.slice(1).toLowerCase()) ?? 0)
-    return group === undefined || !isMember(group, bot) ? chatNotFound : group.chat
+    if (group === undefined) return chatNotFound
+    return isMember(group, bot) ? group.chat : unusable(group, bot)
   }
   const id = asInt(value)
   if (id === undefined) return chatNotFound
@@ -36,7 +47,7 @@ export const chatFor = (state: State, bot: Bot, value: unknown, use: "write" | "
     return use === "write" ? failure(403, "Forbidden: bot can't initiate conversation with a user") : chatNotFound
   }
   const group = state.groups.get(id)
-  if (group !== undefined) return isMember(group, bot) ? group.chat : chatNotFound
+  if (group !== undefined) return isMember(group, bot) ? group.chat : unusable(group, bot)
   return state.botsById.has(id) ? failure(403, "Forbidden: bot can't send messages to bots") : chatNotFound
 }
 
@@ -45,7 +56,7 @@ export const history = (state: State, bot: Bot, chat: BotApi.Chat): History => {
   const key = chat.type === "private" ? `${bot.id}/${chat.id}` : `${chat.id}`
   let found = state.histories.get(key)
   if (found === undefined) {
-    found = { nextId: 1, messages: new Map(), authors: new Map() }
+    found = { nextId: 1, messages: new Map(), authors: new Map(), pinned: [] }
     state.histories.set(key, found)
   }
   return found
@@ -93,6 +104,7 @@ export const addGroup = (state: State, options: {
   readonly title?: string
   readonly username?: string
   readonly members?: ReadonlyArray<number>
+  readonly creator?: number
 }): BotApi.Chat => {
   const n = state.nextGroup++
   const type = options.type ?? "group"
@@ -102,7 +114,16 @@ export const addGroup = (state: State, options: {
     ...(type !== "group" && options.username !== undefined ? { username: options.username } : {}),
     type
   }
-  state.groups.set(chat.id, { chat, members: options.members === undefined ? "all" : new Set(options.members) })
+  state.groups.set(chat.id, {
+    chat,
+    members: options.members === undefined ? "all" : new Set(options.members),
+    left: new Set(),
+    users: new Set(options.creator === undefined ? [] : [options.creator]),
+    creator: options.creator,
+    admins: new Map(),
+    banned: new Map(),
+    restricted: new Map()
+  })
   if (chat.username !== undefined) state.groupsByUsername.set(chat.username.toLowerCase(), chat.id)
   return chat
 }
@@ -110,7 +131,9 @@ export const addGroup = (state: State, options: {
 /** Makes a bot a member of a group or channel. */
 export const addToGroup = (state: State, chatId: number, botId: number) => {
   const group = groupOf(state, chatId)
-  if (group.members !== "all") group.members.add(botOf(state, botId).id)
+  const bot = botOf(state, botId)
+  group.left.delete(bot.id)
+  if (group.members !== "all") group.members.add(bot.id)
 }
 
 /** The chat methods. */

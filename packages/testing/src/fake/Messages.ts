@@ -1,4 +1,5 @@
 import type { BotApi } from "@botrelay/telegram"
+import { deleteRefusal } from "./Admin.js"
 import { type Answer, badRequest, type Failure, isFailure, ok } from "./Answer.js"
 import { audience, chatFor, history } from "./Chats.js"
 import { recordSent } from "./Logs.js"
@@ -259,8 +260,13 @@ export const messageMethods = (state: State): Readonly<Record<string, Handler>> 
     const id = asInt(params["message_id"])
     if (id === undefined) return badRequest("message identifier is not specified")
     const chatHistory = history(state, bot, chat)
-    if (!chatHistory.messages.delete(id)) return badRequest("message to delete not found")
+    if (!chatHistory.messages.has(id)) return badRequest("message to delete not found")
+    const refusal = deleteRefusal(state, bot, chat, chatHistory.authors.get(id))
+    if (refusal !== undefined) return refusal
+    chatHistory.messages.delete(id)
     chatHistory.authors.delete(id)
+    const pinned = chatHistory.pinned.indexOf(id)
+    if (pinned >= 0) chatHistory.pinned.splice(pinned, 1)
     return ok(true)
   }
 })

@@ -1,5 +1,6 @@
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
+import { adminMethods } from "./Admin.js"
 import { type Answer, failure, notFound, ok, statusOf, unauthorized } from "./Answer.js"
 import { noFiles, parseBody, readBody } from "./Body.js"
 import { botMethods } from "./Bots.js"
@@ -76,6 +77,7 @@ export const listen = async (state: State): Promise<Server> => {
     ...mediaMethods(state),
     ...callbackMethods(state),
     ...chatMethods(state),
+    ...adminMethods(state),
     ...fileMethods(state)
   })
   const server = Http.createServer((req, res) => {

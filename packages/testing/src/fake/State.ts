@@ -44,10 +44,31 @@ export interface Person {
   readonly started: Set<number> | "all"
 }
 
-/** A group, supergroup or channel, and the bots in it. */
+/** An administrator of a group or channel: their rights, custom title and who promoted them. */
+export interface Admin {
+  /** ChatAdministratorRights by Telegram's field names; absent ones are false. */
+  readonly rights: Readonly<Record<string, boolean>>
+  custom_title: string
+  /** The bot that promoted them; undefined when a person did (the bot then cannot edit them). */
+  readonly promotedBy: number | undefined
+}
+
+/** A group, supergroup or channel: the bots in it, its people and their standing, its pins. */
 export interface Group {
   readonly chat: BotApi.Chat
   readonly members: Set<number> | "all"
+  /** Bots that left with `leaveChat`: no longer members, whatever `members` says, until added again. */
+  readonly left: Set<number>
+  /** The people in it by user id, the creator and administrators included. */
+  readonly users: Set<number>
+  /** The creator's user id. */
+  creator: number | undefined
+  /** Administrators other than the creator, people or bots, by user id. */
+  readonly admins: Map<number, Admin>
+  /** Banned users and their `until_date` (0: for ever). */
+  readonly banned: Map<number, number>
+  /** Restricted members: their ChatPermissions and `until_date`. */
+  readonly restricted: Map<number, { readonly permissions: Readonly<Record<string, boolean>>; readonly until_date: number }>
 }
 
 /** The messages of a chat as one bot sees them (private chats), or as all do (groups). */
@@ -56,6 +77,8 @@ export interface History {
   readonly messages: Map<number, BotApi.Message>
   /** The bot that sent each message, by message id. */
   readonly authors: Map<number, number>
+  /** Pinned message ids, oldest first. */
+  readonly pinned: Array<number>
 }
 
 /** A file `getFile` and the download route know. */

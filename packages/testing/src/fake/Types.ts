@@ -78,6 +78,11 @@ export interface UserMessage {
   readonly text?: string
   /** A photo in three sizes, each a file that `getFile` and the download route know. */
   readonly photo?: boolean
+  /**
+   * A document `getFile` and the download route know; `file_size` (default 30,000) is declared, its
+   * bytes made only when downloaded, so a file over getFile's 20 MB limit costs nothing.
+   */
+  readonly document?: { readonly file_name?: string; readonly mime_type?: string; readonly file_size?: number }
   readonly caption?: string
   /** The text's or caption's formatting; commands in a text are marked when omitted. */
   readonly entities?: ReadonlyArray<BotApi.MessageEntity>

@@ -1,7 +1,8 @@
 import type { BotApi } from "@botrelay/telegram"
 import { badRequest, ok } from "./Answer.js"
 import { addUser, audience, groupOf, history, privateChat } from "./Chats.js"
-import { photoSizes } from "./Files.js"
+import { addFile, fileFields, photoSizes } from "./Files.js"
+import { fileTypeFor } from "./MediaKinds.js"
 import { withoutReply } from "./Messages.js"
 import { asText, type Json } from "./Params.js"
 import { botOf, type Handler, type State } from "./State.js"
@@ -32,19 +33,31 @@ const userContext = (
   return { user, chat: group.chat }
 }
 
+/** A document as a user sends one: a file of the declared size, whose bytes are made only when downloaded. */
+const userDocument = (state: State, document: NonNullable<UserMessage["document"]>): Json => {
+  const file_name = document.file_name ?? "document.bin"
+  const type = fileTypeFor("document", file_name, document.mime_type)
+  const file = addFile(state, "document", document.file_size ?? 30_000, type)
+  const field = { file_name, mime_type: file.mime_type, ...fileFields(file) }
+  state.mediaOf.set(file.file_id, field)
+  return field
+}
+
 /** A user writes to a bot; the `message` update goes to that bot, or to every bot in the group. */
 export const userSends = (state: State, botId: number, options: UserMessage): BotApi.Message => {
   const bot = botOf(state, botId)
   const { chat, user } = userContext(state, options)
   const recipients = audience(state, bot, chat)
-  if (options.photo === true && options.text !== undefined) {
-    throw new Error("FakeTelegram: a photo message takes a caption, not a text")
+  const media = options.photo === true || options.document !== undefined
+  if (media && options.text !== undefined) {
+    throw new Error("FakeTelegram: a photo or document message takes a caption, not a text")
   }
-  if (options.photo !== true && (options.text === undefined || options.text === "")) {
-    throw new Error("FakeTelegram: userSends needs a text or a photo")
+  if (!media && (options.text === undefined || options.text === "")) {
+    throw new Error("FakeTelegram: userSends needs a text, a photo or a document")
   }
   const person = state.people.get(chat.id)
   if (person !== undefined && person.started !== "all") person.started.add(bot.id)
+  if (chat.type !== "private") groupOf(state, chat.id).users.add(user.id)
   const chatHistory = history(state, bot, chat)
   let reply: Json = {}
   if (options.reply_to_message_id !== undefined) {
@@ -58,9 +71,9 @@ export const userSends = (state: State, botId: number, options: UserMessage): Bo
     chat,
     date: state.now(),
     ...reply,
-    ...(options.photo === true
+    ...(media
       ? {
-        photo: photoSizes(state),
+        ...(options.photo === true ? { photo: photoSizes(state) } : { document: userDocument(state, options.document!) }),
         ...(options.caption === undefined ? {} : { caption: options.caption }),
         ...(options.entities === undefined ? {} : { caption_entities: options.entities })
       }

@@ -153,6 +153,24 @@ export const messages = (run: Runner): void => {
         assert.strictEqual(yield* storage.markMessagesDeleted(a.id, 12, [1]), 0)
       }))
 
+    test("hasFile tells whether a bot's history, in any chat, holds a message with the file", (storage) =>
+      Effect.gen(function*() {
+        const a = yield* storage.insertBot(botInput(1))
+        const b = yield* storage.insertBot(botInput(2))
+        yield* storage.saveMessage(message(a.id, -100, 1, { media_type: "document", file_id: "BQAC-doc" }))
+        yield* storage.saveMessage(message(a.id, 10, 2, { media_type: "photo", file_id: "AgAC-photo", deleted: true }))
+        yield* storage.saveMessage(message(a.id, 10, 3, { text: "BQAC-doc" }))
+        yield* storage.saveMessage(message(b.id, 10, 1, { media_type: "voice", file_id: "AwAC-voice" }))
+        assert.isTrue(yield* storage.hasFile(a.id, "BQAC-doc"))
+        assert.isTrue(yield* storage.hasFile(a.id, "AgAC-photo"))
+        assert.isFalse(yield* storage.hasFile(a.id, "AwAC-voice"))
+        assert.isTrue(yield* storage.hasFile(b.id, "AwAC-voice"))
+        assert.isFalse(yield* storage.hasFile(b.id, "BQAC-doc"))
+        assert.isFalse(yield* storage.hasFile(a.id, "bqac-doc"))
+        assert.isFalse(yield* storage.hasFile(a.id, ""))
+        assert.isFalse(yield* storage.hasFile(99, "BQAC-doc"))
+      }))
+
     test("a saved message carries its deleted flag; saving it again replaces the flag too", (storage) =>
       Effect.gen(function*() {
         const bot = yield* storage.insertBot(botInput(1))
