@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { BackendDelivery, FloodControl, Outbox, RouteSender, type Stores } from "@botrelay/core"
+import { BackendDelivery, type Events, FloodControl, Outbox, RouteSender, type Stores } from "@botrelay/core"
 import type { BotApi } from "@botrelay/telegram"
 import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Queue, Redacted, TestClock } from "effect"
@@ -143,12 +143,12 @@ const setup = Effect.gen(function*() {
 const run = <A, E>(body: (http: ReturnType<typeof backend>, tg: ReturnType<typeof telegram>) => Effect.Effect<
     A,
     E,
-    Stores.Stores | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
+    Stores.Stores | Events.Events | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
   >) => {
   const http = backend()
   const tg = telegram()
   return body(http, tg).pipe(
-    Effect.provide(Layer.mergeAll(TestRuntime.storage, FloodControl.layer(unpaced), http.layer, tg.layer)),
+    Effect.provide(Layer.mergeAll(TestRuntime.stores, FloodControl.layer(unpaced), http.layer, tg.layer)),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 }

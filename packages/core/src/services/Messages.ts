@@ -5,6 +5,7 @@ import { BotDisabled, BotNotFound } from "../domain/Bot.js"
 import type { StorageError } from "../domain/Errors.js"
 import type { Message, MessageQuery, SendMessage } from "../domain/Message.js"
 import { fromTelegram } from "../domain/Message.js"
+import { Events } from "../runtime/Events.js"
 import { FloodControl } from "../runtime/FloodControl.js"
 import * as SentMessages from "../runtime/SentMessages.js"
 import { BotStore } from "../stores/BotStore.js"
@@ -30,15 +31,16 @@ export interface MessagesService {
 /** Message history, and sending through a bot. */
 export class Messages extends Context.Tag("@botrelay/core/Messages")<Messages, MessagesService>() {}
 
-/** Builds the service on the stores, `TelegramClient` and `FloodControl` the host provides; sends are paced. */
+/** Builds the service on the stores, `TelegramClient` and `FloodControl` the host provides; sends are paced and told on the bus. */
 export const make: Effect.Effect<
   MessagesService,
   never,
-  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl
+  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl | Events
 > = Effect.gen(
   function*() {
     const botStore = yield* BotStore
     const messageStore = yield* MessageStore
+    const events = yield* Events
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
 
@@ -66,7 +68,8 @@ export const make: Effect.Effect<
                 : { reply_parameters: { message_id: input.reply_to_message_id } })
             })).pipe(
               Effect.tap((sent) => SentMessages.captureSent(bot, [sent], "api")),
-              Effect.provideService(MessageStore, messageStore)
+              Effect.provideService(MessageStore, messageStore),
+              Effect.provideService(Events, events)
             )
           ),
           Effect.map((sent) => fromTelegram(input.bot_id, sent, "out")),
@@ -76,8 +79,12 @@ export const make: Effect.Effect<
   }
 )
 
-/** The service on the stores, `TelegramClient` and `FloodControl` the host provides. */
-export const layer: Layer.Layer<Messages, never, BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl> = Layer.effect(
+/** The service on the stores, `TelegramClient`, `FloodControl` and the `Events` bus the host provides. */
+export const layer: Layer.Layer<
+  Messages,
+  never,
+  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl | Events
+> = Layer.effect(
   Messages,
   make
 )
