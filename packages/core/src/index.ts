@@ -39,6 +39,7 @@ export * as Webhooks from "./services/Webhooks.js"
 // runtime
 export * as BackendDelivery from "./runtime/BackendDelivery.js"
 export * as Capture from "./runtime/Capture.js"
+export * as EventLog from "./runtime/EventLog.js"
 export * as Events from "./runtime/Events.js"
 export * as FloodControl from "./runtime/FloodControl.js"
 export * as Housekeeping from "./runtime/Housekeeping.js"

@@ -1,7 +1,6 @@
 import type { EventStore, LiveEvent } from "@botrelay/core"
 import { EventQueries } from "@botrelay/sql"
-import { attempt, compileAll, type Connection, first } from "./SqliteConnection.js"
-import { db } from "./SqliteConnection.js"
+import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const queries = compileAll({
   appendEvent: EventQueries.appendEvent,
