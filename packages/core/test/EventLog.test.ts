@@ -277,7 +277,7 @@ describe("EventLog", () => {
       yield* Fiber.interrupt(stuck)
     })))
 
-  it.scoped("close ends every stream, cuts off those that do not end within the grace, and refuses new ones", () =>
+  it.scoped("close (as a finalizer runs it) ends every stream, cuts off those not ended within the grace, refuses new ones", () =>
     run(Effect.gen(function*() {
       const { arrive, log } = yield* setup()
       const cut = yield* Deferred.make<string>()
@@ -286,7 +286,7 @@ describe("EventLog", () => {
         Stream.runForEach(log.stream({ onCutOff: Deferred.succeed(cut, "stuck") }), () => Effect.never)
       )
       yield* arrive(1)
-      const closing = yield* Effect.fork(log.close)
+      const closing = yield* Effect.fork(Effect.uninterruptible(log.close))
       yield* TestRuntime.nextTurn
       assert.isTrue(Exit.isSuccess(yield* Fiber.await(reader.fiber)), "the reader's stream ended")
       assert.isFalse(yield* Deferred.isDone(cut))

@@ -14,6 +14,7 @@ import type {
   ApiKeys,
   Bots,
   Deliveries,
+  EventLog,
   Health,
   LlmSettings,
   LongPoll,
@@ -177,6 +178,7 @@ export const layer: Layer.Layer<
   | Tags.Tags
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
+  | EventLog.EventLog
   | LlmSettings.LlmSettings
   | Webhooks.Webhooks
   | SentMessages.SentMessages

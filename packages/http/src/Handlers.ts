@@ -1,10 +1,13 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { ApiKeys, Bot, Bots, Deliveries, Health, LlmSettings, LongPoll, Messages, Routes, ChatTag, Tags } from "@botrelay/core"
+// Lets the declaration of `layer` name the event log its events group needs.
+import type { EventLog as _EventLog } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
 import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
 import * as ApiError from "./ApiError.js"
+import * as LiveEvents from "./LiveEvents.js"
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
@@ -199,7 +202,8 @@ export const layer = Layer.mergeAll(
   TagsLive,
   UpdatesLive,
   ApiKeysLive,
-  LlmLive
+  LlmLive,
+  LiveEvents.layer
 ).pipe(
   Layer.provide(AuthorizationLive)
 )

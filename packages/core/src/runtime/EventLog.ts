@@ -342,6 +342,7 @@ export const make = (
       clients.clear()
       yield* Effect.forEach(open, (client) => Queue.shutdown(client.queue), { discard: true })
       yield* Effect.forEach(open, (client) => Deferred.await(client.ended), { discard: true }).pipe(
+        Effect.interruptible,
         Effect.timeout(options.closeGrace),
         Effect.ignore
       )
