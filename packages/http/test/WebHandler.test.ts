@@ -80,6 +80,7 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/bots/toggle-disabled",
       "/api/bots/update",
       "/api/bots/validate",
+      "/api/events",
       "/api/health",
       "/api/llm",
       "/api/messages",
