@@ -1,7 +1,7 @@
-import { EventStore, type LiveEvent } from "@botrelay/core"
+import { BotStore, EventStore, type LiveEvent } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { type Runner, t0, t1, t2 } from "./Fixtures.js"
+import { botInput, type Runner, t0, t1, t2 } from "./Fixtures.js"
 
 const entry = (
   botId: number,
@@ -24,6 +24,7 @@ const ns = (entries: ReadonlyArray<LiveEvent.LogEntry>) =>
 /** The conformance tests for the event log. */
 export const events = (run: Runner): void => {
   const test = run(EventStore.EventStore)
+  const withBots = run(EventStore.EventStore, BotStore.BotStore)
   describe("event log", () => {
     test("appends in order with increasing ids and reads back what it appended", (storage) =>
       Effect.gen(function*() {
@@ -100,6 +101,15 @@ export const events = (run: Runner): void => {
         assert.isTrue(Option.isNone(yield* storage.oldestEventId))
         const [next] = yield* storage.appendEvents([entry(1, 10, 3)])
         assert.isAbove(next!, ids[1]!)
+      }))
+
+    withBots("deleting a bot removes its entries and no other", (storage) =>
+      Effect.gen(function*() {
+        const a = yield* storage.insertBot(botInput(1))
+        const b = yield* storage.insertBot(botInput(2))
+        yield* storage.appendEvents([entry(a.id, 10, 1), entry(b.id, 10, 2), entry(0, 0, 0, { type: "stop" }), entry(a.id, 11, 3)])
+        assert.isTrue(yield* storage.deleteBot(a.id))
+        assert.deepStrictEqual(ns(yield* storage.readEvents({ after: 0, limit: 10 })), [2, "stop"])
       }))
   })
 }
