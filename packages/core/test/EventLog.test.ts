@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type Delivery, Events, EventLog, EventStore, type Message, type Stores } from "@botrelay/core"
+import { type Delivery, Events, EventLog, EventStore, type Message, Pipeline, type Stores } from "@botrelay/core"
 import { Deferred, Duration, Effect, Exit, Fiber, Logger, Option, Scope, Stream, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
@@ -129,6 +129,29 @@ describe("EventLog", () => {
       assert.deepStrictEqual(received[6]!.data, { type: "bot", bot_id: 999, chat_id: 0, bot: null })
       const ids = client.events().map((f) => f._tag === "Event" ? f.id : 0)
       assert.deepStrictEqual(ids, [...ids].sort((a, b) => a - b))
+    })))
+
+  it.scoped("the pipeline's new and edited incoming messages become `message`, `message_edited` and one `chat`", () =>
+    run(Effect.gen(function*() {
+      const { bot, log, settle, storage } = yield* setup()
+      const client = yield* follow(log.stream({}))
+      const chat = { id: 42, type: "private", first_name: "Ann" }
+      const from = { id: 42, is_bot: false, first_name: "Ann" }
+      const payloads = [
+        { update_id: 1, message: { message_id: 5, date: 1_750_000_000, chat, from, text: "helo" } },
+        { update_id: 2, edited_message: { message_id: 5, date: 1_750_000_000, edit_date: 1_750_000_009, chat, from, text: "hello" } }
+      ]
+      yield* storage.commitUpdates(
+        bot.id,
+        payloads.map((p) => ({ update_id: p.update_id, payload: JSON.stringify(p), received_at: "2025-01-01T00:00:00.000Z" })),
+        3
+      )
+      yield* Pipeline.drain(bot.id, { current: () => bot })
+      yield* settle
+      assert.deepStrictEqual(
+        client.events().map((f) => f._tag === "Event" ? [f.name, JSON.parse(f.data).message?.text ?? ""] : []),
+        [["message", "helo"], ["message_edited", "hello"], ["chat", ""]]
+      )
     })))
 
   it.scoped("`chat` events carry the chat that ChatViews finds", () =>
