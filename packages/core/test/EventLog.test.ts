@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type Delivery, Events, EventLog, EventStore, type Message, Pipeline, type Stores } from "@botrelay/core"
-import { Deferred, Duration, Effect, Exit, Fiber, Logger, Option, Scope, Stream, TestClock } from "effect"
+import { type Delivery, Events, EventLog, EventStore, LiveEvent, type Message, Pipeline, type Stores } from "@botrelay/core"
+import { Deferred, Duration, Effect, Exit, Fiber, Logger, Option, Schema, Scope, Stream, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
 // The event log on a TestClock: entries from bus events, heartbeats, replay without gaps, resets,
@@ -129,6 +129,7 @@ describe("EventLog", () => {
       assert.deepStrictEqual(received[6]!.data, { type: "bot", bot_id: 999, chat_id: 0, bot: null })
       const ids = client.events().map((f) => f._tag === "Event" ? f.id : 0)
       assert.deepStrictEqual(ids, [...ids].sort((a, b) => a - b))
+      for (const { data } of received) Schema.decodeUnknownSync(LiveEvent.LiveEvent)(data)
     })))
 
   it.scoped("the pipeline's new and edited incoming messages become `message`, `message_edited` and one `chat`", () =>
