@@ -5,6 +5,7 @@ import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
 import * as ChatAdmin from "./services/ChatAdmin.js"
 import * as Deliveries from "./services/Deliveries.js"
+import * as EventLog from "./runtime/EventLog.js"
 import * as Events from "./runtime/Events.js"
 import * as FloodControl from "./runtime/FloodControl.js"
 import * as Health from "./services/Health.js"
@@ -43,6 +44,8 @@ export interface Config {
    * too; `allowPrivate: true` lets every URL reach private ones).
    */
   readonly backendPolicy?: Partial<BackendPolicy.Policy> | undefined
+  /** Live events: heartbeats, slow clients, retention of the event log; `EventLog.defaults` for what is omitted. */
+  readonly events?: Partial<EventLog.Options> | undefined
 }
 
 /** The default Bot API root. */
@@ -66,6 +69,7 @@ export type Services =
   | LlmRouter.LlmRouter
   | Inbox.Inbox
   | Events.Events
+  | EventLog.EventLog
   | FloodControl.FloodControl
   | BackendPolicy.BackendPolicy
   | TelegramClient.TelegramClient
@@ -94,6 +98,7 @@ export const layer = (
     Health.layer
   ).pipe(
     Layer.provideMerge(Supervisor.layer(options)),
+    Layer.provideMerge(EventLog.layer({ ...EventLog.defaults, ...config.events })),
     Layer.provideMerge(Inbox.layer),
     Layer.provideMerge(LlmRouter.layer),
     Layer.provideMerge(LlmSettings.layer(config.llm ?? {})),

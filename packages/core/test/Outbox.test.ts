@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { BackendDelivery, FloodControl, Outbox, RouteSender, type Stores } from "@botrelay/core"
+import { BackendDelivery, Events, FloodControl, Outbox, OutboxStore, RouteSender, type Stores } from "@botrelay/core"
 import type { BotApi } from "@botrelay/telegram"
 import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Queue, Redacted, TestClock } from "effect"
@@ -143,12 +143,12 @@ const setup = Effect.gen(function*() {
 const run = <A, E>(body: (http: ReturnType<typeof backend>, tg: ReturnType<typeof telegram>) => Effect.Effect<
     A,
     E,
-    Stores.Stores | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
+    Stores.Stores | Events.Events | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
   >) => {
   const http = backend()
   const tg = telegram()
   return body(http, tg).pipe(
-    Effect.provide(Layer.mergeAll(TestRuntime.storage, FloodControl.layer(unpaced), http.layer, tg.layer)),
+    Effect.provide(Layer.mergeAll(TestRuntime.stores, FloodControl.layer(unpaced), http.layer, tg.layer)),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 }
@@ -203,6 +203,25 @@ describe("deliveries on a TestClock", () => {
         assert.isTrue(Option.isNone(yield* deliver(a)))
         assert.deepStrictEqual(yield* statuses(a), [[1, "delivered", 4], [2, "delivered", 0]])
       })))
+
+  it.effect("tells the bus of every recorded attempt with the delivery as stored: retrying, then delivered", () =>
+    run((http) =>
+      Effect.scoped(Effect.gen(function*() {
+        const { a, deliver, queue } = yield* setup
+        const heard = yield* (yield* Events.Events).subscribe("DeliveryChanged")
+        const stored = yield* OutboxStore.OutboxStore
+        http.statuses.set(a.backend_url, 503)
+        yield* queue(a, 1)
+        yield* TestClock.adjust(Option.getOrThrow(yield* deliver(a)))
+        http.statuses.delete(a.backend_url)
+        assert.isTrue(Option.isNone(yield* deliver(a)))
+        const told = [...yield* Queue.takeAll(heard)].map((e) => e.delivery)
+        assert.deepStrictEqual(told.map((d) => [d.update_id, d.status, d.attempts, d.last_error]), [
+          [1, "pending", 1, "HTTP 503"],
+          [1, "delivered", 1, "HTTP 503"]
+        ])
+        assert.deepStrictEqual(told.at(-1), (yield* stored.listDeliveries({ bot_id: a.id, limit: 10 }))[0])
+      }))))
 
   it.effect("answers before their time are not retried early", () =>
     run((http) =>

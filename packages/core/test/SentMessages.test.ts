@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { SentMessages } from "@botrelay/core"
-import { Effect } from "effect"
+import { Events, SentMessages } from "@botrelay/core"
+import { Chunk, Effect, Queue } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
 const botInput = (token: string, manage_enabled: boolean) => TestRuntime.botInput(token, { manage_enabled })
@@ -32,7 +32,7 @@ describe("SentMessages.capture", () => {
 
       yield* SentMessages.captureSent(plain, [sent(3, "from the API")], "api")
       assert.deepStrictEqual((yield* history(plain.id)).map((m) => [m.id, m.text]), [[3, "from the API"]])
-    }).pipe(Effect.provide(TestRuntime.storage)))
+    }).pipe(Effect.provide(TestRuntime.stores)))
 
   it.effect("a reply that deletes marks the stored message deleted; answers that are not messages change nothing", () =>
     Effect.gen(function*() {
@@ -42,5 +42,43 @@ describe("SentMessages.capture", () => {
       yield* SentMessages.capture([{ bot, method: "deletemessage", params: { chat_id: 42, message_id: 5 }, result: true }], "reply")
       yield* SentMessages.capture([{ bot, method: "sendmessage", params: {}, result: { not: "a message" } }], "reply")
       assert.deepStrictEqual((yield* history(bot.id)).map((m) => [m.id, m.deleted]), [[5, true]])
-    }).pipe(Effect.provide(TestRuntime.storage)))
+    }).pipe(Effect.provide(TestRuntime.stores)))
+
+  it.scoped("tells the bus what it recorded: sent, edited and deleted messages, each with its chat", () =>
+    Effect.gen(function*() {
+      const storage = yield* TestRuntime.store
+      const bus = yield* Events.Events
+      const heard = yield* bus.subscribe("MessagesStored", "MessageEdited", "MessagesDeleted", "ChatChanged")
+      const bot = yield* storage.insertBot(botInput("7:managed", true))
+      const plain = yield* storage.insertBot(botInput("8:plain", false))
+      yield* SentMessages.capture([{ bot: plain, method: "sendmessage", params: {}, result: sent(1, "not kept") }], "tgapi")
+      yield* SentMessages.captureSent(bot, [sent(5, "hello")], "tgapi")
+      yield* SentMessages.capture([{
+        bot,
+        method: "editmessagetext",
+        params: {},
+        result: { ...sent(5, "hello again"), edit_date: 1_750_000_100 }
+      }], "tgapi")
+      yield* SentMessages.capture([{ bot, method: "deletemessage", params: { chat_id: 42, message_id: 5 }, result: true }], "tgapi")
+      const events = Chunk.toReadonlyArray(yield* Queue.takeAll(heard)).map((e) => {
+        switch (e._tag) {
+          case "MessagesStored":
+            return [e._tag, e.bot_id, e.messages.map((m) => m.text)]
+          case "MessageEdited":
+            return [e._tag, e.bot_id, e.message.text, e.message.edit_date]
+          case "MessagesDeleted":
+            return [e._tag, e.bot_id, e.chat_id, e.message_ids]
+          case "ChatChanged":
+            return [e._tag, e.bot_id, e.chat_id]
+        }
+      })
+      assert.deepStrictEqual(events, [
+        ["MessagesStored", bot.id, ["hello"]],
+        ["ChatChanged", bot.id, 42],
+        ["MessageEdited", bot.id, "hello again", 1_750_000_100],
+        ["ChatChanged", bot.id, 42],
+        ["MessagesDeleted", bot.id, 42, [5]],
+        ["ChatChanged", bot.id, 42]
+      ])
+    }).pipe(Effect.provide(TestRuntime.stores)))
 })

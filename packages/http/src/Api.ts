@@ -13,6 +13,7 @@ import * as ApiError from "./ApiError.js"
 import { ChatAdminGroup } from "./ChatAdminGroup.js"
 import { MediaGroup } from "./MediaGroup.js"
 import { MessageActionsGroup } from "./MessageActionsGroup.js"
+import { EventsGroup } from "./EventsApi.js"
 
 /** The API key that authorised the current request. */
 export class CurrentKey extends Context.Tag("@botrelay/http/CurrentKey")<CurrentKey, ApiKey.ApiKey>() {}
@@ -276,6 +277,7 @@ export class Api extends HttpApi.make("botrelay")
   .add(MessageActionsGroup.middleware(Authorization))
   .add(ChatAdminGroup.middleware(Authorization))
   .add(MediaGroup.middleware(Authorization))
+  .add(EventsGroup.middleware(Authorization))
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)
   .addError(ApiError.Forbidden)

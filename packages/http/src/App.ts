@@ -16,6 +16,7 @@ import type {
   ChatAdmin,
   MediaFiles,
   Deliveries,
+  EventLog,
   Health,
   LlmSettings,
   LongPoll,
@@ -183,6 +184,7 @@ export const layer: Layer.Layer<
   | Tags.Tags
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
+  | EventLog.EventLog
   | LlmSettings.LlmSettings
   | Webhooks.Webhooks
   | SentMessages.SentMessages

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { ApiKeys, Bot, Bots, Deliveries, Health, LlmSettings, LongPoll, Messages, Routes, ChatTag, Tags } from "@botrelay/core"
 // In scope so that the inferred type of `layer` can name the services these groups need.
-import type { ChatAdmin as _ChatAdmin, MediaFiles as _MediaFiles } from "@botrelay/core"
+import type { ChatAdmin as _ChatAdmin, EventLog as _EventLog, MediaFiles as _MediaFiles } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
@@ -10,6 +10,7 @@ import * as ApiError from "./ApiError.js"
 import * as ChatAdminLive from "./ChatAdminLive.js"
 import * as MediaLive from "./MediaLive.js"
 import * as MessageActionsLive from "./MessageActionsLive.js"
+import * as LiveEvents from "./LiveEvents.js"
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
@@ -207,7 +208,8 @@ export const layer = Layer.mergeAll(
   LlmLive,
   MessageActionsLive.layer,
   ChatAdminLive.layer,
-  MediaLive.layer
+  MediaLive.layer,
+  LiveEvents.layer
 ).pipe(
   Layer.provide(AuthorizationLive)
 )

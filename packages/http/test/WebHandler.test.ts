@@ -103,6 +103,7 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/chats/promote",
       "/api/chats/restrict",
       "/api/chats/unban",
+      "/api/events",
       "/api/health",
       "/api/llm",
       "/api/media",

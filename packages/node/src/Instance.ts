@@ -28,7 +28,7 @@ export const layer = (
   options: Options
 ): Layer.Layer<Botrelay.Services | Handler, Botrelay.StorageOpenError | Errors.InvalidInput> =>
   Layer.scoped(Handler, NodeHandler.make({ prefix: options.prefix })).pipe(
-    Layer.merge(NodeHandler.answerLongPollsOnStop),
+    Layer.merge(NodeHandler.endHeldRequestsOnStop),
     Layer.provide(NodeHandler.proxyLayer(options.telegramApi ?? Botrelay.telegramApi)),
     Layer.merge(registerAdminKey(options.adminKey)),
     Layer.provideMerge(Botrelay.servicesLayer(options)),

@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { HttpApiBuilder, type HttpClient, HttpMiddleware } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { LongPoll } from "@botrelay/core"
-import { BotApiAnswer, App, TgApi } from "@botrelay/http"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { EventLog, LongPoll } from "@botrelay/core"
+import { BotApiAnswer, App, LiveEvents, TgApi } from "@botrelay/http"
 import { Effect, Layer, type Scope } from "effect"
 import * as BodyGuard from "./BodyGuard.js"
 import type { Services } from "./Botrelay.js"
@@ -26,10 +27,23 @@ export const proxyLayer = (apiRoot: string): Layer.Layer<HttpClient.HttpClient |
     TgApi.upstream(apiRoot)
   )
 
-/** When the instance stops, answers held long polls first, so they do not hold up the shutdown. */
-export const answerLongPollsOnStop: Layer.Layer<never, never, LongPoll.LongPoll> = Layer.scopedDiscard(
-  Effect.flatMap(LongPoll.LongPoll, (longPoll) => Effect.addFinalizer(() => longPoll.shutdown))
-)
+/**
+ * When the instance stops, answers held long polls and ends live event streams first (cutting off those
+ * whose clients stopped reading), so they do not hold up the shutdown.
+ */
+export const endHeldRequestsOnStop: Layer.Layer<never, never, LongPoll.LongPoll | EventLog.EventLog> = Layer
+  .scopedDiscard(
+    Effect.gen(function*() {
+      const longPoll = yield* LongPoll.LongPoll
+      const log = yield* EventLog.EventLog
+      yield* Effect.addFinalizer(() => Effect.all([longPoll.shutdown, log.close], { concurrency: 2, discard: true }))
+    })
+  )
+
+/** Closes the connection under a request: what cuts off a live event stream whose client stopped reading. */
+const disconnect = Layer.succeed(LiveEvents.Disconnect, (request) => {
+  NodeHttpServerRequest.toServerResponse(request).destroy()
+})
 
 /** `"/botrelay/"` → `"/botrelay"`; `""` and `"/"` → `""`. */
 const normalize = (prefix: string | undefined) => {
@@ -93,7 +107,11 @@ export const make = (options: {
   Effect.gen(function*() {
     const prefix = normalize(options.prefix)
     const app = yield* HttpApiBuilder.httpApp.pipe(
-      Effect.provide(Layer.mergeAll(App.layer, HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer))
+      Effect.provide(
+        Layer.mergeAll(App.layer, HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer).pipe(
+          Layer.provide(disconnect)
+        )
+      )
     )
     const serve = yield* NodeHttpServer.makeHandler(App.withBodyLimit(app)).pipe(
       HttpMiddleware.withTracerDisabledWhenEffect(() => true),

@@ -37,6 +37,14 @@ export interface Config {
   readonly backendPolicy: "default" | "strict"
   /** Every backend URL may reach loopback, private, link-local and this host's own addresses. */
   readonly backendAllowPrivate: boolean
+  /** How often, in seconds, a live event stream sends a heartbeat comment. */
+  readonly eventsHeartbeat: number
+  /** A live event stream with more events than this waiting to be sent is cut off. */
+  readonly eventsMaxPending: number
+  /** How long, in seconds, the event log keeps events for replay... */
+  readonly eventsRetention: number
+  /** ...and how many of the newest it keeps, whatever their age. */
+  readonly eventsKeep: number
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -64,7 +72,11 @@ export const settings = {
   httpBodyTimeout: { flag: "http-body-timeout", env: "BOTRELAY_HTTP_BODY_TIMEOUT", default: "30s" },
   httpRequestTimeout: { flag: "http-request-timeout", env: "BOTRELAY_HTTP_REQUEST_TIMEOUT", default: "10m" },
   backendPolicy: { flag: "backend-policy", env: "BOTRELAY_BACKEND_POLICY", default: "default" },
-  backendAllowPrivate: { flag: "backend-allow-private", env: "BOTRELAY_BACKEND_ALLOW_PRIVATE", default: "false" }
+  backendAllowPrivate: { flag: "backend-allow-private", env: "BOTRELAY_BACKEND_ALLOW_PRIVATE", default: "false" },
+  eventsHeartbeat: { flag: "events-heartbeat", env: "BOTRELAY_EVENTS_HEARTBEAT", default: "15s" },
+  eventsMaxPending: { flag: "events-max-pending", env: "BOTRELAY_EVENTS_MAX_PENDING", default: "10000" },
+  eventsRetention: { flag: "events-retention", env: "BOTRELAY_EVENTS_RETENTION", default: "24h" },
+  eventsKeep: { flag: "events-keep", env: "BOTRELAY_EVENTS_KEEP", default: "100000" }
 } as const
 
 /** The secret key's variable; read from the environment only, so that it never shows in a process list. */
@@ -216,6 +228,27 @@ export const fromValues = (
   if (backendAllowPrivate === undefined) {
     throw new ConfigError("BOTRELAY_BACKEND_ALLOW_PRIVATE / --backend-allow-private must be true or false")
   }
+  const eventsHeartbeat = parseSeconds(read("eventsHeartbeat")!)
+  if (eventsHeartbeat === undefined) {
+    throw new ConfigError(
+      "BOTRELAY_EVENTS_HEARTBEAT / --events-heartbeat must be a positive whole number of seconds (15), or of minutes (1m)"
+    )
+  }
+  const eventsMaxPending = Number(read("eventsMaxPending"))
+  if (!Number.isInteger(eventsMaxPending) || eventsMaxPending < 1 || eventsMaxPending > 1_000_000) {
+    throw new ConfigError("BOTRELAY_EVENTS_MAX_PENDING / --events-max-pending must be an integer from 1 to 1000000")
+  }
+  const eventsRetention = parseSeconds(read("eventsRetention")!)
+  if (eventsRetention === undefined) {
+    throw new ConfigError(
+      "BOTRELAY_EVENTS_RETENTION / --events-retention must be a positive whole number of seconds (3600), " +
+        "or of minutes, hours or days (15m, 24h, 7d)"
+    )
+  }
+  const eventsKeep = Number(read("eventsKeep"))
+  if (!Number.isInteger(eventsKeep) || eventsKeep < 0 || eventsKeep > 100_000_000) {
+    throw new ConfigError("BOTRELAY_EVENTS_KEEP / --events-keep must be an integer from 0 to 100000000")
+  }
   return {
     port,
     host: read("host")!,
@@ -238,7 +271,11 @@ export const fromValues = (
     httpBodyTimeout: timeout("httpBodyTimeout"),
     httpRequestTimeout: timeout("httpRequestTimeout"),
     backendPolicy,
-    backendAllowPrivate
+    backendAllowPrivate,
+    eventsHeartbeat,
+    eventsMaxPending,
+    eventsRetention,
+    eventsKeep
   }
 }
 

@@ -49,6 +49,10 @@ export const botrelayOptions = (
         | "llmTimeoutMs"
         | "backendPolicy"
         | "backendAllowPrivate"
+        | "eventsHeartbeat"
+        | "eventsMaxPending"
+        | "eventsRetention"
+        | "eventsKeep"
       >
     >,
   runtime: Supervisor.Options = Supervisor.defaults
@@ -65,6 +69,12 @@ export const botrelayOptions = (
   backendPolicy: {
     ...(config.backendPolicy === undefined ? {} : { mode: config.backendPolicy }),
     ...(config.backendAllowPrivate === undefined ? {} : { allowPrivate: config.backendAllowPrivate })
+  },
+  events: {
+    ...(config.eventsHeartbeat === undefined ? {} : { heartbeat: Duration.seconds(config.eventsHeartbeat) }),
+    ...(config.eventsMaxPending === undefined ? {} : { maxPending: config.eventsMaxPending }),
+    ...(config.eventsRetention === undefined ? {} : { retention: Duration.seconds(config.eventsRetention) }),
+    ...(config.eventsKeep === undefined ? {} : { keep: config.eventsKeep })
   },
   runtime: config.routeMappingTtl === undefined
     ? runtime
@@ -152,7 +162,7 @@ export const layer = (
   const services = Layer.effectDiscard(bootstrap(config)).pipe(
     Layer.provideMerge(Botrelay.servicesLayer(botrelayOptions(config, runtime)))
   )
-  return NodeHandler.answerLongPollsOnStop.pipe(
+  return NodeHandler.endHeldRequestsOnStop.pipe(
     Layer.provideMerge(HttpServer.withLogAddress(nodeServer(config))),
     Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
     Layer.provide(services)

@@ -195,6 +195,17 @@ export interface RouteMappingsTable {
   readonly created_at: string
 }
 
+/** `botrelay_events`: the event log live event streams replay from; `data` is the JSON of the event's `data`. */
+export interface EventsTable {
+  readonly id: Generated<number>
+  /** 0 for the log's own markers. */
+  readonly bot_id: number
+  readonly chat_id: number
+  readonly type: string
+  readonly data: string
+  readonly created_at: string
+}
+
 /** The Kysely schema of everything Botrelay keeps in SQLite. */
 export interface Database {
   readonly botrelay_bots: BotsTable
@@ -213,4 +224,5 @@ export interface Database {
   readonly botrelay_route_sends: RouteSendsTable
   readonly botrelay_route_mappings: RouteMappingsTable
   readonly botrelay_secret_key: SecretKeyTable
+  readonly botrelay_events: EventsTable
 }

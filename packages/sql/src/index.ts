@@ -1,6 +1,7 @@
 export * as BotQueries from "./BotQueries.js"
 export * as BufferQueries from "./BufferQueries.js"
 export * as Columns from "./Columns.js"
+export * as EventQueries from "./EventQueries.js"
 export * as InboxQueries from "./InboxQueries.js"
 export * as KeyQueries from "./KeyQueries.js"
 export * as MappingQueries from "./MappingQueries.js"

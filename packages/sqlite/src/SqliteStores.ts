@@ -3,6 +3,7 @@ import {
   BotStore,
   BufferStore,
   Errors,
+  EventStore,
   InboxStore,
   KeyStore,
   MappingStore,
@@ -18,6 +19,7 @@ import { Context, Effect, Layer } from "effect"
 import * as SecretKey from "./SecretKey.js"
 import * as SqliteBotStore from "./SqliteBotStore.js"
 import * as SqliteBufferStore from "./SqliteBufferStore.js"
+import * as SqliteEventStore from "./SqliteEventStore.js"
 import type { MigrationError, Options, SecretKeyError } from "./SqliteConnection.js"
 import { attempt, connection, openWithKey, overwriting } from "./SqliteConnection.js"
 import * as SqliteInboxStore from "./SqliteInboxStore.js"
@@ -60,6 +62,7 @@ export const make = (
       Context.add(InboxStore.InboxStore, SqliteInboxStore.make(c)),
       Context.add(BufferStore.BufferStore, SqliteBufferStore.make(c)),
       Context.add(OutboxStore.OutboxStore, SqliteOutboxStore.make(c)),
+      Context.add(EventStore.EventStore, SqliteEventStore.make(c)),
       Context.add(StoreHealth.StoreHealth, {
         ping: attempt("ping", () => {
           c.statement("SELECT 1").all()

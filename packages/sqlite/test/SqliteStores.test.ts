@@ -367,6 +367,7 @@ describe("SqliteStores", () => {
         "botrelay_api_keys",
         "botrelay_bots",
         "botrelay_deliveries",
+        "botrelay_events",
         "botrelay_inbox",
         "botrelay_ingress",
         "botrelay_long_poll_buffer",

@@ -13,6 +13,7 @@ import { routeSends } from "./storage/RouteSends.js"
 import { longPollBuffer } from "./storage/Buffer.js"
 import { isolation } from "./storage/Isolation.js"
 import { settings } from "./storage/Settings.js"
+import { events } from "./storage/Events.js"
 import { runner } from "./storage/Fixtures.js"
 
 /**
@@ -36,6 +37,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     longPollBuffer(run)
     isolation(run)
     settings(run)
+    events(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
   })

@@ -3,6 +3,7 @@ import { Duration, Effect, Either, Redacted } from "effect"
 import * as BackendPolicy from "../domain/BackendPolicy.js"
 import type { StoredBot } from "../domain/Bot.js"
 import type { Delivery, DeliveryOutcome } from "../domain/Delivery.js"
+import { Event, Events } from "./Events.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
@@ -50,6 +51,31 @@ const maxAnswerBytes = 1024 * 1024
 export const target = (delivery: Pick<Delivery, "url">, bot: Pick<StoredBot, "backend_url">): string =>
   bot.backend_url === "" ? delivery.url : bot.backend_url
 
+/** The delivery as the store keeps it once the outcome of an attempt is recorded. */
+export const afterAttempt = (delivery: Delivery, outcome: DeliveryOutcome): Delivery => {
+  switch (outcome.status) {
+    case "delivered":
+      return { ...delivery, status: "delivered", updated_at: outcome.at }
+    case "pending":
+      return {
+        ...delivery,
+        status: "pending",
+        attempts: delivery.attempts + 1,
+        next_attempt_at: outcome.next_attempt_at,
+        last_error: outcome.last_error,
+        updated_at: outcome.at
+      }
+    case "dead":
+      return {
+        ...delivery,
+        status: "dead",
+        attempts: delivery.attempts + 1,
+        last_error: outcome.last_error,
+        updated_at: outcome.at
+      }
+  }
+}
+
 const outcomeOf = (outcome: Outbox.Outcome): DeliveryOutcome =>
   outcome.status === "done" ? { status: "delivered", at: outcome.at } : outcome
 
@@ -62,6 +88,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
   Effect.gen(function*() {
     const policy = yield* BackendPolicy.BackendPolicy
     const messageStore = yield* MessageStore
+    const events = yield* Events
     const outbox = yield* OutboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
@@ -85,6 +112,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
             SentMessages.capture([{ bot, method: reply.method.toLowerCase(), params: reply.params, result }], "reply")
           ),
           Effect.provideService(MessageStore, messageStore),
+          Effect.provideService(Events, events),
           Effect.catchAll((e) =>
             Effect.logWarning("a webhook reply failed").pipe(
               Effect.annotateLogs({ method: reply.method, error: e.message })
@@ -130,7 +158,16 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
       line: outbox.nextDeliveries,
       runs: () => true,
       attempt,
-      record: (recorded) => outbox.recordAttempts(recorded.map(({ job, outcome }) => [job.id, outcomeOf(outcome)])),
+      record: (recorded) => {
+        const outcomes = recorded.map(({ job, outcome }) => [job, outcomeOf(outcome)] as const)
+        return outbox.recordAttempts(outcomes.map(([job, outcome]) => [job.id, outcome])).pipe(
+          Effect.zipRight(Effect.forEach(
+            outcomes,
+            ([job, outcome]) => events.publish(Event.DeliveryChanged({ delivery: afterAttempt(job, outcome) })),
+            { discard: true }
+          ))
+        )
+      },
       recordEach: false,
       annotations: (delivery) => ({ delivery_id: delivery.id })
     }

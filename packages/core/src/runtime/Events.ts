@@ -1,5 +1,7 @@
 import type { Scope } from "effect"
 import { Context, Data, Effect, Layer, Queue } from "effect"
+import type { Delivery } from "../domain/Delivery.js"
+import type { Message } from "../domain/Message.js"
 import type { Route } from "../domain/Route.js"
 
 /** What the runtime needs of a route that changed: its two bots and whether it is enabled. */
@@ -22,6 +24,16 @@ export type Event = Data.TaggedEnum<{
   UpdatesBuffered: { readonly bot_id: number }
   /** The bot's ingress (poller or webhook) went live or stopped. */
   BotStatusChanged: { readonly bot_id: number; readonly running: boolean }
+  /** New messages of the bot, incoming and outgoing, are in its history. */
+  MessagesStored: { readonly bot_id: number; readonly messages: ReadonlyArray<Message> }
+  /** A message of the bot's history was edited; `message` is as stored now. */
+  MessageEdited: { readonly bot_id: number; readonly message: Message }
+  /** Messages of the bot's history in the chat were marked deleted. */
+  MessagesDeleted: { readonly bot_id: number; readonly chat_id: number; readonly message_ids: ReadonlyArray<number> }
+  /** Something a chat shows changed (a new or edited message moves its last message and unread count). */
+  ChatChanged: { readonly bot_id: number; readonly chat_id: number }
+  /** A delivery's status changed: delivered, waiting for a retry, dead, or put back in line; `delivery` is as stored now. */
+  DeliveryChanged: { readonly delivery: Delivery }
 }>
 
 /** Constructors and matchers of `Event`. */
@@ -88,6 +100,27 @@ export const make: Effect.Effect<EventsService> = Effect.sync(() => {
 
 /** The bus as a layer. */
 export const layer: Layer.Layer<Events> = Layer.effect(Events, make)
+
+/**
+ * Publishes that the bot's history holds new messages (`MessagesStored`, when any) and edited ones
+ * (`MessageEdited` each, in order), then `ChatChanged` once for each chat they are in.
+ */
+export const publishMessages = (
+  events: EventsService,
+  botId: number,
+  stored: ReadonlyArray<Message>,
+  edited: ReadonlyArray<Message> = []
+): Effect.Effect<void> =>
+  stored.length === 0 && edited.length === 0 ? Effect.void : Effect.suspend(() => {
+    const published: Array<Effect.Effect<void>> = []
+    if (stored.length > 0) published.push(events.publish(Event.MessagesStored({ bot_id: botId, messages: stored })))
+    for (const message of edited) published.push(events.publish(Event.MessageEdited({ bot_id: botId, message })))
+    const chats = new Set<number>()
+    for (const message of stored) chats.add(message.chat_id)
+    for (const message of edited) chats.add(message.chat_id)
+    for (const chat_id of chats) published.push(events.publish(Event.ChatChanged({ bot_id: botId, chat_id })))
+    return Effect.all(published, { discard: true })
+  })
 
 /** Publishes an event on the instance's bus. */
 export const publish = (event: Event): Effect.Effect<void, never, Events> =>

@@ -3,7 +3,8 @@ import type { StoredBot } from "../domain/Bot.js"
 import { messagesOf } from "./Capture.js"
 import type { NewDelivery } from "../domain/Delivery.js"
 import type { StorageError } from "../domain/Errors.js"
-import { Event, Events } from "./Events.js"
+import type { Message } from "../domain/Message.js"
+import { Event, Events, type EventsService, publishMessages } from "./Events.js"
 import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import { typeOf } from "./LongPoll.js"
 import type { Decision } from "./Routing.js"
@@ -67,6 +68,19 @@ const routed = (completion: UpdateCompletion, decision: Decision): UpdateComplet
     buffer: decision.dropped ? undefined : completion.buffer
   }
 
+/** Tells the bus what the completions added to the bot's history: new messages, and edits (edit_date set). */
+const publishStored = (events: EventsService, botId: number, completions: ReadonlyArray<UpdateCompletion>) => {
+  let stored: Array<Message> | undefined
+  let edited: Array<Message> | undefined
+  for (const completion of completions) {
+    for (const message of completion.messages) {
+      if (message.edit_date > 0) (edited ??= []).push(message)
+      else (stored ??= []).push(message)
+    }
+  }
+  return stored === undefined && edited === undefined ? Effect.void : publishMessages(events, botId, stored ?? [], edited)
+}
+
 /** What draining a bot's inbox works with. */
 export interface Drain {
   /** The bot as it is now; `undefined` once it is gone. */
@@ -96,6 +110,7 @@ export const drain = (botId: number, { current, route }: Drain) =>
         return decisions === undefined ? completion : routed(completion, decisions[i]!)
       })
       yield* inbox.completeUpdates(completions)
+      yield* publishStored(events, botId, completions)
       if (completions.some((c) => c.deliveries.length > 0)) {
         queued = true
         yield* events.publish(Event.OutboxQueued({ bot_id: botId, kind: "delivery" }))

@@ -13,6 +13,7 @@ import {
 } from "effect"
 import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import type { StorageError } from "../domain/Errors.js"
+import { Events } from "./Events.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
@@ -61,6 +62,7 @@ const outcomeOf = (outcome: Outbox.Outcome): SendOutcome =>
  */
 export const make = Effect.gen(function*() {
   const messageStore = yield* MessageStore
+  const events = yield* Events
   const outbox = yield* OutboxStore
   const telegram = yield* TelegramClient.TelegramClient
   const flood = yield* FloodControl
@@ -278,7 +280,10 @@ export const make = Effect.gen(function*() {
     const produced: Array<BotApi.Message> = []
     return Effect.gen(function*() {
       const result = yield* Effect.either(interruptible(attempt({ job, sender, receiver, paced, produced }, job.payload)))
-      yield* SentMessages.captureSent(sender, produced, "route").pipe(Effect.provideService(MessageStore, messageStore))
+      yield* SentMessages.captureSent(sender, produced, "route").pipe(
+        Effect.provideService(MessageStore, messageStore),
+        Effect.provideService(Events, events)
+      )
       const extra = { produced, done }
       if (Either.isRight(result)) return { _tag: "Done", extra } as const
       const error = result.left

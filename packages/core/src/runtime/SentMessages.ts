@@ -5,6 +5,7 @@ import * as CallParams from "../domain/CallParams.js"
 import type { StorageError } from "../domain/Errors.js"
 import { fromTelegram, type Message, Recorded } from "../domain/Message.js"
 import { MessageStore } from "../stores/MessageStore.js"
+import { Event, Events, type EventsService, publishMessages } from "./Events.js"
 
 /** Methods whose `result` is the Message sent or edited (lower-case). */
 const messageMethods: ReadonlySet<string> = new Set([
@@ -126,6 +127,9 @@ export type Origin = "api" | "tgapi" | "reply" | "route"
  */
 export const keeps = (bot: StoredBot, origin: Origin): boolean => origin === "api" || bot.manage_enabled
 
+/** Whether a successful call of `method` (lower-case) edits a message rather than sending one. */
+const edits = (method: string): boolean => method.startsWith("edit") || method === "stopmessagelivelocation"
+
 /** The messages a call sent or edited, as its answer has them; undefined for calls whose record needs more. */
 const sentOrEdited = (call: Call, result: unknown): ReadonlyArray<Message> | undefined => {
   if (messageMethods.has(call.method)) {
@@ -140,18 +144,20 @@ const sentOrEdited = (call: Call, result: unknown): ReadonlyArray<Message> | und
   })
 }
 
-/** Records a copy or a delete. */
+/** Records a copy or a delete, and tells the bus. */
 const recordOther = (call: Call, result: unknown) =>
   Effect.gen(function*() {
     const messageStore = yield* MessageStore
+    const events = yield* Events
     const { bot, method, params } = call
     switch (method) {
       case "copymessage": {
         const id = decodeMessageId(result)
         if (Either.isLeft(id)) return
         const message = yield* copied(bot, params, id.right.message_id)
-        if (Option.isSome(message)) yield* messageStore.saveMessage(message.value)
-        return
+        if (Option.isNone(message)) return
+        yield* messageStore.saveMessage(message.value)
+        return yield* publishMessages(events, bot.id, [message.value])
       }
       case "deletemessage":
       case "deletemessages": {
@@ -160,8 +166,10 @@ const recordOther = (call: Call, result: unknown) =>
           ? [CallParams.int(params.message_id)]
           : (CallParams.array(params.message_ids) ?? []).map(CallParams.int)
         const known = ids.filter((id): id is number => id !== undefined)
-        if (chatId !== undefined && known.length > 0) yield* messageStore.markMessagesDeleted(bot.id, chatId, known)
-        return
+        if (chatId === undefined || known.length === 0) return
+        yield* messageStore.markMessagesDeleted(bot.id, chatId, known)
+        yield* events.publish(Event.MessagesDeleted({ bot_id: bot.id, chat_id: chatId, message_ids: known }))
+        return yield* events.publish(Event.ChatChanged({ bot_id: bot.id, chat_id: chatId }))
       }
     }
   })
@@ -173,32 +181,54 @@ const recordOther = (call: Call, result: unknown) =>
  * replaces the stored text and sets edit_date), all in one write; a copy is stored with the text and
  * media of its source when the history holds it, and deleted messages are marked deleted. The writes
  * run together, and one that fails does not keep the others from being made; the effect then fails
- * with the first failure.
+ * with the first failure. Each write that succeeds is told on the bus: `MessagesStored` for what was
+ * sent, `MessageEdited` for edits, `MessagesDeleted` for deletes, each followed by `ChatChanged`.
  */
-export const capture = (calls: ReadonlyArray<Call>, origin: Origin): Effect.Effect<void, StorageError, MessageStore> =>
+export const capture = (
+  calls: ReadonlyArray<Call>,
+  origin: Origin
+): Effect.Effect<void, StorageError, MessageStore | Events> =>
   Effect.gen(function*() {
     const messageStore = yield* MessageStore
+    const events = yield* Events
     const messages: Array<Message> = []
-    const writes: Array<Effect.Effect<void, StorageError, MessageStore>> = []
+    const edited = new Set<Message>()
+    const writes: Array<Effect.Effect<void, StorageError, MessageStore | Events>> = []
     for (const call of calls) {
       if (!keeps(call.bot, origin)) continue
       const sent = sentOrEdited(call, call.result)
       if (sent === undefined) writes.push(recordOther(call, call.result))
-      else messages.push(...sent)
+      else {
+        messages.push(...sent)
+        if (edits(call.method)) for (const message of sent) edited.add(message)
+      }
     }
-    if (messages.length > 0) writes.push(messageStore.saveMessages(messages))
+    if (messages.length > 0) {
+      writes.push(Effect.zipRight(messageStore.saveMessages(messages), publishSaved(events, messages, edited)))
+    }
     if (writes.length <= 1) return yield* Effect.forEach(writes, (write) => write, { discard: true })
     const outcomes = yield* Effect.all(writes, { concurrency: "unbounded", mode: "either" })
     const failure = outcomes.find(Either.isLeft)
     if (failure !== undefined) return yield* Effect.fail(failure.left)
   })
 
+/** Tells the bus of saved messages, bot by bot: those in `edited` as edits, the others as new. */
+const publishSaved = (events: EventsService, messages: ReadonlyArray<Message>, edited: ReadonlySet<Message>) =>
+  Effect.forEach(
+    new Set(messages.map((m) => m.bot_id)),
+    (botId) => {
+      const own = messages.filter((m) => m.bot_id === botId)
+      return publishMessages(events, botId, own.filter((m) => !edited.has(m)), own.filter((m) => edited.has(m)))
+    },
+    { discard: true }
+  )
+
 /** `capture` of messages a bot sent, as Telegram returned them. */
 export const captureSent = (
   bot: StoredBot,
   messages: ReadonlyArray<BotApi.Message>,
   origin: Origin
-): Effect.Effect<void, StorageError, MessageStore> =>
+): Effect.Effect<void, StorageError, MessageStore | Events> =>
   capture(messages.map((result) => ({ bot, method: "sendmessage", params: {}, result })), origin)
 
 /** Recording in the bots' history what successful Bot API calls did (`capture`), for callers outside core. */
@@ -210,14 +240,15 @@ export interface SentMessagesService {
 /** Recording what successful Bot API calls did. */
 export class SentMessages extends Context.Tag("@botrelay/core/SentMessages")<SentMessages, SentMessagesService>() {}
 
-/** Builds the service on the `MessageStore` the host provides. */
-export const make: Effect.Effect<SentMessagesService, never, MessageStore> = Effect.map(
-  MessageStore,
-  (store) =>
-    SentMessages.of({
-      capture: (calls, origin) => Effect.provideService(capture(calls, origin), MessageStore, store)
-    })
-)
+/** Builds the service on the `MessageStore` the host provides, telling the `Events` bus. */
+export const make: Effect.Effect<SentMessagesService, never, MessageStore | Events> = Effect.gen(function*() {
+  const store = yield* MessageStore
+  const events = yield* Events
+  return SentMessages.of({
+    capture: (calls, origin) =>
+      capture(calls, origin).pipe(Effect.provideService(MessageStore, store), Effect.provideService(Events, events))
+  })
+})
 
-/** The service on the `MessageStore` the host provides. */
-export const layer: Layer.Layer<SentMessages, never, MessageStore> = Layer.effect(SentMessages, make)
+/** The service on the `MessageStore` the host provides, telling the `Events` bus. */
+export const layer: Layer.Layer<SentMessages, never, MessageStore | Events> = Layer.effect(SentMessages, make)

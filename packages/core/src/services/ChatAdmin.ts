@@ -20,6 +20,7 @@ import {
 } from "../domain/Moderation.js"
 import * as SentMessages from "../runtime/SentMessages.js"
 import { BotStore } from "../stores/BotStore.js"
+import { Events } from "../runtime/Events.js"
 import { MessageStore } from "../stores/MessageStore.js"
 
 /** Why an action fails: the bot, Telegram's refusal (its description passed on), or storage. */
@@ -112,10 +113,11 @@ const optionalParams = (params: Readonly<Record<string, unknown>>): Record<strin
   Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined))
 
 /** Builds the service on the stores and the `TelegramClient` the host provides. */
-export const make: Effect.Effect<ChatAdminService, never, BotStore | MessageStore | TelegramClient.TelegramClient> =
+export const make: Effect.Effect<ChatAdminService, never, BotStore | MessageStore | TelegramClient.TelegramClient | Events> =
   Effect.gen(function*() {
     const botStore = yield* BotStore
     const messageStore = yield* MessageStore
+    const events = yield* Events
     const telegram = yield* TelegramClient.TelegramClient
 
     const usableBot = (id: number) =>
@@ -193,7 +195,10 @@ export const make: Effect.Effect<ChatAdminService, never, BotStore | MessageStor
                 method: "deletemessage",
                 params: { chat_id: input.chat_id, message_id: input.message_id },
                 result: true
-              }], "api").pipe(Effect.provideService(MessageStore, messageStore))
+              }], "api").pipe(
+                Effect.provideService(MessageStore, messageStore),
+                Effect.provideService(Events, events)
+              )
             )
           )),
       pin: (input) =>
@@ -238,5 +243,5 @@ export const make: Effect.Effect<ChatAdminService, never, BotStore | MessageStor
   })
 
 /** The service on the stores and the `TelegramClient` the host provides. */
-export const layer: Layer.Layer<ChatAdmin, never, BotStore | MessageStore | TelegramClient.TelegramClient> = Layer
+export const layer: Layer.Layer<ChatAdmin, never, BotStore | MessageStore | TelegramClient.TelegramClient | Events> = Layer
   .effect(ChatAdmin, make)

@@ -42,7 +42,11 @@ export const make: Effect.Effect<DeliveriesService, never, OutboxStore | InboxSt
       Effect.flatMap(nowIso, (at) => outbox.retryDelivery(id, at)).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new DeliveryNotFound({ id })),
-          onSome: (delivery) => Effect.as(events.publish(Event.OutboxQueued({ bot_id: delivery.bot_id, kind: "delivery" })), delivery)
+          onSome: (delivery) =>
+            events.publish(Event.DeliveryChanged({ delivery })).pipe(
+              Effect.zipRight(events.publish(Event.OutboxQueued({ bot_id: delivery.bot_id, kind: "delivery" }))),
+              Effect.as(delivery)
+            )
         })),
         Effect.withSpan("Deliveries.retry", { attributes: { id } })
       )

@@ -5,6 +5,7 @@ import type { StorageError } from "../domain/Errors.js"
 import { type MediaSendFields, methodOf, type SendMedia } from "../domain/Media.js"
 import type { EditMessage, Message, MessageQuery, SendMessage } from "../domain/Message.js"
 import { fromTelegram, NotEditable, Recorded } from "../domain/Message.js"
+import { Events } from "../runtime/Events.js"
 import { FloodControl } from "../runtime/FloodControl.js"
 import * as SentMessages from "../runtime/SentMessages.js"
 import { BotStore } from "../stores/BotStore.js"
@@ -76,15 +77,16 @@ const decodeSent = Schema.decodeUnknown(Recorded)
 /** Message history, and sending through a bot. */
 export class Messages extends Context.Tag("@botrelay/core/Messages")<Messages, MessagesService>() {}
 
-/** Builds the service on the stores, `TelegramClient` and `FloodControl` the host provides; sends are paced. */
+/** Builds the service on the stores, `TelegramClient` and `FloodControl` the host provides; sends are paced and told on the bus. */
 export const make: Effect.Effect<
   MessagesService,
   never,
-  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl
+  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl | Events
 > = Effect.gen(
   function*() {
     const botStore = yield* BotStore
     const messageStore = yield* MessageStore
+    const events = yield* Events
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
 
@@ -109,7 +111,8 @@ export const make: Effect.Effect<
         ),
         Effect.tap(() =>
           SentMessages.capture([{ bot, method: method.toLowerCase(), params: {}, result }], "api").pipe(
-            Effect.provideService(MessageStore, messageStore)
+            Effect.provideService(MessageStore, messageStore),
+            Effect.provideService(Events, events)
           )
         ),
         Effect.map((sent) => fromTelegram(bot.id, sent, "out"))
@@ -135,7 +138,8 @@ export const make: Effect.Effect<
               ...(input.reply_markup === undefined ? {} : { reply_markup: input.reply_markup })
             })).pipe(
               Effect.tap((sent) => SentMessages.captureSent(bot, [sent], "api")),
-              Effect.provideService(MessageStore, messageStore)
+              Effect.provideService(MessageStore, messageStore),
+              Effect.provideService(Events, events)
             )
           ),
           Effect.map((sent) => fromTelegram(input.bot_id, sent, "out")),
@@ -186,8 +190,12 @@ export const make: Effect.Effect<
   }
 )
 
-/** The service on the stores, `TelegramClient` and `FloodControl` the host provides. */
-export const layer: Layer.Layer<Messages, never, BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl> = Layer.effect(
+/** The service on the stores, `TelegramClient`, `FloodControl` and the `Events` bus the host provides. */
+export const layer: Layer.Layer<
+  Messages,
+  never,
+  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl | Events
+> = Layer.effect(
   Messages,
   make
 )

@@ -1,5 +1,6 @@
 import type { BotStore } from "./BotStore.js"
 import type { BufferStore } from "./BufferStore.js"
+import type { EventStore } from "./EventStore.js"
 import type { InboxStore } from "./InboxStore.js"
 import type { KeyStore } from "./KeyStore.js"
 import type { MappingStore } from "./MappingStore.js"
@@ -26,4 +27,5 @@ export type Stores =
   | InboxStore
   | BufferStore
   | OutboxStore
+  | EventStore
   | StoreHealth
