@@ -3,6 +3,7 @@ import { Layer, Option } from "effect"
 import * as ApiKeys from "./services/ApiKeys.js"
 import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
+import * as Chats from "./services/Chats.js"
 import * as Deliveries from "./services/Deliveries.js"
 import * as Events from "./runtime/Events.js"
 import * as FloodControl from "./runtime/FloodControl.js"
@@ -12,8 +13,10 @@ import * as LlmRouter from "./runtime/LlmRouter.js"
 import * as LlmSettings from "./runtime/LlmSettings.js"
 import * as LongPoll from "./runtime/LongPoll.js"
 import * as Messages from "./services/Messages.js"
+import * as People from "./services/People.js"
 import * as Routes from "./services/Routes.js"
 import * as SentMessages from "./runtime/SentMessages.js"
+import * as Statistics from "./services/Statistics.js"
 import type { Stores } from "./stores/Stores.js"
 import * as Supervisor from "./runtime/Supervisor.js"
 import * as Tags from "./services/Tags.js"
@@ -52,6 +55,9 @@ export type Services =
   | Routes.Routes
   | Messages.Messages
   | Tags.Tags
+  | Chats.Chats
+  | People.People
+  | Statistics.Statistics
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | Webhooks.Webhooks
@@ -81,6 +87,9 @@ export const layer = (
     Routes.layer,
     Messages.layer,
     Tags.layer,
+    Chats.layer,
+    People.layer,
+    Statistics.layer,
     ApiKeys.layer,
     Deliveries.layer,
     Webhooks.layer,

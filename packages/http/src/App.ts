@@ -13,13 +13,16 @@ import {
 import type {
   ApiKeys,
   Bots,
+  Chats,
   Deliveries,
   Health,
   LlmSettings,
   LongPoll,
   Messages,
+  People,
   Routes,
   SentMessages,
+  Statistics,
   Tags,
   Webhooks
 } from "@botrelay/core"
@@ -28,6 +31,7 @@ import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import * as Handlers from "./Handlers.js"
+import * as InboxHandlers from "./InboxHandlers.js"
 import * as TgApi from "./TgApi.js"
 import * as WebhookIngress from "./WebhookIngress.js"
 
@@ -175,6 +179,9 @@ export const layer: Layer.Layer<
   | Routes.Routes
   | Messages.Messages
   | Tags.Tags
+  | Chats.Chats
+  | People.People
+  | Statistics.Statistics
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | LlmSettings.LlmSettings
@@ -187,7 +194,7 @@ export const layer: Layer.Layer<
   | TgApi.Upstream
 > = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
   Layer.provideMerge(Layer.mergeAll(
-    HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer)),
+    HttpApiBuilder.api(Api).pipe(Layer.provide(Layer.merge(Handlers.layer, InboxHandlers.layer))),
     errorResponses,
     WebhookIngress.layer,
     TgApi.layer

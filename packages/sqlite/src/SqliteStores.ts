@@ -2,14 +2,17 @@ import type { Stores } from "@botrelay/core"
 import {
   BotStore,
   BufferStore,
+  ChatStore,
   Errors,
   InboxStore,
   KeyStore,
   MappingStore,
   MessageStore,
   OutboxStore,
+  PeopleStore,
   RouteStore,
   SettingsStore,
+  StatsStore,
   StoreHealth,
   TagStore
 } from "@botrelay/core"
@@ -18,6 +21,7 @@ import { Context, Effect, Layer } from "effect"
 import * as SecretKey from "./SecretKey.js"
 import * as SqliteBotStore from "./SqliteBotStore.js"
 import * as SqliteBufferStore from "./SqliteBufferStore.js"
+import * as SqliteChatStore from "./SqliteChatStore.js"
 import type { MigrationError, Options, SecretKeyError } from "./SqliteConnection.js"
 import { attempt, connection, openWithKey, overwriting } from "./SqliteConnection.js"
 import * as SqliteInboxStore from "./SqliteInboxStore.js"
@@ -25,8 +29,10 @@ import * as SqliteKeyStore from "./SqliteKeyStore.js"
 import * as SqliteMappingStore from "./SqliteMappingStore.js"
 import * as SqliteMessageStore from "./SqliteMessageStore.js"
 import * as SqliteOutboxStore from "./SqliteOutboxStore.js"
+import * as SqlitePeopleStore from "./SqlitePeopleStore.js"
 import * as SqliteRouteStore from "./SqliteRouteStore.js"
 import * as SqliteSettingsStore from "./SqliteSettingsStore.js"
+import * as SqliteStatsStore from "./SqliteStatsStore.js"
 import * as SqliteTagStore from "./SqliteTagStore.js"
 
 export {
@@ -60,6 +66,9 @@ export const make = (
       Context.add(InboxStore.InboxStore, SqliteInboxStore.make(c)),
       Context.add(BufferStore.BufferStore, SqliteBufferStore.make(c)),
       Context.add(OutboxStore.OutboxStore, SqliteOutboxStore.make(c)),
+      Context.add(ChatStore.ChatStore, SqliteChatStore.make(c)),
+      Context.add(PeopleStore.PeopleStore, SqlitePeopleStore.make(c)),
+      Context.add(StatsStore.StatsStore, SqliteStatsStore.make(c)),
       Context.add(StoreHealth.StoreHealth, {
         ping: attempt("ping", () => {
           c.statement("SELECT 1").all()

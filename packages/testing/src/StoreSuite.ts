@@ -14,6 +14,9 @@ import { longPollBuffer } from "./storage/Buffer.js"
 import { isolation } from "./storage/Isolation.js"
 import { settings } from "./storage/Settings.js"
 import { runner } from "./storage/Fixtures.js"
+import { chats } from "./storage/Chats.js"
+import { people } from "./storage/People.js"
+import { stats } from "./storage/Stats.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -36,6 +39,9 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     longPollBuffer(run)
     isolation(run)
     settings(run)
+    chats(run)
+    people(run)
+    stats(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
   })

@@ -6,6 +6,7 @@ import type { Delivery, DeliveryOutcome } from "../domain/Delivery.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
+import { ChatStore } from "../stores/ChatStore.js"
 import { MessageStore } from "../stores/MessageStore.js"
 import { OutboxStore } from "../stores/OutboxStore.js"
 
@@ -62,6 +63,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
   Effect.gen(function*() {
     const policy = yield* BackendPolicy.BackendPolicy
     const messageStore = yield* MessageStore
+    const chatStore = yield* ChatStore
     const outbox = yield* OutboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
@@ -85,6 +87,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
             SentMessages.capture([{ bot, method: reply.method.toLowerCase(), params: reply.params, result }], "reply")
           ),
           Effect.provideService(MessageStore, messageStore),
+          Effect.provideService(ChatStore, chatStore),
           Effect.catchAll((e) =>
             Effect.logWarning("a webhook reply failed").pipe(
               Effect.annotateLogs({ method: reply.method, error: e.message })

@@ -18,6 +18,7 @@ import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
 import * as Resend from "./Resend.js"
 import type { NewRouteMapping, RouteSend, SendOutcome } from "../domain/RouteSend.js"
+import { ChatStore } from "../stores/ChatStore.js"
 import { MessageStore } from "../stores/MessageStore.js"
 import { OutboxStore } from "../stores/OutboxStore.js"
 
@@ -61,6 +62,7 @@ const outcomeOf = (outcome: Outbox.Outcome): SendOutcome =>
  */
 export const make = Effect.gen(function*() {
   const messageStore = yield* MessageStore
+  const chatStore = yield* ChatStore
   const outbox = yield* OutboxStore
   const telegram = yield* TelegramClient.TelegramClient
   const flood = yield* FloodControl
@@ -278,7 +280,10 @@ export const make = Effect.gen(function*() {
     const produced: Array<BotApi.Message> = []
     return Effect.gen(function*() {
       const result = yield* Effect.either(interruptible(attempt({ job, sender, receiver, paced, produced }, job.payload)))
-      yield* SentMessages.captureSent(sender, produced, "route").pipe(Effect.provideService(MessageStore, messageStore))
+      yield* SentMessages.captureSent(sender, produced, "route").pipe(
+        Effect.provideService(MessageStore, messageStore),
+        Effect.provideService(ChatStore, chatStore)
+      )
       const extra = { produced, done }
       if (Either.isRight(result)) return { _tag: "Done", extra } as const
       const error = result.left

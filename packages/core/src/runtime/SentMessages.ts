@@ -4,7 +4,10 @@ import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import * as CallParams from "../domain/CallParams.js"
 import type { StorageError } from "../domain/Errors.js"
 import { fromTelegram, type Message, Recorded } from "../domain/Message.js"
+import type { ChatSeen, Sighting } from "../domain/Sighting.js"
+import { ChatStore } from "../stores/ChatStore.js"
 import { MessageStore } from "../stores/MessageStore.js"
+import { chatSeen } from "./Capture.js"
 
 /** Methods whose `result` is the Message sent or edited (lower-case). */
 const messageMethods: ReadonlySet<string> = new Set([
@@ -126,18 +129,29 @@ export type Origin = "api" | "tgapi" | "reply" | "route"
  */
 export const keeps = (bot: StoredBot, origin: Origin): boolean => origin === "api" || bot.manage_enabled
 
-/** The messages a call sent or edited, as its answer has them; undefined for calls whose record needs more. */
-const sentOrEdited = (call: Call, result: unknown): ReadonlyArray<Message> | undefined => {
-  if (messageMethods.has(call.method)) {
+/** What a call sent or edited: our records and the chats as Telegram's answer shows them. */
+interface Sent {
+  readonly messages: ReadonlyArray<Message>
+  readonly chats: ReadonlyArray<ChatSeen>
+}
+
+const sentOf = (bot: StoredBot, results: ReadonlyArray<unknown>): Sent => {
+  const messages: Array<Message> = []
+  const chats: Array<ChatSeen> = []
+  for (const result of results) {
     const message = decodeMessage(result)
-    return Either.isRight(message) ? [fromTelegram(call.bot.id, message.right, "out")] : []
+    if (Either.isLeft(message)) continue
+    messages.push(fromTelegram(bot.id, message.right, "out"))
+    chats.push(chatSeen(message.right.chat, message.right.edit_date ?? message.right.date))
   }
+  return { messages, chats }
+}
+
+/** What a call sent or edited, as its answer has it; undefined for calls whose record needs more. */
+const sentOrEdited = (call: Call, result: unknown): Sent | undefined => {
+  if (messageMethods.has(call.method)) return sentOf(call.bot, [result])
   if (call.method !== "sendmediagroup") return undefined
-  if (!Array.isArray(result)) return []
-  return result.flatMap((item) => {
-    const message = decodeMessage(item)
-    return Either.isRight(message) ? [fromTelegram(call.bot.id, message.right, "out")] : []
-  })
+  return sentOf(call.bot, Array.isArray(result) ? result : [])
 }
 
 /** Records a copy or a delete. */
@@ -171,22 +185,51 @@ const recordOther = (call: Call, result: unknown) =>
  * calls did, for the bots `keeps` says keep it, from their results (and, for copyMessage and deletes,
  * their parameters): sent, forwarded and edited messages and albums are stored as "out" (an edit
  * replaces the stored text and sets edit_date), all in one write; a copy is stored with the text and
- * media of its source when the history holds it, and deleted messages are marked deleted. The writes
- * run together, and one that fails does not keep the others from being made; the effect then fails
- * with the first failure.
+ * media of its source when the history holds it, and deleted messages are marked deleted. The chats the
+ * answers show are recorded (kinds and names), and a reply through the API (`origin` "api") moves its
+ * chat's read mark to now. The writes run together, and one that fails does not keep the others from
+ * being made; the effect then fails with the first failure.
  */
-export const capture = (calls: ReadonlyArray<Call>, origin: Origin): Effect.Effect<void, StorageError, MessageStore> =>
+export const capture = (
+  calls: ReadonlyArray<Call>,
+  origin: Origin
+): Effect.Effect<void, StorageError, MessageStore | ChatStore> =>
   Effect.gen(function*() {
     const messageStore = yield* MessageStore
+    const chatStore = yield* ChatStore
     const messages: Array<Message> = []
-    const writes: Array<Effect.Effect<void, StorageError, MessageStore>> = []
+    const sightings = new Map<number, { chats: Array<ChatSeen>; reads: Array<{ chat_id: number; at: number }> }>()
+    const writes: Array<Effect.Effect<void, StorageError, MessageStore | ChatStore>> = []
+    const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
     for (const call of calls) {
       if (!keeps(call.bot, origin)) continue
       const sent = sentOrEdited(call, call.result)
-      if (sent === undefined) writes.push(recordOther(call, call.result))
-      else messages.push(...sent)
+      if (sent === undefined) {
+        writes.push(recordOther(call, call.result))
+        continue
+      }
+      messages.push(...sent.messages)
+      if (sent.chats.length === 0) continue
+      let sighting = sightings.get(call.bot.id)
+      if (sighting === undefined) {
+        sighting = { chats: [], reads: [] }
+        sightings.set(call.bot.id, sighting)
+      }
+      sighting.chats.push(...sent.chats)
+      if (origin === "api") sighting.reads.push(...sent.chats.map((chat) => ({ chat_id: chat.chat_id, at: now })))
     }
     if (messages.length > 0) writes.push(messageStore.saveMessages(messages))
+    if (sightings.size > 0) {
+      writes.push(chatStore.recordSightings([...sightings].map(([botId, { chats, reads }]): Sighting => ({
+        bot_id: botId,
+        chats,
+        people: [],
+        left: [],
+        states: [],
+        migrations: [],
+        reads
+      }))))
+    }
     if (writes.length <= 1) return yield* Effect.forEach(writes, (write) => write, { discard: true })
     const outcomes = yield* Effect.all(writes, { concurrency: "unbounded", mode: "either" })
     const failure = outcomes.find(Either.isLeft)
@@ -198,7 +241,7 @@ export const captureSent = (
   bot: StoredBot,
   messages: ReadonlyArray<BotApi.Message>,
   origin: Origin
-): Effect.Effect<void, StorageError, MessageStore> =>
+): Effect.Effect<void, StorageError, MessageStore | ChatStore> =>
   capture(messages.map((result) => ({ bot, method: "sendmessage", params: {}, result })), origin)
 
 /** Recording in the bots' history what successful Bot API calls did (`capture`), for callers outside core. */
@@ -210,14 +253,14 @@ export interface SentMessagesService {
 /** Recording what successful Bot API calls did. */
 export class SentMessages extends Context.Tag("@botrelay/core/SentMessages")<SentMessages, SentMessagesService>() {}
 
-/** Builds the service on the `MessageStore` the host provides. */
-export const make: Effect.Effect<SentMessagesService, never, MessageStore> = Effect.map(
-  MessageStore,
-  (store) =>
+/** Builds the service on the `MessageStore` and `ChatStore` the host provides. */
+export const make: Effect.Effect<SentMessagesService, never, MessageStore | ChatStore> = Effect.map(
+  Effect.context<MessageStore | ChatStore>(),
+  (stores) =>
     SentMessages.of({
-      capture: (calls, origin) => Effect.provideService(capture(calls, origin), MessageStore, store)
+      capture: (calls, origin) => Effect.provide(capture(calls, origin), stores)
     })
 )
 
-/** The service on the `MessageStore` the host provides. */
-export const layer: Layer.Layer<SentMessages, never, MessageStore> = Layer.effect(SentMessages, make)
+/** The service on the `MessageStore` and `ChatStore` the host provides. */
+export const layer: Layer.Layer<SentMessages, never, MessageStore | ChatStore> = Layer.effect(SentMessages, make)

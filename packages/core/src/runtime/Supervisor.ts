@@ -18,6 +18,7 @@ import { BotStore } from "../stores/BotStore.js"
 import { RouteStore } from "../stores/RouteStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { MappingStore } from "../stores/MappingStore.js"
+import type { ChatStore } from "../stores/ChatStore.js"
 import type { MessageStore } from "../stores/MessageStore.js"
 import type { OutboxStore } from "../stores/OutboxStore.js"
 import * as Webhook from "./Webhook.js"
@@ -304,6 +305,7 @@ export const layer = (
   | RouteStore
   | MappingStore
   | MessageStore
+  | ChatStore
   | InboxStore
   | OutboxStore
   | Events

@@ -8,6 +8,7 @@ import { fromTelegram } from "../domain/Message.js"
 import { FloodControl } from "../runtime/FloodControl.js"
 import * as SentMessages from "../runtime/SentMessages.js"
 import { BotStore } from "../stores/BotStore.js"
+import { ChatStore } from "../stores/ChatStore.js"
 import { MessageStore } from "../stores/MessageStore.js"
 
 /** Message history, and sending through a bot. */
@@ -34,11 +35,12 @@ export class Messages extends Context.Tag("@botrelay/core/Messages")<Messages, M
 export const make: Effect.Effect<
   MessagesService,
   never,
-  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl
+  BotStore | MessageStore | ChatStore | TelegramClient.TelegramClient | FloodControl
 > = Effect.gen(
   function*() {
     const botStore = yield* BotStore
     const messageStore = yield* MessageStore
+    const chatStore = yield* ChatStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
 
@@ -66,7 +68,8 @@ export const make: Effect.Effect<
                 : { reply_parameters: { message_id: input.reply_to_message_id } })
             })).pipe(
               Effect.tap((sent) => SentMessages.captureSent(bot, [sent], "api")),
-              Effect.provideService(MessageStore, messageStore)
+              Effect.provideService(MessageStore, messageStore),
+              Effect.provideService(ChatStore, chatStore)
             )
           ),
           Effect.map((sent) => fromTelegram(input.bot_id, sent, "out")),
@@ -77,7 +80,7 @@ export const make: Effect.Effect<
 )
 
 /** The service on the stores, `TelegramClient` and `FloodControl` the host provides. */
-export const layer: Layer.Layer<Messages, never, BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl> = Layer.effect(
+export const layer: Layer.Layer<Messages, never, BotStore | MessageStore | ChatStore | TelegramClient.TelegramClient | FloodControl> = Layer.effect(
   Messages,
   make
 )
