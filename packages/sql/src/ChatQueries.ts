@@ -4,8 +4,15 @@ import { sql } from "kysely"
 import { toMessage } from "./MessageQueries.js"
 import type { ChatsTable, Database } from "./Tables.js"
 
-/** Moved messages get ids `-(movedIdBase + old id)`: apart from the supergroup's own and from button presses. */
-export const movedIdBase = 2 ** 52
+/**
+ * Moved messages get ids `old id - movedIdOffset` (from -2^53 + 1 up to -2^52 - 1): apart from the
+ * supergroup's own (positive) and from button presses (-1 down to -2^52), in the order of the old ids.
+ */
+export const movedIdOffset = 2 ** 53
+
+/** The id of a moved message in SQL: real ids shifted by `movedIdOffset`, button presses (negative) as they are. */
+const movedId = (column: "id" | "reply_to_message_id") =>
+  sql<number>`case when ${sql.ref(column)} > 0 then ${sql.ref(column)} - ${sql.lit(movedIdOffset)} else ${sql.ref(column)} end`
 
 /** What `q` searches in: the names in lower case, one per line. */
 export const searchText = (...names: ReadonlyArray<string>): string => names.join("\n").toLowerCase()
@@ -355,17 +362,27 @@ export const carryOver = (
     member_count: sql<number>`case when member_count = 0 then ${memberCount} else member_count end`
   }).where("bot_id", "=", botId).where("chat_id", "=", chatId)
 
+/** Drops the messages of a chat that a move already took there (the old chat got them again); the later copy moves. */
+export const dropMovedAgain = (db: Kysely<Database>, botId: number, toChatId: number, fromChatId: number) =>
+  db.deleteFrom("botrelay_messages")
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", toChatId)
+    .where("id", "in", (eb) =>
+      eb.selectFrom("botrelay_messages").select(movedId("id").as("id")).where("bot_id", "=", botId).where(
+        "chat_id",
+        "=",
+        fromChatId
+      ))
+
 /**
- * Moves a chat's messages to another chat: real ids become `-(movedIdBase + id)`, and so do replies to
+ * Moves a chat's messages to another chat: real ids become `id - movedIdOffset`, and so do replies to
  * them; button presses (negative ids) keep theirs.
  */
 export const moveMessages = (db: Kysely<Database>, toChatId: number, botId: number, fromChatId: number) =>
   db.updateTable("botrelay_messages").set({
     chat_id: toChatId,
-    id: sql<number>`case when id > 0 then -(${sql.lit(movedIdBase)} + id) else id end`,
-    reply_to_message_id: sql<
-      number | null
-    >`case when reply_to_message_id > 0 then -(${sql.lit(movedIdBase)} + reply_to_message_id) else reply_to_message_id end`
+    id: movedId("id"),
+    reply_to_message_id: movedId("reply_to_message_id")
   }).where("bot_id", "=", botId).where("chat_id", "=", fromChatId)
 
 /** Copies a chat's members to another chat, keeping the later last-seen time. */

@@ -30,6 +30,7 @@ export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sightin
     } else {
       c.run(ChatQueries.insertMovedChat(db, botId, from, Chat.typeOfId(from), "", ""))
     }
+    c.run(ChatQueries.dropMovedAgain(db, botId, to, from))
     c.run(ChatQueries.moveMessages(db, to, botId, from))
     c.run(ChatQueries.copyMembers(db, to, botId, from))
     c.run(ChatQueries.deleteMembers(db, botId, from))

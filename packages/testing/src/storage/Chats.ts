@@ -48,8 +48,8 @@ const query = (botIds: ReadonlyArray<number>, overrides: Partial<Chat.ChatQuery>
 
 const keys = (chats: ReadonlyArray<Chat.Chat>) => chats.map((c) => [c.bot_id, c.chat_id])
 
-/** Moved message ids: `-(2^52 + id)`. */
-const moved = (id: number) => -(2 ** 52 + id)
+/** Moved message ids: `id - 2^53`. */
+const moved = (id: number) => id - 2 ** 53
 
 /** The conformance tests for chats. */
 export const chats = (run: Runner): void => {
@@ -343,6 +343,13 @@ export const chats = (run: Runner): void => {
           [1, moved(9)]
         )
         assert.deepStrictEqual(keys(yield* storage.listChats(query([bot.id]))), [[bot.id, supergroup]])
+        yield* storage.saveMessage(message(bot.id, group, 9, { date: 4_999, text: "the same message again" }))
+        yield* storage.recordSightings([sighting(bot.id, { migrations: [{ from_chat_id: group, to_chat_id: supergroup }] })])
+        assert.deepStrictEqual(
+          (yield* storage.listMessages({ bot_id: bot.id, chat_id: supergroup, limit: 50, offset: 0 })).map((m) => m.text),
+          ["message 1", "the same message again"]
+        )
+        assert.strictEqual(some(yield* storage.findChat(bot.id, supergroup)).message_count, 2)
       }))
 
     test("updateChat replaces names and member count of a known chat", (storage) =>
