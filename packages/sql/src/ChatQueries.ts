@@ -99,9 +99,11 @@ const lastMessageOf = (r: ChatRow): Message.Message =>
 /** Chats of the query's bots (at least one), newest activity first; migrated-away chats left out. */
 export const listChats = (db: Kysely<Database>, query: Chat.ChatQuery) => {
   let select = chatSelection(db).where("c.migrated_to_chat_id", "=", sql.lit(0))
+  // Several bots: `+bot_id` keeps SQLite from reading each bot's chats by key and sorting them all; it walks
+  // the activity index instead and stops at the page's end. One bot: its own activity index.
   select = query.bot_ids.length === 1
     ? select.where("c.bot_id", "=", query.bot_ids[0]!)
-    : select.where("c.bot_id", "in", query.bot_ids)
+    : select.where(sql<number>`+${sql.ref("c.bot_id")}`, "in", query.bot_ids)
   if (query.type !== undefined) select = select.where("c.type", "=", query.type)
   if (query.unread === true) select = select.where("c.unread_count", ">", sql.lit(0))
   if (query.q !== undefined && query.q !== "") select = select.where(matches("c.search", containsPattern(query.q)))

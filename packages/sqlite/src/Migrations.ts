@@ -196,14 +196,14 @@ const chatsPeople: Migration = {
       .execute()
 
     await sql.raw(`CREATE TRIGGER botrelay_messages_chat_insert AFTER INSERT ON botrelay_messages BEGIN
-      INSERT INTO botrelay_chats (bot_id, chat_id, type) VALUES (NEW.bot_id, NEW.chat_id, ${typeOfId("NEW.chat_id")})
-        ON CONFLICT (bot_id, chat_id) DO NOTHING;
-      UPDATE botrelay_chats SET
-        message_count = message_count + (NEW.deleted = 0),
-        unread_count = unread_count + (NEW.deleted = 0 AND NEW.direction = 'in' AND NEW.date > read_at),
-        last_message_id = CASE WHEN NEW.date >= last_message_at THEN NEW.id ELSE last_message_id END,
-        last_message_at = CASE WHEN NEW.date >= last_message_at THEN NEW.date ELSE last_message_at END
-        WHERE bot_id = NEW.bot_id AND chat_id = NEW.chat_id;
+      INSERT INTO botrelay_chats (bot_id, chat_id, type, message_count, unread_count, last_message_id, last_message_at)
+        VALUES (NEW.bot_id, NEW.chat_id, ${typeOfId("NEW.chat_id")}, NEW.deleted = 0, NEW.deleted = 0 AND NEW.direction = 'in',
+          NEW.id, NEW.date)
+        ON CONFLICT (bot_id, chat_id) DO UPDATE SET
+          message_count = message_count + excluded.message_count,
+          unread_count = unread_count + (excluded.unread_count AND NEW.date > read_at),
+          last_message_id = CASE WHEN NEW.date >= last_message_at THEN NEW.id ELSE last_message_id END,
+          last_message_at = CASE WHEN NEW.date >= last_message_at THEN NEW.date ELSE last_message_at END;
       INSERT INTO botrelay_message_hours (bot_id, hour, in_count, out_count)
         VALUES (NEW.bot_id, NEW.date / 3600, NEW.direction = 'in', NEW.direction = 'out')
         ON CONFLICT (bot_id, hour) DO UPDATE SET
