@@ -1,5 +1,8 @@
-import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { FetchHttpClient } from "@effect/platform"
+import { Client } from "@botrelay/http"
 import type { BotApi } from "@botrelay/telegram"
+import { Effect } from "effect"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { assertError, eventually } from "./Harness.js"
 import { addBot, chatWhen, type InboxWorld, operatorKey, startWorld, stored } from "./Inbox.js"
 
@@ -331,5 +334,30 @@ describe("POST /api/chats/refresh", () => {
     assertError(await call("/api/chats/refresh", { body: { bot_id: plain.id, chat_id: 1 } }), 409, "history_disabled")
     assertError(await call("/api/chats/refresh", { body: { bot_id: 999999, chat_id: 1 } }), 404, "bot_not_found")
     assert.strictEqual(asked(), before)
+  })
+})
+
+describe("the typed client", () => {
+  it("lists, reads and gets chats, people and stats with typed answers and errors", async () => {
+    const result = await Effect.runPromise(
+      Client.make({ baseUrl: world.server.baseUrl, apiKey: world.server.adminKey }).pipe(
+        Effect.flatMap((client) =>
+          Effect.all({
+            page: client.chats.list({ urlParams: { bot_id: a.id, type: "private", limit: 1 } }),
+            read: client.chats.read({ payload: { bot_id: a.id, chat_id: ann.id } }),
+            person: client.people.get({ urlParams: { user_id: ann.id } }),
+            stats: client.stats.get({ urlParams: { bot_id: a.id, from: t0, to: t0 + 86400 } }),
+            missing: Effect.flip(client.chats.get({ urlParams: { bot_id: a.id, chat_id: 5 } }))
+          }, { concurrency: 1 })
+        ),
+        Effect.provide(FetchHttpClient.layer)
+      )
+    )
+    assert.deepStrictEqual(result.page.items.map((c) => [c.chat_id, c.type]), [[ann.id, "private"]])
+    assert.strictEqual(result.read.unread_count, 0)
+    assert.strictEqual(result.person.username, "ann")
+    assert.strictEqual(result.stats.per_hour.length, 24)
+    assert.strictEqual(result.missing._tag, "NotFound")
+    assert.strictEqual((result.missing as { code?: string }).code, "chat_not_found")
   })
 })
