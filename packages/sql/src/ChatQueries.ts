@@ -1,5 +1,5 @@
 import type { Chat, ChatTag, Message, Sighting } from "@botrelay/core"
-import type { Expression, Kysely, SqlBool } from "kysely"
+import type { Expression, InferResult, Kysely, SqlBool } from "kysely"
 import { sql } from "kysely"
 import { toMessage } from "./MessageQueries.js"
 import type { ChatsTable, Database } from "./Tables.js"
@@ -58,8 +58,7 @@ const chatSelection = (db: Kysely<Database>) =>
     ])
 
 /** A row of `listChats` or `findChat`. */
-export type ChatRow = ReturnType<ReturnType<typeof chatSelection>["executeTakeFirstOrThrow"]> extends Promise<infer R> ? R
-  : never
+export type ChatRow = InferResult<ReturnType<typeof chatSelection>>[number]
 
 /** The chat a row holds, with its tags. */
 export const toChat = (r: ChatRow, tags: ReadonlyArray<ChatTag.Tag>): Chat.Chat => ({

@@ -2,11 +2,15 @@ import { Chat, type ChatStore, type ChatTag, Sighting } from "@botrelay/core"
 import { ChatQueries, TagQueries } from "@botrelay/sql"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
-const queries = compileAll({
+const writes = compileAll({
   upsertChatInfo: ChatQueries.upsertChatInfo,
   upsertPerson: ChatQueries.upsertPerson,
   upsertMember: ChatQueries.upsertMember,
   deleteMember: ChatQueries.deleteMember,
+  markRead: ChatQueries.markRead
+})
+
+const queries = compileAll({
   markRead: ChatQueries.markRead,
   findChat: ChatQueries.findChat,
   updateInfo: ChatQueries.updateInfo,
@@ -18,7 +22,7 @@ const queries = compileAll({
  * bot; the caller runs it in a transaction, after the messages written with them.
  */
 export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sighting.Sighting>) => void => {
-  const hot = c.prepareAll(queries)
+  const hot = c.prepareAll(writes)
 
   /** Moves a group's history, members, tags, read mark and counts to the supergroup it became. */
   const move = (botId: number, from: number, to: number) => {

@@ -3,13 +3,14 @@ import { Either, Schema } from "effect"
 import { type ChatState, chatTypeOf } from "../domain/Chat.js"
 import type { Message } from "../domain/Message.js"
 import { fromTelegram } from "../domain/Message.js"
-import type {
-  BotState,
-  ChatMigration,
-  ChatSeen,
-  MemberLeft,
-  PersonSeen,
-  Sighting
+import {
+  type BotState,
+  type ChatMigration,
+  type ChatSeen,
+  isEmpty,
+  type MemberLeft,
+  type PersonSeen,
+  type Sighting
 } from "../domain/Sighting.js"
 
 const decodeUpdate = Schema.decodeUnknownEither(BotApi.Update)
@@ -218,10 +219,8 @@ const sightingOfUpdate = (
     const answer = decodePollAnswer(raw.poll_answer)
     if (Either.isRight(answer) && answer.right.user !== undefined) seeUser(answer.right.user, 0, receivedAt)
   }
-  return chats.length === 0 && people.length === 0 && left.length === 0 && states.length === 0 &&
-      migrations.length === 0
-    ? undefined
-    : { bot_id: botId, chats, people, left, states, migrations, reads: [] }
+  const sighting = { bot_id: botId, chats, people, left, states, migrations, reads: [] }
+  return isEmpty(sighting) ? undefined : sighting
 }
 
 /** What an update adds to a bot's history (`messagesOf`) and what it tells about chats and people. */

@@ -4,7 +4,7 @@ import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import * as CallParams from "../domain/CallParams.js"
 import type { StorageError } from "../domain/Errors.js"
 import { fromTelegram, type Message, Recorded } from "../domain/Message.js"
-import type { ChatSeen, Sighting } from "../domain/Sighting.js"
+import { type ChatSeen, empty, type Sighting } from "../domain/Sighting.js"
 import { ChatStore } from "../stores/ChatStore.js"
 import { MessageStore } from "../stores/MessageStore.js"
 import { chatSeen } from "./Capture.js"
@@ -220,15 +220,9 @@ export const capture = (
     }
     if (messages.length > 0) writes.push(messageStore.saveMessages(messages))
     if (sightings.size > 0) {
-      writes.push(chatStore.recordSightings([...sightings].map(([botId, { chats, reads }]): Sighting => ({
-        bot_id: botId,
-        chats,
-        people: [],
-        left: [],
-        states: [],
-        migrations: [],
-        reads
-      }))))
+      writes.push(chatStore.recordSightings(
+        [...sightings].map(([botId, { chats, reads }]): Sighting => ({ ...empty(botId), chats, reads }))
+      ))
     }
     if (writes.length <= 1) return yield* Effect.forEach(writes, (write) => write, { discard: true })
     const outcomes = yield* Effect.all(writes, { concurrency: "unbounded", mode: "either" })
