@@ -4,6 +4,7 @@ import * as ApiKeys from "./services/ApiKeys.js"
 import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
 import * as ChatAdmin from "./services/ChatAdmin.js"
+import * as Chats from "./services/Chats.js"
 import * as Deliveries from "./services/Deliveries.js"
 import * as EventLog from "./runtime/EventLog.js"
 import * as Events from "./runtime/Events.js"
@@ -15,8 +16,10 @@ import * as LlmSettings from "./runtime/LlmSettings.js"
 import * as LongPoll from "./runtime/LongPoll.js"
 import * as MediaFiles from "./services/MediaFiles.js"
 import * as Messages from "./services/Messages.js"
+import * as People from "./services/People.js"
 import * as Routes from "./services/Routes.js"
 import * as SentMessages from "./runtime/SentMessages.js"
+import * as Statistics from "./services/Statistics.js"
 import type { Stores } from "./stores/Stores.js"
 import * as Supervisor from "./runtime/Supervisor.js"
 import * as Tags from "./services/Tags.js"
@@ -59,6 +62,9 @@ export type Services =
   | ChatAdmin.ChatAdmin
   | MediaFiles.MediaFiles
   | Tags.Tags
+  | Chats.Chats
+  | People.People
+  | Statistics.Statistics
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | Webhooks.Webhooks
@@ -91,15 +97,18 @@ export const layer = (
     ChatAdmin.layer,
     MediaFiles.layer,
     Tags.layer,
+    Chats.layer,
+    People.layer,
+    Statistics.layer,
     ApiKeys.layer,
     Deliveries.layer,
     Webhooks.layer,
-    SentMessages.layer,
     Health.layer
   ).pipe(
     Layer.provideMerge(Supervisor.layer(options)),
     Layer.provideMerge(EventLog.layer({ ...EventLog.defaults, ...config.events })),
     Layer.provideMerge(Inbox.layer),
+    Layer.provideMerge(SentMessages.layer),
     Layer.provideMerge(LlmRouter.layer),
     Layer.provideMerge(LlmSettings.layer(config.llm ?? {})),
     Layer.provideMerge(LongPoll.layer({ ...LongPoll.defaults, ...config.longPoll })),

@@ -1,6 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { BackendDelivery, Events, FloodControl, Outbox, OutboxStore, RouteSender, type Stores } from "@botrelay/core"
+import {
+  BackendDelivery,
+  Events,
+  FloodControl,
+  Outbox,
+  OutboxStore,
+  RouteSender,
+  SentMessages,
+  type Stores
+} from "@botrelay/core"
 import type { BotApi } from "@botrelay/telegram"
 import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Queue, Redacted, TestClock } from "effect"
@@ -143,7 +152,12 @@ const setup = Effect.gen(function*() {
 const run = <A, E>(body: (http: ReturnType<typeof backend>, tg: ReturnType<typeof telegram>) => Effect.Effect<
     A,
     E,
-    Stores.Stores | Events.Events | FloodControl.FloodControl | HttpExchange.HttpExchange | TelegramClient.TelegramClient
+    | Stores.Stores
+    | Events.Events
+    | SentMessages.SentMessages
+    | FloodControl.FloodControl
+    | HttpExchange.HttpExchange
+    | TelegramClient.TelegramClient
   >) => {
   const http = backend()
   const tg = telegram()

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Events, SentMessages } from "@botrelay/core"
-import { Chunk, Effect, Queue } from "effect"
+import { ChatStore, Events, SentMessages } from "@botrelay/core"
+import { Chunk, Effect, Option, Queue, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
 const botInput = (token: string, manage_enabled: boolean) => TestRuntime.botInput(token, { manage_enabled })
@@ -80,5 +80,33 @@ describe("SentMessages.capture", () => {
         ["MessagesDeleted", bot.id, 42, [5]],
         ["ChatChanged", bot.id, 42]
       ])
+    }).pipe(Effect.provide(TestRuntime.stores)))
+
+  it.effect("records the chats the answers show; a send through the API marks its chat read", () =>
+    Effect.gen(function*() {
+      const storage = yield* TestRuntime.store
+      const chats = yield* ChatStore.ChatStore
+      const bot = yield* storage.insertBot(botInput("7:managed", true))
+      yield* storage.saveMessages([1, 2].map((id) => ({
+        id,
+        chat_id: 42,
+        bot_id: bot.id,
+        user_id: 42,
+        username: "",
+        first_name: "Ann",
+        last_name: "",
+        text: "hi",
+        date: 1_700_000_000,
+        direction: "in" as const,
+        edit_date: 0
+      })))
+      const named = { ...sent(10, "named"), chat: { id: 42, type: "private", first_name: "Ann", username: "ann" } }
+      yield* SentMessages.capture([{ bot, method: "sendmessage", params: {}, result: named }], "tgapi")
+      let chat = Option.getOrThrow(yield* chats.findChat(bot.id, 42))
+      assert.deepStrictEqual([chat.first_name, chat.username, chat.unread_count, chat.message_count], ["Ann", "ann", 2, 3])
+      yield* TestClock.setTime(1_750_000_100_000)
+      yield* SentMessages.captureSent(bot, [sent(11, "reply")], "api")
+      chat = Option.getOrThrow(yield* chats.findChat(bot.id, 42))
+      assert.deepStrictEqual([chat.unread_count, chat.message_count, chat.last_message?.id], [0, 4, 11])
     }).pipe(Effect.provide(TestRuntime.stores)))
 })

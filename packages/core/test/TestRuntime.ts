@@ -15,6 +15,7 @@ import {
   OutboxStore,
   Routes,
   RouteStore,
+  SentMessages,
   SettingsStore,
   type Stores,
   TagStore
@@ -62,8 +63,10 @@ export const store = Effect.gen(function*() {
 /** One turn of the event loop: SQLite commits writes on the next turn. */
 export const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
-/** Empty storage and an event bus for one test. */
-export const stores: Layer.Layer<Stores.Stores | Events.Events> = Layer.merge(storage, Events.layer)
+/** Empty storage, an event bus and the recording of sent messages for one test. */
+export const stores: Layer.Layer<Stores.Stores | Events.Events | SentMessages.SentMessages> = SentMessages.layer.pipe(
+  Layer.provideMerge(Layer.merge(storage, Events.layer))
+)
 
 /** An LLM router that never chooses a route. */
 export const noLlm: Layer.Layer<LlmRouter.LlmRouter> = Layer.succeed(LlmRouter.LlmRouter, {
@@ -93,7 +96,7 @@ export const runtime = (
   longPoll: LongPoll.Options = LongPoll.defaults
 ) =>
   Layer.mergeAll(Bots.layer, Routes.layer, LongPoll.layer(longPoll), Inbox.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(storage, Events.layer, FloodControl.layer(), noLlm, telegram, http))
+    Layer.provideMerge(Layer.mergeAll(stores, FloodControl.layer(), noLlm, telegram, http))
   )
 
 /** Lets forked fibers run until `done` holds, at most 1000 turns of the event loop; nothing here waits on the clock. */

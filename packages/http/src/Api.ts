@@ -14,6 +14,7 @@ import { ChatAdminGroup } from "./ChatAdminGroup.js"
 import { MediaGroup } from "./MediaGroup.js"
 import { MessageActionsGroup } from "./MessageActionsGroup.js"
 import { EventsGroup } from "./EventsApi.js"
+import { ChatsGroup, PeopleGroup, StatsGroup } from "./InboxApi.js"
 
 /** The API key that authorised the current request. */
 export class CurrentKey extends Context.Tag("@botrelay/http/CurrentKey")<CurrentKey, ApiKey.ApiKey>() {}
@@ -278,6 +279,9 @@ export class Api extends HttpApi.make("botrelay")
   .add(ChatAdminGroup.middleware(Authorization))
   .add(MediaGroup.middleware(Authorization))
   .add(EventsGroup.middleware(Authorization))
+  .add(ChatsGroup.middleware(Authorization))
+  .add(PeopleGroup.middleware(Authorization))
+  .add(StatsGroup.middleware(Authorization))
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)
   .addError(ApiError.Forbidden)

@@ -15,14 +15,17 @@ import type {
   Bots,
   ChatAdmin,
   MediaFiles,
+  Chats,
   Deliveries,
   EventLog,
   Health,
   LlmSettings,
   LongPoll,
   Messages,
+  People,
   Routes,
   SentMessages,
+  Statistics,
   Tags,
   Webhooks
 } from "@botrelay/core"
@@ -32,6 +35,7 @@ import { Api } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import * as Handlers from "./Handlers.js"
 import * as MediaUpload from "./MediaUpload.js"
+import * as InboxHandlers from "./InboxHandlers.js"
 import * as TgApi from "./TgApi.js"
 import * as WebhookIngress from "./WebhookIngress.js"
 
@@ -182,6 +186,9 @@ export const layer: Layer.Layer<
   | ChatAdmin.ChatAdmin
   | MediaFiles.MediaFiles
   | Tags.Tags
+  | Chats.Chats
+  | People.People
+  | Statistics.Statistics
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | EventLog.EventLog
@@ -195,7 +202,7 @@ export const layer: Layer.Layer<
   | TgApi.Upstream
 > = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
   Layer.provideMerge(Layer.mergeAll(
-    HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers.layer)),
+    HttpApiBuilder.api(Api).pipe(Layer.provide(Layer.merge(Handlers.layer, InboxHandlers.layer))),
     errorResponses,
     WebhookIngress.layer,
     TgApi.layer

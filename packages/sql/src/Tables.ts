@@ -206,6 +206,72 @@ export interface EventsTable {
   readonly created_at: string
 }
 
+/**
+ * `botrelay_chats`: the chats of bots that keep history, by (bot_id, chat_id). The counters and the last
+ * message follow `botrelay_messages` through triggers; names, kind and state come from sightings.
+ * `search` is title, username and names in lower case, for `q`; `migrated_to_chat_id` is the supergroup a
+ * group became (0 if none): such a chat is empty and unlisted.
+ */
+export interface ChatsTable {
+  readonly bot_id: number
+  readonly chat_id: number
+  readonly type: "private" | "group" | "supergroup" | "channel"
+  readonly title: Generated<string>
+  readonly username: Generated<string>
+  readonly first_name: Generated<string>
+  readonly last_name: Generated<string>
+  readonly search: Generated<string>
+  readonly last_message_id: Generated<number | null>
+  /** Unix seconds; 0 before the first message. */
+  readonly last_message_at: Generated<number>
+  /** The read mark, Unix seconds: incoming messages dated after it are unread. */
+  readonly read_at: Generated<number>
+  readonly unread_count: Generated<number>
+  readonly message_count: Generated<number>
+  readonly member_count: Generated<number>
+  readonly state: Generated<"member" | "left" | "kicked">
+  readonly migrated_to_chat_id: Generated<number>
+}
+
+/** `botrelay_people`: users a bot saw, by (bot_id, user_id); times Unix seconds, `is_bot` 0/1, `search` as in chats. */
+export interface PeopleTable {
+  readonly bot_id: number
+  readonly user_id: number
+  readonly username: string
+  readonly first_name: string
+  readonly last_name: string
+  /** "" until an update says. */
+  readonly language_code: string
+  readonly is_bot: number
+  readonly first_seen_at: number
+  readonly last_seen_at: number
+  readonly search: string
+}
+
+/** `botrelay_chat_members`: which chats of a bot a user was seen in, and when last. */
+export interface ChatMembersTable {
+  readonly bot_id: number
+  readonly chat_id: number
+  readonly user_id: number
+  readonly last_seen_at: number
+}
+
+/** `botrelay_message_hours`: messages in and out per bot and hour (Unix seconds / 3600), kept by triggers. */
+export interface MessageHoursTable {
+  readonly bot_id: number
+  readonly hour: number
+  readonly in_count: number
+  readonly out_count: number
+}
+
+/** `botrelay_chat_days`: messages per bot, day (Unix seconds / 86400) and chat, kept by triggers. */
+export interface ChatDaysTable {
+  readonly bot_id: number
+  readonly day: number
+  readonly chat_id: number
+  readonly messages: number
+}
+
 /** The Kysely schema of everything Botrelay keeps in SQLite. */
 export interface Database {
   readonly botrelay_bots: BotsTable
@@ -225,4 +291,9 @@ export interface Database {
   readonly botrelay_route_mappings: RouteMappingsTable
   readonly botrelay_secret_key: SecretKeyTable
   readonly botrelay_events: EventsTable
+  readonly botrelay_chats: ChatsTable
+  readonly botrelay_people: PeopleTable
+  readonly botrelay_chat_members: ChatMembersTable
+  readonly botrelay_message_hours: MessageHoursTable
+  readonly botrelay_chat_days: ChatDaysTable
 }

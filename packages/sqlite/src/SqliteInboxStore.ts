@@ -1,9 +1,10 @@
-import type { Inbox, InboxStore } from "@botrelay/core"
+import type { Inbox, InboxStore, Sighting } from "@botrelay/core"
 import { BufferQueries, InboxQueries, OutboxQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
 import { Option } from "effect"
 import { attempt, compileAll, type Connection, db } from "./SqliteConnection.js"
+import { sightingWriter } from "./SqliteChatStore.js"
 import { messageWriter } from "./SqliteMessageStore.js"
 
 /** The oldest processed inbox rows received before a time, oldest first (rowid order is arrival order). */
@@ -34,6 +35,7 @@ const queries = compileAll({
 export const make = (c: Connection): InboxStore.InboxStoreService => {
   const hot = c.prepareAll(queries)
   const saveMessage = messageWriter(c)
+  const writeSightings = sightingWriter(c)
 
   const commitUpdates = c.transaction(
     (
@@ -51,9 +53,11 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
   )
 
   const completeUpdates = c.transaction((completions: ReadonlyArray<Inbox.UpdateCompletion>): void => {
+    let sightings: Array<Sighting.Sighting> | undefined
     for (const completion of completions) {
       if (hot.markProcessed.run(completion.bot_id, completion.update_id) === 0) continue
       for (const message of completion.messages) saveMessage(message)
+      if (completion.sighting !== undefined) (sightings ??= []).push(completion.sighting)
       for (const d of completion.deliveries) {
         hot.queueDelivery.run(d.bot_id, d.update_id, d.url, d.payload, d.created_at, d.created_at, d.created_at)
       }
@@ -79,6 +83,7 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
         hot.insertBuffered.run(completion.bot_id, completion.update_id, b.type, b.payload, b.created_at)
       }
     }
+    if (sightings !== undefined) writeSightings(sightings)
   })
 
   return {

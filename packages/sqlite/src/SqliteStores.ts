@@ -2,6 +2,7 @@ import type { Stores } from "@botrelay/core"
 import {
   BotStore,
   BufferStore,
+  ChatStore,
   Errors,
   EventStore,
   InboxStore,
@@ -9,8 +10,10 @@ import {
   MappingStore,
   MessageStore,
   OutboxStore,
+  PeopleStore,
   RouteStore,
   SettingsStore,
+  StatsStore,
   StoreHealth,
   TagStore
 } from "@botrelay/core"
@@ -20,6 +23,7 @@ import * as SecretKey from "./SecretKey.js"
 import * as SqliteBotStore from "./SqliteBotStore.js"
 import * as SqliteBufferStore from "./SqliteBufferStore.js"
 import * as SqliteEventStore from "./SqliteEventStore.js"
+import * as SqliteChatStore from "./SqliteChatStore.js"
 import type { MigrationError, Options, SecretKeyError } from "./SqliteConnection.js"
 import { attempt, connection, openWithKey, overwriting } from "./SqliteConnection.js"
 import * as SqliteInboxStore from "./SqliteInboxStore.js"
@@ -27,8 +31,10 @@ import * as SqliteKeyStore from "./SqliteKeyStore.js"
 import * as SqliteMappingStore from "./SqliteMappingStore.js"
 import * as SqliteMessageStore from "./SqliteMessageStore.js"
 import * as SqliteOutboxStore from "./SqliteOutboxStore.js"
+import * as SqlitePeopleStore from "./SqlitePeopleStore.js"
 import * as SqliteRouteStore from "./SqliteRouteStore.js"
 import * as SqliteSettingsStore from "./SqliteSettingsStore.js"
+import * as SqliteStatsStore from "./SqliteStatsStore.js"
 import * as SqliteTagStore from "./SqliteTagStore.js"
 
 export {
@@ -63,6 +69,9 @@ export const make = (
       Context.add(BufferStore.BufferStore, SqliteBufferStore.make(c)),
       Context.add(OutboxStore.OutboxStore, SqliteOutboxStore.make(c)),
       Context.add(EventStore.EventStore, SqliteEventStore.make(c)),
+      Context.add(ChatStore.ChatStore, SqliteChatStore.make(c)),
+      Context.add(PeopleStore.PeopleStore, SqlitePeopleStore.make(c)),
+      Context.add(StatsStore.StatsStore, SqliteStatsStore.make(c)),
       Context.add(StoreHealth.StoreHealth, {
         ping: attempt("ping", () => {
           c.statement("SELECT 1").all()

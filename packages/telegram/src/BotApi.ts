@@ -194,7 +194,12 @@ const messageFields = {
   audio: optional(Audio),
   document: optional(Document),
   video_note: optional(VideoNote),
-  reply_markup: optional(InlineKeyboardMarkup)
+  reply_markup: optional(InlineKeyboardMarkup),
+  new_chat_members: optional(Schema.Array(User)),
+  left_chat_member: optional(User),
+  new_chat_title: optional(Schema.String),
+  migrate_to_chat_id: optional(Schema.Int),
+  migrate_from_chat_id: optional(Schema.Int)
 }
 
 /** A message; `reply_to_message` nests one level in practice. */

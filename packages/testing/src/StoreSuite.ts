@@ -15,6 +15,9 @@ import { isolation } from "./storage/Isolation.js"
 import { settings } from "./storage/Settings.js"
 import { events } from "./storage/Events.js"
 import { runner } from "./storage/Fixtures.js"
+import { chats } from "./storage/Chats.js"
+import { people } from "./storage/People.js"
+import { stats } from "./storage/Stats.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -38,6 +41,9 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     isolation(run)
     settings(run)
     events(run)
+    chats(run)
+    people(run)
+    stats(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
   })

@@ -1,6 +1,7 @@
 import type { NewDelivery } from "./Delivery.js"
 import type { Message } from "./Message.js"
 import type { NewRouteSend } from "./RouteSend.js"
+import type { Sighting } from "./Sighting.js"
 
 /** An update as Telegram sent it, kept durably until processed. `payload` is the original JSON text. */
 export interface InboxUpdate {
@@ -21,6 +22,8 @@ export interface UpdateCompletion {
   readonly sends?: ReadonlyArray<NewRouteSend> | undefined
   /** The update for the bot's long-poll buffer, when the bot has `long_poll_enabled`. */
   readonly buffer?: BufferEntry | undefined
+  /** What the update tells about chats and people, when the bot keeps history; written after the messages. */
+  readonly sighting?: Sighting | undefined
 }
 
 /** An update as a bot's long-poll buffer keeps it. */

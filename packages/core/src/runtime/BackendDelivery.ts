@@ -7,7 +7,6 @@ import { Event, Events } from "./Events.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
-import { MessageStore } from "../stores/MessageStore.js"
 import { OutboxStore } from "../stores/OutboxStore.js"
 
 /** Methods a webhook reply may not call: Botrelay owns the bot's ingress. */
@@ -87,8 +86,8 @@ const outcomeOf = (outcome: Outbox.Outcome): DeliveryOutcome =>
 export const make = (options: { readonly timeout: Duration.DurationInput }) =>
   Effect.gen(function*() {
     const policy = yield* BackendPolicy.BackendPolicy
-    const messageStore = yield* MessageStore
     const events = yield* Events
+    const sentMessages = yield* SentMessages.SentMessages
     const outbox = yield* OutboxStore
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
@@ -109,10 +108,8 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
         ? Effect.logWarning("refused a webhook reply").pipe(Effect.annotateLogs({ method: reply.method }))
         : paced(bot, reply.params, telegram.call(bot.token, reply.method, reply.params)).pipe(
           Effect.flatMap((result) =>
-            SentMessages.capture([{ bot, method: reply.method.toLowerCase(), params: reply.params, result }], "reply")
+            sentMessages.capture([{ bot, method: reply.method.toLowerCase(), params: reply.params, result }], "reply")
           ),
-          Effect.provideService(MessageStore, messageStore),
-          Effect.provideService(Events, events),
           Effect.catchAll((e) =>
             Effect.logWarning("a webhook reply failed").pipe(
               Effect.annotateLogs({ method: reply.method, error: e.message })

@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
-import type { StoredBot } from "../domain/Bot.js"
-import { messagesOf } from "./Capture.js"
+import { type StoredBot, userIdOf } from "../domain/Bot.js"
+import { captureOf } from "./Capture.js"
 import type { NewDelivery } from "../domain/Delivery.js"
 import type { StorageError } from "../domain/Errors.js"
 import type { Message } from "../domain/Message.js"
@@ -14,8 +14,9 @@ import { InboxStore } from "../stores/InboxStore.js"
 const batchSize = 100
 
 /**
- * What processing an update means for a bot: its messages when the bot keeps history, a delivery
- * of the original JSON when it forwards, the update in its long-poll buffer when it long-polls.
+ * What processing an update means for a bot: its messages and what it tells about chats and people when
+ * the bot keeps history, a delivery of the original JSON when it forwards, the update in its long-poll
+ * buffer when it long-polls.
  */
 export const completionOf = (bot: StoredBot, update: InboxUpdate, now: number): UpdateCompletion => {
   let payload: unknown = undefined
@@ -35,15 +36,19 @@ export const completionOf = (bot: StoredBot, update: InboxUpdate, now: number): 
       created_at: new Date(now).toISOString()
     }]
     : []
+  const captured = payload === undefined || !bot.manage_enabled
+    ? undefined
+    : captureOf(bot.id, userIdOf(bot), payload, Math.floor(now / 1000))
   return {
     bot_id: bot.id,
     update_id: update.update_id,
-    messages: payload === undefined || !bot.manage_enabled ? [] : messagesOf(bot.id, payload, Math.floor(now / 1000)),
+    messages: captured?.messages ?? [],
     deliveries,
     sends: undefined,
     buffer: bot.long_poll_enabled
       ? { type: typeOf(payload), payload: update.payload, created_at: new Date(now).toISOString() }
-      : undefined
+      : undefined,
+    sighting: captured?.sighting
   }
 }
 
@@ -65,7 +70,8 @@ const routed = (completion: UpdateCompletion, decision: Decision): UpdateComplet
     messages: completion.messages,
     deliveries: decision.dropped ? [] : completion.deliveries,
     sends: decision.sends,
-    buffer: decision.dropped ? undefined : completion.buffer
+    buffer: decision.dropped ? undefined : completion.buffer,
+    sighting: completion.sighting
   }
 
 /** Tells the bus what the completions added to the bot's history: new messages, and edits (edit_date set). */

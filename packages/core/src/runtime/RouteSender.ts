@@ -13,13 +13,11 @@ import {
 } from "effect"
 import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import type { StorageError } from "../domain/Errors.js"
-import { Events } from "./Events.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
 import * as Resend from "./Resend.js"
 import type { NewRouteMapping, RouteSend, SendOutcome } from "../domain/RouteSend.js"
-import { MessageStore } from "../stores/MessageStore.js"
 import { OutboxStore } from "../stores/OutboxStore.js"
 
 /** How long route evaluation waits for sends into a chat before it looks whether a message there is the service's. */
@@ -61,8 +59,7 @@ const outcomeOf = (outcome: Outbox.Outcome): SendOutcome =>
  * needed; `quiet` is the fence route evaluation waits on.
  */
 export const make = Effect.gen(function*() {
-  const messageStore = yield* MessageStore
-  const events = yield* Events
+  const sentMessages = yield* SentMessages.SentMessages
   const outbox = yield* OutboxStore
   const telegram = yield* TelegramClient.TelegramClient
   const flood = yield* FloodControl
@@ -280,10 +277,7 @@ export const make = Effect.gen(function*() {
     const produced: Array<BotApi.Message> = []
     return Effect.gen(function*() {
       const result = yield* Effect.either(interruptible(attempt({ job, sender, receiver, paced, produced }, job.payload)))
-      yield* SentMessages.captureSent(sender, produced, "route").pipe(
-        Effect.provideService(MessageStore, messageStore),
-        Effect.provideService(Events, events)
-      )
+      yield* sentMessages.captureSent(sender, produced, "route")
       const extra = { produced, done }
       if (Either.isRight(result)) return { _tag: "Done", extra } as const
       const error = result.left

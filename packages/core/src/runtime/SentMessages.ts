@@ -4,7 +4,10 @@ import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import * as CallParams from "../domain/CallParams.js"
 import type { StorageError } from "../domain/Errors.js"
 import { fromTelegram, type Message, Recorded } from "../domain/Message.js"
+import { type ChatSeen, empty, type Sighting } from "../domain/Sighting.js"
+import { ChatStore } from "../stores/ChatStore.js"
 import { MessageStore } from "../stores/MessageStore.js"
+import { chatSeen } from "./Capture.js"
 import { Event, Events, type EventsService, publishMessages } from "./Events.js"
 
 /** Methods whose `result` is the Message sent or edited (lower-case). */
@@ -130,18 +133,29 @@ export const keeps = (bot: StoredBot, origin: Origin): boolean => origin === "ap
 /** Whether a successful call of `method` (lower-case) edits a message rather than sending one. */
 const edits = (method: string): boolean => method.startsWith("edit") || method === "stopmessagelivelocation"
 
-/** The messages a call sent or edited, as its answer has them; undefined for calls whose record needs more. */
-const sentOrEdited = (call: Call, result: unknown): ReadonlyArray<Message> | undefined => {
-  if (messageMethods.has(call.method)) {
+/** What a call sent or edited: our records and the chats as Telegram's answer shows them. */
+interface Sent {
+  readonly messages: ReadonlyArray<Message>
+  readonly chats: ReadonlyArray<ChatSeen>
+}
+
+const sentOf = (bot: StoredBot, results: ReadonlyArray<unknown>): Sent => {
+  const messages: Array<Message> = []
+  const chats: Array<ChatSeen> = []
+  for (const result of results) {
     const message = decodeMessage(result)
-    return Either.isRight(message) ? [fromTelegram(call.bot.id, message.right, "out")] : []
+    if (Either.isLeft(message)) continue
+    messages.push(fromTelegram(bot.id, message.right, "out"))
+    chats.push(chatSeen(message.right.chat, message.right.edit_date ?? message.right.date))
   }
+  return { messages, chats }
+}
+
+/** What a call sent or edited, as its answer has it; undefined for calls whose record needs more. */
+const sentOrEdited = (call: Call, result: unknown): Sent | undefined => {
+  if (messageMethods.has(call.method)) return sentOf(call.bot, [result])
   if (call.method !== "sendmediagroup") return undefined
-  if (!Array.isArray(result)) return []
-  return result.flatMap((item) => {
-    const message = decodeMessage(item)
-    return Either.isRight(message) ? [fromTelegram(call.bot.id, message.right, "out")] : []
-  })
+  return sentOf(call.bot, Array.isArray(result) ? result : [])
 }
 
 /** Records a copy or a delete, and tells the bus. */
@@ -179,32 +193,51 @@ const recordOther = (call: Call, result: unknown) =>
  * calls did, for the bots `keeps` says keep it, from their results (and, for copyMessage and deletes,
  * their parameters): sent, forwarded and edited messages and albums are stored as "out" (an edit
  * replaces the stored text and sets edit_date), all in one write; a copy is stored with the text and
- * media of its source when the history holds it, and deleted messages are marked deleted. The writes
- * run together, and one that fails does not keep the others from being made; the effect then fails
- * with the first failure. Each write that succeeds is told on the bus: `MessagesStored` for what was
- * sent, `MessageEdited` for edits, `MessagesDeleted` for deletes, each followed by `ChatChanged`.
+ * media of its source when the history holds it, and deleted messages are marked deleted. The chats the
+ * answers show are recorded (kinds and names), and a reply through the API (`origin` "api") moves its
+ * chat's read mark to now. The writes run together, and one that fails does not keep the others from
+ * being made; the effect then fails with the first failure. Each write that succeeds is told on the bus:
+ * `MessagesStored` for what was sent, `MessageEdited` for edits, `MessagesDeleted` for deletes, each
+ * followed by `ChatChanged`.
  */
 export const capture = (
   calls: ReadonlyArray<Call>,
   origin: Origin
-): Effect.Effect<void, StorageError, MessageStore | Events> =>
+): Effect.Effect<void, StorageError, MessageStore | ChatStore | Events> =>
   Effect.gen(function*() {
     const messageStore = yield* MessageStore
+    const chatStore = yield* ChatStore
     const events = yield* Events
     const messages: Array<Message> = []
     const edited = new Set<Message>()
-    const writes: Array<Effect.Effect<void, StorageError, MessageStore | Events>> = []
+    const sightings = new Map<number, { chats: Array<ChatSeen>; reads: Array<{ chat_id: number; at: number }> }>()
+    const writes: Array<Effect.Effect<void, StorageError, MessageStore | ChatStore | Events>> = []
+    const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
     for (const call of calls) {
       if (!keeps(call.bot, origin)) continue
       const sent = sentOrEdited(call, call.result)
-      if (sent === undefined) writes.push(recordOther(call, call.result))
-      else {
-        messages.push(...sent)
-        if (edits(call.method)) for (const message of sent) edited.add(message)
+      if (sent === undefined) {
+        writes.push(recordOther(call, call.result))
+        continue
       }
+      messages.push(...sent.messages)
+      if (edits(call.method)) for (const message of sent.messages) edited.add(message)
+      if (sent.chats.length === 0) continue
+      let sighting = sightings.get(call.bot.id)
+      if (sighting === undefined) {
+        sighting = { chats: [], reads: [] }
+        sightings.set(call.bot.id, sighting)
+      }
+      sighting.chats.push(...sent.chats)
+      if (origin === "api") sighting.reads.push(...sent.chats.map((chat) => ({ chat_id: chat.chat_id, at: now })))
     }
     if (messages.length > 0) {
       writes.push(Effect.zipRight(messageStore.saveMessages(messages), publishSaved(events, messages, edited)))
+    }
+    if (sightings.size > 0) {
+      writes.push(chatStore.recordSightings(
+        [...sightings].map(([botId, { chats, reads }]): Sighting => ({ ...empty(botId), chats, reads }))
+      ))
     }
     if (writes.length <= 1) return yield* Effect.forEach(writes, (write) => write, { discard: true })
     const outcomes = yield* Effect.all(writes, { concurrency: "unbounded", mode: "either" })
@@ -228,27 +261,33 @@ export const captureSent = (
   bot: StoredBot,
   messages: ReadonlyArray<BotApi.Message>,
   origin: Origin
-): Effect.Effect<void, StorageError, MessageStore | Events> =>
+): Effect.Effect<void, StorageError, MessageStore | ChatStore | Events> =>
   capture(messages.map((result) => ({ bot, method: "sendmessage", params: {}, result })), origin)
 
 /** Recording in the bots' history what successful Bot API calls did (`capture`), for callers outside core. */
 export interface SentMessagesService {
-  /** `capture` on the instance's message store. */
+  /** `capture` on the instance's stores, telling its bus. */
   readonly capture: (calls: ReadonlyArray<Call>, origin: Origin) => Effect.Effect<void, StorageError>
+  /** `captureSent` on the instance's stores, telling its bus. */
+  readonly captureSent: (
+    bot: StoredBot,
+    messages: ReadonlyArray<BotApi.Message>,
+    origin: Origin
+  ) => Effect.Effect<void, StorageError>
 }
 
 /** Recording what successful Bot API calls did. */
 export class SentMessages extends Context.Tag("@botrelay/core/SentMessages")<SentMessages, SentMessagesService>() {}
 
-/** Builds the service on the `MessageStore` the host provides, telling the `Events` bus. */
-export const make: Effect.Effect<SentMessagesService, never, MessageStore | Events> = Effect.gen(function*() {
-  const store = yield* MessageStore
-  const events = yield* Events
-  return SentMessages.of({
-    capture: (calls, origin) =>
-      capture(calls, origin).pipe(Effect.provideService(MessageStore, store), Effect.provideService(Events, events))
-  })
-})
+/** Builds the service on the `MessageStore` and `ChatStore` the host provides, telling the `Events` bus. */
+export const make: Effect.Effect<SentMessagesService, never, MessageStore | ChatStore | Events> = Effect.map(
+  Effect.context<MessageStore | ChatStore | Events>(),
+  (stores) =>
+    SentMessages.of({
+      capture: (calls, origin) => Effect.provide(capture(calls, origin), stores),
+      captureSent: (bot, messages, origin) => Effect.provide(captureSent(bot, messages, origin), stores)
+    })
+)
 
-/** The service on the `MessageStore` the host provides, telling the `Events` bus. */
-export const layer: Layer.Layer<SentMessages, never, MessageStore | Events> = Layer.effect(SentMessages, make)
+/** The service on the `MessageStore` and `ChatStore` the host provides, telling the `Events` bus. */
+export const layer: Layer.Layer<SentMessages, never, MessageStore | ChatStore | Events> = Layer.effect(SentMessages, make)

@@ -14,11 +14,11 @@ import * as Pipeline from "./Pipeline.js"
 import * as RouteMatcher from "./RouteMatcher.js"
 import * as RouteSender from "./RouteSender.js"
 import * as Routing from "./Routing.js"
+import type * as SentMessages from "./SentMessages.js"
 import { BotStore } from "../stores/BotStore.js"
 import { RouteStore } from "../stores/RouteStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { MappingStore } from "../stores/MappingStore.js"
-import type { MessageStore } from "../stores/MessageStore.js"
 import type { OutboxStore } from "../stores/OutboxStore.js"
 import * as Webhook from "./Webhook.js"
 
@@ -303,7 +303,7 @@ export const layer = (
   | BotStore
   | RouteStore
   | MappingStore
-  | MessageStore
+  | SentMessages.SentMessages
   | InboxStore
   | OutboxStore
   | Events

@@ -20,8 +20,6 @@ import {
 } from "../domain/Moderation.js"
 import * as SentMessages from "../runtime/SentMessages.js"
 import { BotStore } from "../stores/BotStore.js"
-import { Events } from "../runtime/Events.js"
-import { MessageStore } from "../stores/MessageStore.js"
 
 /** Why an action fails: the bot, Telegram's refusal (its description passed on), or storage. */
 export type ActionError =
@@ -113,11 +111,10 @@ const optionalParams = (params: Readonly<Record<string, unknown>>): Record<strin
   Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined))
 
 /** Builds the service on the stores and the `TelegramClient` the host provides. */
-export const make: Effect.Effect<ChatAdminService, never, BotStore | MessageStore | TelegramClient.TelegramClient | Events> =
+export const make: Effect.Effect<ChatAdminService, never, BotStore | SentMessages.SentMessages | TelegramClient.TelegramClient> =
   Effect.gen(function*() {
     const botStore = yield* BotStore
-    const messageStore = yield* MessageStore
-    const events = yield* Events
+    const sentMessages = yield* SentMessages.SentMessages
     const telegram = yield* TelegramClient.TelegramClient
 
     const usableBot = (id: number) =>
@@ -190,15 +187,12 @@ export const make: Effect.Effect<ChatAdminService, never, BotStore | MessageStor
         perform(onMessage("delete", input), (bot) =>
           telegram.deleteMessage(bot.token, { chat_id: input.chat_id, message_id: input.message_id }).pipe(
             Effect.zipRight(
-              SentMessages.capture([{
+              sentMessages.capture([{
                 bot,
                 method: "deletemessage",
                 params: { chat_id: input.chat_id, message_id: input.message_id },
                 result: true
-              }], "api").pipe(
-                Effect.provideService(MessageStore, messageStore),
-                Effect.provideService(Events, events)
-              )
+              }], "api")
             )
           )),
       pin: (input) =>
@@ -243,5 +237,5 @@ export const make: Effect.Effect<ChatAdminService, never, BotStore | MessageStor
   })
 
 /** The service on the stores and the `TelegramClient` the host provides. */
-export const layer: Layer.Layer<ChatAdmin, never, BotStore | MessageStore | TelegramClient.TelegramClient | Events> = Layer
+export const layer: Layer.Layer<ChatAdmin, never, BotStore | SentMessages.SentMessages | TelegramClient.TelegramClient> = Layer
   .effect(ChatAdmin, make)

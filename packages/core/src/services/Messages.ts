@@ -5,7 +5,6 @@ import type { StorageError } from "../domain/Errors.js"
 import { type MediaSendFields, methodOf, type SendMedia } from "../domain/Media.js"
 import type { EditMessage, Message, MessageQuery, SendMessage } from "../domain/Message.js"
 import { fromTelegram, NotEditable, Recorded } from "../domain/Message.js"
-import { Events } from "../runtime/Events.js"
 import { FloodControl } from "../runtime/FloodControl.js"
 import * as SentMessages from "../runtime/SentMessages.js"
 import { BotStore } from "../stores/BotStore.js"
@@ -81,12 +80,12 @@ export class Messages extends Context.Tag("@botrelay/core/Messages")<Messages, M
 export const make: Effect.Effect<
   MessagesService,
   never,
-  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl | Events
+  BotStore | MessageStore | SentMessages.SentMessages | TelegramClient.TelegramClient | FloodControl
 > = Effect.gen(
   function*() {
     const botStore = yield* BotStore
     const messageStore = yield* MessageStore
-    const events = yield* Events
+    const sentMessages = yield* SentMessages.SentMessages
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
 
@@ -110,10 +109,7 @@ export const make: Effect.Effect<
           })
         ),
         Effect.tap(() =>
-          SentMessages.capture([{ bot, method: method.toLowerCase(), params: {}, result }], "api").pipe(
-            Effect.provideService(MessageStore, messageStore),
-            Effect.provideService(Events, events)
-          )
+          sentMessages.capture([{ bot, method: method.toLowerCase(), params: {}, result }], "api")
         ),
         Effect.map((sent) => fromTelegram(bot.id, sent, "out"))
       )
@@ -137,9 +133,7 @@ export const make: Effect.Effect<
                 : { reply_parameters: { message_id: input.reply_to_message_id } }),
               ...(input.reply_markup === undefined ? {} : { reply_markup: input.reply_markup })
             })).pipe(
-              Effect.tap((sent) => SentMessages.captureSent(bot, [sent], "api")),
-              Effect.provideService(MessageStore, messageStore),
-              Effect.provideService(Events, events)
+              Effect.tap((sent) => sentMessages.captureSent(bot, [sent], "api"))
             )
           ),
           Effect.map((sent) => fromTelegram(input.bot_id, sent, "out")),
@@ -194,7 +188,7 @@ export const make: Effect.Effect<
 export const layer: Layer.Layer<
   Messages,
   never,
-  BotStore | MessageStore | TelegramClient.TelegramClient | FloodControl | Events
+  BotStore | MessageStore | SentMessages.SentMessages | TelegramClient.TelegramClient | FloodControl
 > = Layer.effect(
   Messages,
   make

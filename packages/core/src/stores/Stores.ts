@@ -1,13 +1,16 @@
 import type { BotStore } from "./BotStore.js"
 import type { BufferStore } from "./BufferStore.js"
 import type { EventStore } from "./EventStore.js"
+import type { ChatStore } from "./ChatStore.js"
 import type { InboxStore } from "./InboxStore.js"
 import type { KeyStore } from "./KeyStore.js"
 import type { MappingStore } from "./MappingStore.js"
 import type { MessageStore } from "./MessageStore.js"
 import type { OutboxStore } from "./OutboxStore.js"
+import type { PeopleStore } from "./PeopleStore.js"
 import type { RouteStore } from "./RouteStore.js"
 import type { SettingsStore } from "./SettingsStore.js"
+import type { StatsStore } from "./StatsStore.js"
 import type { StoreHealth } from "./StoreHealth.js"
 import type { TagStore } from "./TagStore.js"
 
@@ -29,3 +32,6 @@ export type Stores =
   | OutboxStore
   | EventStore
   | StoreHealth
+  | ChatStore
+  | PeopleStore
+  | StatsStore

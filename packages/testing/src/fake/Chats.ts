@@ -136,8 +136,28 @@ export const addToGroup = (state: State, chatId: number, botId: number) => {
   if (group.members !== "all") group.members.add(bot.id)
 }
 
+/** Members of a group as the fake counts them: its bots, and the users who wrote in it. */
+const memberCount = (state: State, chat: BotApi.Chat): number => {
+  if (chat.type === "private") return 2
+  const group = groupOf(state, chat.id)
+  const bots = group.members === "all" ? state.botsById.size : group.members.size
+  const writers = new Set<number>()
+  for (const message of state.histories.get(`${chat.id}`)?.messages.values() ?? []) {
+    if (message.from !== undefined && !message.from.is_bot) writers.add(message.from.id)
+  }
+  return bots + writers.size
+}
+
 /** The chat methods. */
 export const chatMethods = (state: State): Readonly<Record<string, Handler>> => ({
+  getChat: (bot, params) => {
+    const chat = chatFor(state, bot, params["chat_id"], "read")
+    return isFailure(chat) ? chat : ok({ ...chat, accent_color_id: 0, max_reaction_count: 11 })
+  },
+  getChatMemberCount: (bot, params) => {
+    const chat = chatFor(state, bot, params["chat_id"], "read")
+    return isFailure(chat) ? chat : ok(memberCount(state, chat))
+  },
   sendChatAction: (bot, params) => {
     const chat = chatFor(state, bot, params["chat_id"], "write")
     if (isFailure(chat)) return chat

@@ -1,0 +1,172 @@
+import { BotApi, TelegramClient } from "@botrelay/telegram"
+import type { TelegramError } from "@botrelay/telegram"
+import { Context, Effect, Either, Layer, Option, Schema } from "effect"
+import { BotDisabled, BotNotFound, type StoredBot } from "../domain/Bot.js"
+import {
+  type Chat,
+  chatCursor,
+  ChatNotFound,
+  type ChatPage,
+  type ChatType,
+  decodeChatCursor,
+  HistoryDisabled
+} from "../domain/Chat.js"
+import { InvalidInput, type StorageError } from "../domain/Errors.js"
+import { type BotScope, includes } from "../domain/Scope.js"
+import { nowSeconds } from "../internal/Time.js"
+import { BotStore } from "../stores/BotStore.js"
+import { ChatStore } from "../stores/ChatStore.js"
+
+/** A request for a page of chats. */
+export interface ChatListRequest {
+  /** One bot; without it, every bot in scope that keeps history. */
+  readonly bot_id?: number | undefined
+  /** Text the title, username or names contain, in any case. */
+  readonly q?: string | undefined
+  readonly type?: ChatType | undefined
+  readonly unread?: boolean | undefined
+  readonly limit: number
+  /** `next_cursor` of the previous page. */
+  readonly cursor?: string | undefined
+}
+
+/** The chats of bots that keep history: lists, read marks, refreshes from Telegram. */
+export interface ChatsService {
+  /**
+   * A page of chats, newest activity first. With `bot_id`, that bot's (it must exist and keep history);
+   * without, those of every bot in `scope` that keeps history (others are skipped).
+   */
+  readonly list: (
+    request: ChatListRequest,
+    scope: BotScope
+  ) => Effect.Effect<ChatPage, BotNotFound | HistoryDisabled | InvalidInput | StorageError>
+  /** One chat of a bot that keeps history. */
+  readonly get: (
+    botId: number,
+    chatId: number
+  ) => Effect.Effect<Chat, BotNotFound | HistoryDisabled | ChatNotFound | StorageError>
+  /** One chat as the API shows it, without checks; `None` when unknown (for event streams). */
+  readonly find: (botId: number, chatId: number) => Effect.Effect<Option.Option<Chat>, StorageError>
+  /** Marks everything in the chat up to now read (shared by all operators); the chat afterwards. */
+  readonly read: (
+    botId: number,
+    chatId: number
+  ) => Effect.Effect<Chat, BotNotFound | HistoryDisabled | ChatNotFound | StorageError>
+  /** Asks Telegram for the chat's names and member count (getChat, getChatMemberCount); the chat afterwards. */
+  readonly refresh: (
+    botId: number,
+    chatId: number
+  ) => Effect.Effect<
+    Chat,
+    | BotNotFound
+    | BotDisabled
+    | HistoryDisabled
+    | ChatNotFound
+    | TelegramError.TelegramApiError
+    | TelegramError.TelegramTransportError
+    | StorageError
+  >
+}
+
+/** The chats of bots that keep history. */
+export class Chats extends Context.Tag("@botrelay/core/Chats")<Chats, ChatsService>() {}
+
+const decodeChat = Schema.decodeUnknownEither(BotApi.Chat)
+
+/** The bot, when it exists and keeps history. */
+export const historyBot = (
+  botStore: BotStore["Type"],
+  botId: number
+): Effect.Effect<StoredBot, BotNotFound | HistoryDisabled | StorageError> =>
+  Effect.flatMap(botStore.findBot(botId), (found): Effect.Effect<StoredBot, BotNotFound | HistoryDisabled> => {
+    if (Option.isNone(found)) return Effect.fail(new BotNotFound({ id: botId }))
+    return found.value.manage_enabled ? Effect.succeed(found.value) : Effect.fail(new HistoryDisabled({ bot_id: botId }))
+  })
+
+/** The bots a request covers: the one it names (checked), else every bot in scope that keeps history. */
+export const botsOf = (
+  botStore: BotStore["Type"],
+  chatStore: ChatStore["Type"],
+  botId: number | undefined,
+  scope: BotScope
+): Effect.Effect<ReadonlyArray<number>, BotNotFound | HistoryDisabled | StorageError> =>
+  botId !== undefined
+    ? Effect.as(historyBot(botStore, botId), [botId])
+    : Effect.map(chatStore.historyBotIds, (ids) => ids.filter((id) => includes(scope, id)))
+
+/** Builds the service on the stores and `TelegramClient` the host provides. */
+export const make: Effect.Effect<ChatsService, never, BotStore | ChatStore | TelegramClient.TelegramClient> = Effect
+  .gen(function*() {
+    const botStore = yield* BotStore
+    const chatStore = yield* ChatStore
+    const telegram = yield* TelegramClient.TelegramClient
+
+    const existing = (botId: number, chatId: number) =>
+      chatStore.findChat(botId, chatId).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new ChatNotFound({ bot_id: botId, chat_id: chatId })),
+          onSome: Effect.succeed
+        }))
+      )
+
+    const get = (botId: number, chatId: number) =>
+      historyBot(botStore, botId).pipe(Effect.zipRight(existing(botId, chatId)))
+
+    return Chats.of({
+      list: (request, scope) =>
+        Effect.gen(function*() {
+          const after = request.cursor === undefined ? undefined : decodeChatCursor(request.cursor)
+          if (after !== undefined && Either.isLeft(after)) return yield* Effect.fail(InvalidInput.field("cursor", after.left))
+          const botIds = yield* botsOf(botStore, chatStore, request.bot_id, scope)
+          const found = yield* chatStore.listChats({
+            bot_ids: botIds,
+            q: request.q,
+            type: request.type,
+            unread: request.unread,
+            limit: request.limit + 1,
+            after: after?.right
+          })
+          const items = found.slice(0, request.limit)
+          return {
+            items,
+            next_cursor: found.length > request.limit ? chatCursor(items[items.length - 1]!) : null
+          }
+        }).pipe(Effect.withSpan("Chats.list")),
+
+      get,
+
+      find: (botId, chatId) => chatStore.findChat(botId, chatId),
+
+      read: (botId, chatId) =>
+        get(botId, chatId).pipe(
+          Effect.zipRight(nowSeconds),
+          Effect.flatMap((now) => chatStore.markRead(botId, chatId, now)),
+          Effect.zipRight(existing(botId, chatId)),
+          Effect.withSpan("Chats.read", { attributes: { bot_id: botId } })
+        ),
+
+      refresh: (botId, chatId) =>
+        Effect.gen(function*() {
+          const bot = yield* historyBot(botStore, botId)
+          if (bot.disabled) return yield* Effect.fail(new BotDisabled({ id: botId }))
+          const chat = yield* existing(botId, chatId)
+          const info = decodeChat(yield* telegram.call(bot.token, "getChat", { chat_id: chatId }))
+          const count = yield* telegram.call(bot.token, "getChatMemberCount", { chat_id: chatId })
+          const names = Either.isRight(info) ? info.right : chat
+          yield* chatStore.updateChat(botId, chatId, {
+            title: names.title ?? "",
+            username: names.username ?? "",
+            first_name: names.first_name ?? "",
+            last_name: names.last_name ?? "",
+            member_count: typeof count === "number" && Number.isSafeInteger(count) ? count : chat.member_count
+          })
+          return yield* existing(botId, chatId)
+        }).pipe(Effect.withSpan("Chats.refresh", { attributes: { bot_id: botId } }))
+    })
+  })
+
+/** The service on the stores and `TelegramClient` the host provides. */
+export const layer: Layer.Layer<Chats, never, BotStore | ChatStore | TelegramClient.TelegramClient> = Layer.effect(
+  Chats,
+  make
+)

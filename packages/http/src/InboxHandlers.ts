@@ -1,0 +1,75 @@
+import { HttpApiBuilder, type HttpApiGroup } from "@effect/platform"
+import {
+  type ApiKey,
+  type ApiKeys,
+  type Chat,
+  Chats,
+  People,
+  type Person,
+  type Scope,
+  Statistics
+} from "@botrelay/core"
+import { Effect, Layer } from "effect"
+import { Api, CurrentKey } from "./Api.js"
+import { orDomain, requireBot } from "./Access.js"
+import * as ApiError from "./ApiError.js"
+import { AuthorizationLive } from "./Handlers.js"
+
+/** The failures of the inbox services. */
+type InboxError = ApiError.ApiError | ApiError.DomainError | Chat.ChatNotFound | Chat.HistoryDisabled | Person.PersonNotFound
+
+/** Translates the inbox's own failures, and the others as every handler does. */
+const orInbox = (e: InboxError): Effect.Effect<never, ApiError.ApiError> => {
+  switch (e._tag) {
+    case "ChatNotFound":
+      return Effect.fail(new ApiError.NotFound({ error: e.message, code: "chat_not_found" }))
+    case "PersonNotFound":
+      return Effect.fail(new ApiError.NotFound({ error: e.message, code: "person_not_found" }))
+    case "HistoryDisabled":
+      return Effect.fail(new ApiError.Conflict({ error: e.message, code: "history_disabled" }))
+    default:
+      return orDomain(e)
+  }
+}
+
+/** The bots a key sees: every bot for admins, its own for operators. */
+const scopeOf = (key: ApiKey.ApiKey): Scope.BotScope => key.role === "admin" ? "all" : key.bot_ids
+
+/** Runs `f` with the key's scope once it may act on `botId` (when given); failures become API errors. */
+const inScope = <A, R>(
+  botId: number | undefined,
+  f: (scope: Scope.BotScope) => Effect.Effect<A, InboxError, R>
+) =>
+  (botId === undefined ? Effect.void : requireBot(botId)).pipe(
+    Effect.zipRight(CurrentKey),
+    Effect.flatMap((key) => f(scopeOf(key))),
+    Effect.catchAll(orInbox)
+  )
+
+const ChatsLive = HttpApiBuilder.group(Api, "chats", (handlers) =>
+  Effect.map(Chats.Chats, (chats) =>
+    handlers
+      .handle("list", ({ urlParams }) => inScope(urlParams.bot_id, (scope) => chats.list(urlParams, scope)))
+      .handle("get", ({ urlParams }) => inScope(urlParams.bot_id, () => chats.get(urlParams.bot_id, urlParams.chat_id)))
+      .handle("read", ({ payload }) => inScope(payload.bot_id, () => chats.read(payload.bot_id, payload.chat_id)))
+      .handle("refresh", ({ payload }) =>
+        inScope(payload.bot_id, () => chats.refresh(payload.bot_id, payload.chat_id)))))
+
+const PeopleLive = HttpApiBuilder.group(Api, "people", (handlers) =>
+  Effect.map(People.People, (people) =>
+    handlers
+      .handle("list", ({ urlParams }) => inScope(urlParams.bot_id, (scope) => people.list(urlParams, scope)))
+      .handle("get", ({ urlParams }) => inScope(undefined, (scope) => people.get(urlParams.user_id, scope)))))
+
+const StatsLive = HttpApiBuilder.group(Api, "stats", (handlers) =>
+  Effect.map(Statistics.Statistics, (statistics) =>
+    handlers.handle("get", ({ urlParams }) => inScope(urlParams.bot_id, (scope) => statistics.get(urlParams, scope)))))
+
+/** The handlers of chats, people and stats, on the core services. */
+export const layer: Layer.Layer<
+  | HttpApiGroup.ApiGroup<"botrelay", "chats">
+  | HttpApiGroup.ApiGroup<"botrelay", "people">
+  | HttpApiGroup.ApiGroup<"botrelay", "stats">,
+  never,
+  Chats.Chats | People.People | Statistics.Statistics | ApiKeys.ApiKeys
+> = Layer.mergeAll(ChatsLive, PeopleLive, StatsLive).pipe(Layer.provide(AuthorizationLive))

@@ -1,0 +1,115 @@
+import { Chat, type ChatStore, type ChatTag, Sighting } from "@botrelay/core"
+import { ChatQueries, TagQueries } from "@botrelay/sql"
+import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
+
+const writes = compileAll({
+  upsertChatInfo: ChatQueries.upsertChatInfo,
+  upsertPerson: ChatQueries.upsertPerson,
+  upsertMember: ChatQueries.upsertMember,
+  deleteMember: ChatQueries.deleteMember,
+  markRead: ChatQueries.markRead
+})
+
+const queries = compileAll({
+  markRead: ChatQueries.markRead,
+  findChat: ChatQueries.findChat,
+  updateInfo: ChatQueries.updateInfo,
+  historyBotIds: ChatQueries.historyBotIds
+})
+
+/**
+ * Writes sightings (see `ChatStore.recordSightings`) on prepared statements, folded into one write per
+ * bot; the caller runs it in a transaction, after the messages written with them.
+ */
+export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sighting.Sighting>) => void => {
+  const hot = c.prepareAll(writes)
+
+  /** Moves a group's history, members, tags, read mark and counts to the supergroup it became. */
+  const move = (botId: number, from: number, to: number) => {
+    if (from === to || from === 0 || to === 0) return
+    const old = c.all(ChatQueries.chatRow(db, botId, from))[0]
+    c.run(ChatQueries.insertMovedChat(db, botId, to, Chat.typeOfId(to), old?.title ?? "", old?.search ?? ""))
+    if (old !== undefined) {
+      c.run(ChatQueries.carryOver(db, old.title, old.search, old.read_at, old.member_count, botId, to))
+    } else {
+      c.run(ChatQueries.insertMovedChat(db, botId, from, Chat.typeOfId(from), "", ""))
+    }
+    c.run(ChatQueries.dropMovedAgain(db, botId, to, from))
+    c.run(ChatQueries.moveMessages(db, to, botId, from))
+    c.run(ChatQueries.copyMembers(db, to, botId, from))
+    c.run(ChatQueries.deleteMembers(db, botId, from))
+    c.run(ChatQueries.dropDuplicateTags(db, botId, from, to))
+    c.run(ChatQueries.moveTags(db, to, botId, from))
+    c.run(ChatQueries.recount(db, botId, to))
+    c.run(ChatQueries.deleteChatDays(db, botId, from))
+    c.run(ChatQueries.deleteChatDays(db, botId, to))
+    c.run(ChatQueries.countChatDays(db, botId, to))
+    c.run(ChatQueries.markMoved(db, to, botId, from))
+  }
+
+  return (sightings) => {
+    for (const f of Sighting.fold(sightings)) {
+      const botId = f.bot_id
+      for (const chat of f.chats) hot.upsertChatInfo.run(...ChatQueries.chatInfoParameters(botId, chat))
+      for (const person of f.people) hot.upsertPerson.run(...ChatQueries.personParameters(botId, person))
+      for (const m of f.members) hot.upsertMember.run(botId, m.chat_id, m.user_id, m.date)
+      for (const l of f.left) hot.deleteMember.run(botId, l.chat_id, l.user_id, l.date)
+      for (const s of f.states) c.run(ChatQueries.setState(db, s.state, botId, s.chat_id))
+      for (const r of f.reads) hot.markRead.run(r.at, r.at, botId, r.chat_id)
+      for (const m of f.migrations) move(botId, m.from_chat_id, m.to_chat_id)
+    }
+  }
+}
+
+/** The `ChatStore` on SQLite. */
+export const make = (c: Connection): ChatStore.ChatStoreService => {
+  const hot = c.prepareAll(queries)
+  const writeSightings = sightingWriter(c)
+
+  /** The chats of rows, with the tags of their private chats' users. */
+  const withTags = (rows: ReadonlyArray<ChatQueries.ChatRow>): Array<Chat.Chat> => {
+    const privates = rows.filter((r) => r.type === "private")
+    const tags = new Map<string, Array<ChatTag.Tag>>()
+    if (privates.length > 0) {
+      const found = c.all(ChatQueries.privateChatTags(
+        db,
+        [...new Set(privates.map((r) => r.bot_id))],
+        [...new Set(privates.map((r) => r.chat_id))]
+      ))
+      for (const row of found) {
+        const key = `${row.bot_id}/${row.chat_id}`
+        const list = tags.get(key)
+        if (list === undefined) tags.set(key, [TagQueries.toTag(row)])
+        else list.push(TagQueries.toTag(row))
+      }
+    }
+    return rows.map((r) => ChatQueries.toChat(r, tags.get(`${r.bot_id}/${r.chat_id}`) ?? []))
+  }
+
+  return {
+    recordSightings: (sightings) => c.groupCommit("recordSightings", () => writeSightings(sightings)),
+
+    listChats: (query) =>
+      attempt("listChats", () => query.bot_ids.length === 0 ? [] : withTags(c.all(ChatQueries.listChats(db, query)))),
+
+    findChat: (botId, chatId) =>
+      attempt("findChat", () => first(hot.findChat.all(botId, chatId), (row) => withTags([row])[0]!)),
+
+    markRead: (botId, chatId, at) => attempt("markRead", () => hot.markRead.run(at, at, botId, chatId) > 0),
+
+    updateChat: (botId, chatId, info) =>
+      attempt("updateChat", () =>
+        hot.updateInfo.run(
+          info.title,
+          info.username,
+          info.first_name,
+          info.last_name,
+          ChatQueries.searchText(info.title, info.username, info.first_name, info.last_name),
+          info.member_count,
+          botId,
+          chatId
+        ) > 0),
+
+    historyBotIds: attempt("historyBotIds", () => hot.historyBotIds.all().map((r) => r.id))
+  }
+}
