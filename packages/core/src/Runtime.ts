@@ -106,7 +106,7 @@ export const layer = (
     Health.layer
   ).pipe(
     Layer.provideMerge(Supervisor.layer(options)),
-    Layer.provideMerge(EventLog.layer({ ...EventLog.defaults, ...config.events })),
+    Layer.provideMerge(EventLog.layer({ ...EventLog.defaults, ...config.events }).pipe(Layer.provide(Chats.views))),
     Layer.provideMerge(Inbox.layer),
     Layer.provideMerge(SentMessages.layer),
     Layer.provideMerge(LlmRouter.layer),

@@ -172,7 +172,17 @@ describe("GET /api/events", () => {
       }
     })
     const chat = await sse.next((e) => e.event === "chat" && e.id > message.id)
-    assert.deepStrictEqual(chat.data, { type: "chat", bot_id: botId, chat_id: user.id })
+    assert.deepInclude(chat.data, { type: "chat", bot_id: botId, chat_id: user.id })
+    assert.deepInclude(chat.data.chat, {
+      bot_id: botId,
+      chat_id: user.id,
+      type: "private",
+      first_name: "Ann",
+      username: "ann",
+      unread_count: 1,
+      message_count: 1
+    })
+    assert.strictEqual(chat.data.chat.last_message.text, "hello there")
     const ids = sse.events().map((e) => e.id)
     assert.deepStrictEqual(ids, [...ids].sort((a, b) => a - b))
     assert.isTrue(ids.every((id) => Number.isSafeInteger(id) && id > 0))

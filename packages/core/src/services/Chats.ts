@@ -15,6 +15,7 @@ import { InvalidInput, type StorageError } from "../domain/Errors.js"
 import { type BotScope, includes } from "../domain/Scope.js"
 import { nowSeconds } from "../internal/Time.js"
 import { BotStore } from "../stores/BotStore.js"
+import { ChatViews } from "../runtime/EventLog.js"
 import { ChatStore } from "../stores/ChatStore.js"
 
 /** A request for a page of chats. */
@@ -169,4 +170,14 @@ export const make: Effect.Effect<ChatsService, never, BotStore | ChatStore | Tel
 export const layer: Layer.Layer<Chats, never, BotStore | ChatStore | TelegramClient.TelegramClient> = Layer.effect(
   Chats,
   make
+)
+
+/** `chat` events of the event log carry the Chat resource, read from the `ChatStore`. */
+export const views: Layer.Layer<ChatViews, never, ChatStore> = Layer.effect(
+  ChatViews,
+  Effect.map(ChatStore, (store) => (botId: number, chatId: number) =>
+    store.findChat(botId, chatId).pipe(
+      Effect.map(Option.map((chat): unknown => chat)),
+      Effect.orElseSucceed(() => Option.none())
+    ))
 )
