@@ -6,9 +6,12 @@ export * as CallParams from "./domain/CallParams.js"
 export * as ChatTag from "./domain/ChatTag.js"
 export * as Delivery from "./domain/Delivery.js"
 export * as Errors from "./domain/Errors.js"
+export * as Highlight from "./domain/Highlight.js"
 export * as Message from "./domain/Message.js"
 export * as Route from "./domain/Route.js"
 export * as RouteSend from "./domain/RouteSend.js"
+export * as SearchPage from "./domain/SearchPage.js"
+export * as SearchQuery from "./domain/SearchQuery.js"
 
 // stores
 export * as BotStore from "./stores/BotStore.js"
