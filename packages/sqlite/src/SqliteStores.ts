@@ -9,6 +9,7 @@ import {
   MessageStore,
   OutboxStore,
   RouteStore,
+  SearchStore,
   SettingsStore,
   StoreHealth,
   TagStore
@@ -26,6 +27,7 @@ import * as SqliteMappingStore from "./SqliteMappingStore.js"
 import * as SqliteMessageStore from "./SqliteMessageStore.js"
 import * as SqliteOutboxStore from "./SqliteOutboxStore.js"
 import * as SqliteRouteStore from "./SqliteRouteStore.js"
+import * as SqliteSearchStore from "./SqliteSearchStore.js"
 import * as SqliteSettingsStore from "./SqliteSettingsStore.js"
 import * as SqliteTagStore from "./SqliteTagStore.js"
 
@@ -54,6 +56,7 @@ export const make = (
       Context.add(RouteStore.RouteStore, SqliteRouteStore.make(c)),
       Context.add(MappingStore.MappingStore, SqliteMappingStore.make(c)),
       Context.add(MessageStore.MessageStore, SqliteMessageStore.make(c)),
+      Context.add(SearchStore.SearchStore, SqliteSearchStore.make(c)),
       Context.add(TagStore.TagStore, SqliteTagStore.make(c)),
       Context.add(KeyStore.KeyStore, SqliteKeyStore.make(c)),
       Context.add(SettingsStore.SettingsStore, SqliteSettingsStore.make(c)),

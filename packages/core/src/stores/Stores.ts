@@ -6,6 +6,7 @@ import type { MappingStore } from "./MappingStore.js"
 import type { MessageStore } from "./MessageStore.js"
 import type { OutboxStore } from "./OutboxStore.js"
 import type { RouteStore } from "./RouteStore.js"
+import type { SearchStore } from "./SearchStore.js"
 import type { SettingsStore } from "./SettingsStore.js"
 import type { StoreHealth } from "./StoreHealth.js"
 import type { TagStore } from "./TagStore.js"
@@ -20,6 +21,7 @@ export type Stores =
   | RouteStore
   | MappingStore
   | MessageStore
+  | SearchStore
   | TagStore
   | KeyStore
   | SettingsStore
