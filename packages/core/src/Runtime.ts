@@ -13,6 +13,7 @@ import * as LlmSettings from "./runtime/LlmSettings.js"
 import * as LongPoll from "./runtime/LongPoll.js"
 import * as Messages from "./services/Messages.js"
 import * as Routes from "./services/Routes.js"
+import * as Search from "./services/Search.js"
 import * as SentMessages from "./runtime/SentMessages.js"
 import type { Stores } from "./stores/Stores.js"
 import * as Supervisor from "./runtime/Supervisor.js"
@@ -52,6 +53,7 @@ export type Services =
   | Routes.Routes
   | Messages.Messages
   | Tags.Tags
+  | Search.Search
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | Webhooks.Webhooks
@@ -81,6 +83,7 @@ export const layer = (
     Routes.layer,
     Messages.layer,
     Tags.layer,
+    Search.layer,
     ApiKeys.layer,
     Deliveries.layer,
     Webhooks.layer,

@@ -35,6 +35,7 @@ export * as Deliveries from "./services/Deliveries.js"
 export * as Health from "./services/Health.js"
 export * as Messages from "./services/Messages.js"
 export * as Routes from "./services/Routes.js"
+export * as Search from "./services/Search.js"
 export * as Tags from "./services/Tags.js"
 export * as Webhooks from "./services/Webhooks.js"
 
