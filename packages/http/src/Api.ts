@@ -10,6 +10,7 @@ import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend
 import { BotApi } from "@botrelay/telegram"
 import { Context, Schema } from "effect"
 import * as ApiError from "./ApiError.js"
+import { SearchGroup } from "./SearchApi.js"
 
 /** The API key that authorised the current request. */
 export class CurrentKey extends Context.Tag("@botrelay/http/CurrentKey")<CurrentKey, ApiKey.ApiKey>() {}
@@ -270,6 +271,7 @@ export class Api extends HttpApi.make("botrelay")
   .add(UpdatesGroup)
   .add(ApiKeysGroup)
   .add(LlmGroup)
+  .add(SearchGroup.middleware(Authorization))
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)
   .addError(ApiError.Forbidden)

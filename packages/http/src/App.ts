@@ -19,6 +19,7 @@ import type {
   LongPoll,
   Messages,
   Routes,
+  Search,
   SentMessages,
   Tags,
   Webhooks
@@ -175,6 +176,7 @@ export const layer: Layer.Layer<
   | Routes.Routes
   | Messages.Messages
   | Tags.Tags
+  | Search.Search
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | LlmSettings.LlmSettings

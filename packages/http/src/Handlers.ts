@@ -5,6 +5,7 @@ import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Api, Authorization, CurrentKey } from "./Api.js"
 import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
 import * as ApiError from "./ApiError.js"
+import * as Search from "./Search.js"
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
@@ -199,7 +200,8 @@ export const layer = Layer.mergeAll(
   TagsLive,
   UpdatesLive,
   ApiKeysLive,
-  LlmLive
+  LlmLive,
+  Search.SearchLive
 ).pipe(
   Layer.provide(AuthorizationLive)
 )
