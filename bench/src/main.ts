@@ -4,9 +4,9 @@
  * proxy suite (/tgapi overhead, long-poll latency and the fast path on vs off, see proxy.ts), then the routing suite (the pipeline's
  * load with and without 1,000 keyword routes, see routing.ts), then the regex suite (route regexes on hostile
  * messages, in process, see regex.ts), then the http suite (the outbound HTTP client, Http1Client, against
- * undici, see http.ts).
+ * undici, see http.ts), then the search suite (full-text search over a million messages, see search.ts).
  *
- * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http or all; default all; `fastpath` runs only the proxy
+ * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search or all; default all; `fastpath` runs only the proxy
  * suite's fast path comparison), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
@@ -18,6 +18,7 @@ import { runPipeline } from "./pipeline.js"
 import { runFastPath, runProxy } from "./proxy.js"
 import { runRegex } from "./regex.js"
 import { runRouting } from "./routing.js"
+import { runSearch } from "./search.js"
 import { children, isRunning, stop } from "./processes.js"
 
 const suites: Record<string, () => Promise<void>> = {
@@ -26,7 +27,8 @@ const suites: Record<string, () => Promise<void>> = {
   proxy: runProxy,
   routing: runRouting,
   regex: runRegex,
-  http: runHttp
+  http: runHttp,
+  search: runSearch
 }
 
 /** Parts of a suite that can run alone; `all` leaves them to their suite. */
@@ -54,7 +56,7 @@ process.once("exit", () => {
 })
 
 if (names.some((name) => run(name) === undefined)) {
-  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, fastpath, all; got "${chosen}"\n`)
+  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, search, fastpath, all; got "${chosen}"\n`)
   process.exitCode = 2
 } else {
   for (const name of names) {
