@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { orDomain, requireBot } from "./Access.js"
 import { Api, CurrentKey } from "./Api.js"
 
-/** The core service the handler calls. */
+/** The core service the handler calls; re-exported so that the type of `Handlers.layer` can name it. */
 export { Search } from "@botrelay/core"
 
 /**

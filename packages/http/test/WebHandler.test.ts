@@ -89,6 +89,7 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/routes/delete",
       "/api/routes/sends",
       "/api/routes/update",
+      "/api/search",
       "/api/tags",
       "/api/tags/add",
       "/api/tags/remove",
@@ -98,6 +99,7 @@ describe("the API as a web handler on in-memory storage", () => {
     assert.deepStrictEqual([...notFound.required].sort(), ["code", "error"])
     assert.notProperty(notFound.properties, "_tag")
     assert.property(spec.components.securitySchemes, "bearer")
+    assert.deepStrictEqual(spec.paths["/api/search"].get.security, spec.paths["/api/messages"].get.security)
     assert.notProperty(spec.components.schemas, "HttpApiDecodeError")
     assert.notInclude(JSON.stringify(spec.paths), "HttpApiDecodeError")
   })
