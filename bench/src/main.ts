@@ -4,10 +4,10 @@
  * proxy suite (/tgapi overhead, long-poll latency and the fast path on vs off, see proxy.ts), then the routing suite (the pipeline's
  * load with and without 1,000 keyword routes, see routing.ts), then the regex suite (route regexes on hostile
  * messages, in process, see regex.ts), then the http suite (the outbound HTTP client, Http1Client, against
- * undici, see http.ts), then the inbox suite (chats, search and live events over a million stored messages,
- * see inbox.ts).
+ * undici, see http.ts), then the search suite (full-text search over a million messages, see search.ts), then
+ * the inbox suite (chats, search, stats and live events over a million stored messages, see inbox.ts).
  *
- * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, inbox or all; default all; `fastpath` runs only the proxy
+ * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox or all; default all; `fastpath` runs only the proxy
  * suite's fast path comparison), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
@@ -20,6 +20,7 @@ import { runPipeline } from "./pipeline.js"
 import { runFastPath, runProxy } from "./proxy.js"
 import { runRegex } from "./regex.js"
 import { runRouting } from "./routing.js"
+import { runSearch } from "./search.js"
 import { children, isRunning, stop } from "./processes.js"
 
 const suites: Record<string, () => Promise<void>> = {
@@ -29,6 +30,7 @@ const suites: Record<string, () => Promise<void>> = {
   routing: runRouting,
   regex: runRegex,
   http: runHttp,
+  search: runSearch,
   inbox: runInbox
 }
 
@@ -57,7 +59,7 @@ process.once("exit", () => {
 })
 
 if (names.some((name) => run(name) === undefined)) {
-  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, inbox, fastpath, all; got "${chosen}"\n`)
+  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, search, inbox, fastpath, all; got "${chosen}"\n`)
   process.exitCode = 2
 } else {
   for (const name of names) {

@@ -18,6 +18,7 @@ import * as MediaFiles from "./services/MediaFiles.js"
 import * as Messages from "./services/Messages.js"
 import * as People from "./services/People.js"
 import * as Routes from "./services/Routes.js"
+import * as Search from "./services/Search.js"
 import * as SentMessages from "./runtime/SentMessages.js"
 import * as Statistics from "./services/Statistics.js"
 import type { Stores } from "./stores/Stores.js"
@@ -65,6 +66,7 @@ export type Services =
   | Chats.Chats
   | People.People
   | Statistics.Statistics
+  | Search.Search
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | Webhooks.Webhooks
@@ -100,6 +102,7 @@ export const layer = (
     Chats.layer,
     People.layer,
     Statistics.layer,
+    Search.layer,
     ApiKeys.layer,
     Deliveries.layer,
     Webhooks.layer,

@@ -15,6 +15,7 @@ import { MediaGroup } from "./MediaGroup.js"
 import { MessageActionsGroup } from "./MessageActionsGroup.js"
 import { EventsGroup } from "./EventsApi.js"
 import { ChatsGroup, PeopleGroup, StatsGroup } from "./InboxApi.js"
+import { SearchGroup } from "./SearchApi.js"
 
 /** The API key that authorised the current request. */
 export class CurrentKey extends Context.Tag("@botrelay/http/CurrentKey")<CurrentKey, ApiKey.ApiKey>() {}
@@ -282,6 +283,7 @@ export class Api extends HttpApi.make("botrelay")
   .add(ChatsGroup.middleware(Authorization))
   .add(PeopleGroup.middleware(Authorization))
   .add(StatsGroup.middleware(Authorization))
+  .add(SearchGroup.middleware(Authorization))
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)
   .addError(ApiError.Forbidden)

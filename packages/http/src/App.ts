@@ -24,6 +24,7 @@ import type {
   Messages,
   People,
   Routes,
+  Search,
   SentMessages,
   Statistics,
   Tags,
@@ -189,6 +190,7 @@ export const layer: Layer.Layer<
   | Chats.Chats
   | People.People
   | Statistics.Statistics
+  | Search.Search
   | ApiKeys.ApiKeys
   | Deliveries.Deliveries
   | EventLog.EventLog

@@ -11,6 +11,7 @@ import * as ChatAdminLive from "./ChatAdminLive.js"
 import * as MediaLive from "./MediaLive.js"
 import * as MessageActionsLive from "./MessageActionsLive.js"
 import * as LiveEvents from "./LiveEvents.js"
+import * as Search from "./Search.js"
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
@@ -209,7 +210,8 @@ export const layer = Layer.mergeAll(
   MessageActionsLive.layer,
   ChatAdminLive.layer,
   MediaLive.layer,
-  LiveEvents.layer
+  LiveEvents.layer,
+  Search.SearchLive
 ).pipe(
   Layer.provide(AuthorizationLive)
 )

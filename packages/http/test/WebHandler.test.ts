@@ -125,6 +125,7 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/routes/delete",
       "/api/routes/sends",
       "/api/routes/update",
+      "/api/search",
       "/api/stats",
       "/api/tags",
       "/api/tags/add",
@@ -135,6 +136,7 @@ describe("the API as a web handler on in-memory storage", () => {
     assert.deepStrictEqual([...notFound.required].sort(), ["code", "error"])
     assert.notProperty(notFound.properties, "_tag")
     assert.property(spec.components.securitySchemes, "bearer")
+    assert.deepStrictEqual(spec.paths["/api/search"].get.security, spec.paths["/api/messages"].get.security)
     assert.notProperty(spec.components.schemas, "HttpApiDecodeError")
     assert.notInclude(JSON.stringify(spec.paths), "HttpApiDecodeError")
     const sendMedia = spec.paths["/api/messages/send-media"].post.requestBody.content

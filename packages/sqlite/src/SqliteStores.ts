@@ -12,6 +12,7 @@ import {
   OutboxStore,
   PeopleStore,
   RouteStore,
+  SearchStore,
   SettingsStore,
   StatsStore,
   StoreHealth,
@@ -33,6 +34,7 @@ import * as SqliteMessageStore from "./SqliteMessageStore.js"
 import * as SqliteOutboxStore from "./SqliteOutboxStore.js"
 import * as SqlitePeopleStore from "./SqlitePeopleStore.js"
 import * as SqliteRouteStore from "./SqliteRouteStore.js"
+import * as SqliteSearchStore from "./SqliteSearchStore.js"
 import * as SqliteSettingsStore from "./SqliteSettingsStore.js"
 import * as SqliteStatsStore from "./SqliteStatsStore.js"
 import * as SqliteTagStore from "./SqliteTagStore.js"
@@ -62,6 +64,7 @@ export const make = (
       Context.add(RouteStore.RouteStore, SqliteRouteStore.make(c)),
       Context.add(MappingStore.MappingStore, SqliteMappingStore.make(c)),
       Context.add(MessageStore.MessageStore, SqliteMessageStore.make(c)),
+      Context.add(SearchStore.SearchStore, SqliteSearchStore.make(c)),
       Context.add(TagStore.TagStore, SqliteTagStore.make(c)),
       Context.add(KeyStore.KeyStore, SqliteKeyStore.make(c)),
       Context.add(SettingsStore.SettingsStore, SqliteSettingsStore.make(c)),

@@ -7,6 +7,7 @@ import type {
   MessageStore,
   OutboxStore,
   RouteStore,
+  SearchStore,
   SettingsStore,
   StoreHealth,
   TagStore
@@ -20,6 +21,7 @@ export type AllStores =
   & RouteStore.RouteStoreService
   & MappingStore.MappingStoreService
   & MessageStore.MessageStoreService
+  & SearchStore.SearchStoreService
   & TagStore.TagStoreService
   & KeyStore.KeyStoreService
   & SettingsStore.SettingsStoreService

@@ -4,6 +4,7 @@ import type { Layer } from "effect"
 import { bots } from "./storage/Bots.js"
 import { routes } from "./storage/Routes.js"
 import { messages } from "./storage/Messages.js"
+import { search } from "./storage/Search.js"
 import { tags } from "./storage/Tags.js"
 import { apiKeys } from "./storage/Keys.js"
 import { inbox } from "./storage/Inbox.js"
@@ -31,6 +32,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     bots(run)
     routes(run)
     messages(run)
+    search(run)
     tags(run)
     apiKeys(run)
     inbox(run)

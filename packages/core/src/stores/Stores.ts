@@ -9,6 +9,7 @@ import type { MessageStore } from "./MessageStore.js"
 import type { OutboxStore } from "./OutboxStore.js"
 import type { PeopleStore } from "./PeopleStore.js"
 import type { RouteStore } from "./RouteStore.js"
+import type { SearchStore } from "./SearchStore.js"
 import type { SettingsStore } from "./SettingsStore.js"
 import type { StatsStore } from "./StatsStore.js"
 import type { StoreHealth } from "./StoreHealth.js"
@@ -24,6 +25,7 @@ export type Stores =
   | RouteStore
   | MappingStore
   | MessageStore
+  | SearchStore
   | TagStore
   | KeyStore
   | SettingsStore

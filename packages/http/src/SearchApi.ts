@@ -1,0 +1,53 @@
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { SearchPage } from "@botrelay/core"
+import { Schema } from "effect"
+
+const IdParam = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.positive(),
+  Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER)
+)
+
+const SignedIdParam = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.between(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
+)
+
+const UnixTime = (name: string) =>
+  Schema.NumberFromString.pipe(
+    Schema.int(),
+    Schema.between(0, Number.MAX_SAFE_INTEGER, { message: () => `${name} must be a Unix time in whole seconds` })
+  )
+
+/**
+ * Query of `GET /api/search`: `q` (the query language of `SearchQuery`), the filters, and a page (`limit`, `cursor`
+ * from the previous page's `next_cursor`). `q` and `cursor` are parsed by the search service, which names their
+ * problems.
+ */
+export const SearchParams = Schema.Struct({
+  q: Schema.optionalWith(Schema.String, { default: () => "" }),
+  bot_id: Schema.optionalWith(IdParam, { exact: true }),
+  chat_id: Schema.optionalWith(SignedIdParam, { exact: true }),
+  user_id: Schema.optionalWith(SignedIdParam, { exact: true }),
+  from: Schema.optionalWith(UnixTime("from"), { exact: true }),
+  to: Schema.optionalWith(UnixTime("to"), { exact: true }),
+  limit: Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int(),
+      Schema.between(1, SearchPage.maxLimit, {
+        message: () => `limit must be an integer from 1 to ${SearchPage.maxLimit}`
+      })
+    ),
+    { default: () => SearchPage.defaultLimit }
+  ),
+  cursor: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+/**
+ * Full-text search over stored messages, newest stored first, in the key's scope. The API adds its
+ * authorization middleware (`Api.ts`), which this module cannot import without a cycle.
+ */
+export class SearchGroup extends HttpApiGroup.make("search")
+  .add(HttpApiEndpoint.get("search", "/").setUrlParams(SearchParams).addSuccess(SearchPage.SearchPage))
+  .prefix("/search")
+{}
