@@ -1,4 +1,4 @@
-import { Chunk, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { Chunk, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Stream } from "effect"
 import type { Scope } from "effect"
 import { view } from "../domain/Bot.js"
 import type { Delivery } from "../domain/Delivery.js"
@@ -441,11 +441,12 @@ export const make = (
         const live = Stream.fromQueue(client.queue, { maxChunkSize: 64 }).pipe(
           Stream.filter((frame) => frame._tag === "Heartbeat" || frame.id > skip.upTo)
         )
-        const beats = Stream.fromSchedule(Schedule.spaced(options.heartbeat)).pipe(Stream.as(heartbeat))
-        return Stream.concat(
-          Stream.make(heartbeat),
-          Stream.merge(Stream.concat(replayed, live), beats, { haltStrategy: "left" })
+        yield* Effect.sleep(options.heartbeat).pipe(
+          Effect.zipRight(Effect.sync(() => Queue.unsafeOffer(client.queue, heartbeat))),
+          Effect.forever,
+          Effect.forkScoped
         )
+        return Stream.concat(Stream.make(heartbeat), Stream.concat(replayed, live))
       }))
 
     return EventLog.of({ stream, close, streams: () => clients.size })
