@@ -115,10 +115,18 @@ const seedInbox = async (filename: string, messages: number, chatCount: number):
   const busy = chats[4]!
   const database = new BetterSqlite3(filename)
   const started = performance.now()
+  const start = Math.floor(Date.now() / 1000) - messages * 3
   try {
     const insertChat = database.prepare(
-      `INSERT INTO botrelay_chats (bot_id, chat_id, type, title, username, first_name, last_name)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`
+      `INSERT INTO botrelay_chats (bot_id, chat_id, type, title, username, first_name, last_name, search)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+    )
+    const insertPerson = database.prepare(
+      `INSERT OR IGNORE INTO botrelay_people (bot_id, user_id, username, first_name, last_name, first_seen_at,
+        last_seen_at, search) VALUES (?, ?, ?, ?, '', ?, ?, ?)`
+    )
+    const insertMember = database.prepare(
+      `INSERT OR IGNORE INTO botrelay_chat_members (bot_id, chat_id, user_id, last_seen_at) VALUES (?, ?, ?, ?)`
     )
     const insertMessage = database.prepare(
       `INSERT INTO botrelay_messages (bot_id, chat_id, id, user_id, username, first_name, last_name, text, date,
@@ -128,10 +136,17 @@ const seedInbox = async (filename: string, messages: number, chatCount: number):
     database.transaction(() => {
       for (const chat of chats) {
         const first = chat.type === "private" ? chat.users[0]! : undefined
-        insertChat.run(chat.botId, chat.id, chat.type, chat.title, first?.username ?? "", first?.first_name ?? "", "")
+        const username = first?.username ?? ""
+        const firstName = first?.first_name ?? ""
+        insertChat.run(chat.botId, chat.id, chat.type, chat.title, username, firstName, "",
+          [chat.title, username, firstName].join("\n").toLowerCase())
+        for (const user of chat.users) {
+          insertPerson.run(chat.botId, user.id, user.username, user.first_name, start, start + messages * 3,
+            [user.username, user.first_name].join("\n").toLowerCase())
+          insertMember.run(chat.botId, chat.id, user.id, start + messages * 3)
+        }
       }
     })()
-    const start = Math.floor(Date.now() / 1000) - messages * 3
     const batch = 50_000
     for (let from = 0; from < messages; from += batch) {
       database.transaction(() => {
