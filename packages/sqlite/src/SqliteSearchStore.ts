@@ -69,6 +69,33 @@ const searchQuery = (search: SearchStore.MessageSearch) =>
 
 const isFts5Error = (cause: unknown) => cause instanceof Error && cause.message.startsWith("fts5:")
 
+/** How many messages one indexing step takes into the search index. */
+export const indexingStep = 5_000
+
+/**
+ * Takes the messages written since the last step into the search index (migration 0016), up to `limit`, in
+ * rowid order, in one transaction; returns how many rowids it advanced over, 0 when nothing was waiting.
+ */
+export const indexer = (c: Connection) => {
+  const reach = c.sqlite.prepare("SELECT indexed_upto FROM botrelay_search_state WHERE id = 1").raw(true)
+  const nextReach = c.sqlite.prepare(
+    "SELECT max(rowid) FROM (SELECT rowid FROM botrelay_messages WHERE rowid > ? ORDER BY rowid LIMIT ?)"
+  ).raw(true)
+  const index = c.sqlite.prepare(
+    "INSERT INTO botrelay_messages_fts (rowid, text, scope) SELECT message_rowid, text, scope " +
+      "FROM botrelay_messages_search WHERE message_rowid > ? AND message_rowid <= ?"
+  )
+  const advance = c.sqlite.prepare("UPDATE botrelay_search_state SET indexed_upto = ? WHERE id = 1")
+  return (limit: number): number => {
+    const from = (reach.all()[0] as [number])[0]
+    const to = (nextReach.all(from, limit)[0] as [number | null])[0]
+    if (to === null) return 0
+    index.run(from, to)
+    advance.run(to)
+    return to - from
+  }
+}
+
 /** The `SearchStore` on SQLite's FTS5 index of migration 0015. */
 export const make = (c: Connection): SearchStore.SearchStoreService => {
   const statements = new Map<string, SqliteStatement>()
@@ -81,10 +108,18 @@ export const make = (c: Connection): SearchStore.SearchStoreService => {
     return stmt
   }
 
+  const indexStep = indexer(c)
+  /** Every message written so far in the index, a step per transaction, through the group commit (so after writes queued before). */
+  const indexAll: Effect.Effect<void, Errors.StorageError> = c.groupCommit("indexSearch", () => indexStep(indexingStep)).pipe(
+    Effect.repeat({ while: (advanced) => advanced > 0 }),
+    Effect.asVoid
+  )
+
   return {
+    indexPending: c.groupCommit("indexSearch", () => indexStep(indexingStep)),
     searchMessages: (search) => {
       if (search.bot_ids !== undefined && search.bot_ids.length === 0) return Effect.succeed([])
-      return Effect.try({
+      return Effect.zipRight(indexAll, Effect.try({
         try: () => {
           const compiled = searchQuery(search).compile()
           const rows = statement(compiled.sql).all(...compiled.parameters) as Array<ReadonlyArray<any>>
@@ -97,7 +132,7 @@ export const make = (c: Connection): SearchStore.SearchStoreService => {
           isFts5Error(cause)
             ? Errors.InvalidInput.field("q", "q could not be searched: leave out special characters and try again")
             : new Errors.StorageError({ operation: "searchMessages", cause })
-      })
+      }))
     }
   }
 }

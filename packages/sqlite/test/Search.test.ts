@@ -137,6 +137,45 @@ describe("SQLite full-text search", () => {
       integrityCheck(host)
     }))
 
+  it.scoped("the index takes messages in batches; what it holds is kept in step at once, a reused rowid too", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const { host, database } = yield* recorded(file)
+      const storage = yield* open({ database })
+      const indexed = () => (host.prepare("SELECT count(*) AS n FROM botrelay_messages_fts_docsize").get() as { n: number }).n
+      const reach = () =>
+        (host.prepare("SELECT indexed_upto AS n FROM botrelay_search_state").get() as { n: number }).n
+      const bot = yield* storage.insertBot(botInput(1))
+      yield* storage.saveMessages([1, 2, 3].map((id) => message(bot.id, 10, id, `first words ${id}`)))
+      assert.deepStrictEqual([indexed(), reach()], [0, 0], "written, not yet indexed")
+      assert.strictEqual(yield* storage.indexPending, 3)
+      assert.strictEqual(yield* storage.indexPending, 0)
+      assert.deepStrictEqual([indexed(), reach()], [3, 3])
+      integrityCheck(host)
+
+      yield* storage.saveMessage(message(bot.id, 10, 1, "edited words"))
+      yield* storage.markMessagesDeleted(bot.id, 10, [2])
+      integrityCheck(host)
+      yield* storage.saveMessage(message(bot.id, 10, 4, "pending words"))
+      yield* storage.saveMessage(message(bot.id, 10, 4, "pending words, edited before indexing"))
+      assert.strictEqual(indexed(), 3)
+      assert.deepStrictEqual(yield* search(storage, "words"), [
+        [10, 4, "pending words, edited before indexing"],
+        [10, 3, "first words 3"],
+        [10, 1, "edited words"]
+      ])
+      assert.deepStrictEqual([indexed(), reach()], [4, 4], "a search takes in what was waiting first")
+      integrityCheck(host)
+
+      yield* storage.deleteBot(bot.id)
+      assert.strictEqual(indexed(), 0)
+      const again = yield* storage.insertBot(botInput(2))
+      yield* storage.saveMessage(message(again.id, 11, 1, "a reused rowid"))
+      assert.strictEqual(indexed(), 1, "a rowid within reach is indexed as it is written")
+      integrityCheck(host)
+      assert.deepStrictEqual(yield* search(storage, "reused"), [[11, 1, "a reused rowid"]])
+    }))
+
   it.scoped("a chat moved in place (chat_id and id rewritten, rowid kept) is found under its new id only", () =>
     Effect.gen(function*() {
       const file = join(yield* tempDir, "botrelay.db")

@@ -388,6 +388,7 @@ describe("SqliteStores", () => {
         "botrelay_route_mappings",
         "botrelay_route_sends",
         "botrelay_routes",
+        "botrelay_search_state",
         "botrelay_secret_key",
         "botrelay_settings",
         "botrelay_tags",

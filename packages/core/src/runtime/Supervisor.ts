@@ -14,12 +14,14 @@ import * as Pipeline from "./Pipeline.js"
 import * as RouteMatcher from "./RouteMatcher.js"
 import * as RouteSender from "./RouteSender.js"
 import * as Routing from "./Routing.js"
+import * as SearchIndexing from "./SearchIndexing.js"
 import type * as SentMessages from "./SentMessages.js"
 import { BotStore } from "../stores/BotStore.js"
 import { RouteStore } from "../stores/RouteStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { MappingStore } from "../stores/MappingStore.js"
 import type { OutboxStore } from "../stores/OutboxStore.js"
+import type { SearchStore } from "../stores/SearchStore.js"
 import * as Webhook from "./Webhook.js"
 
 /** How the runtime behaves. */
@@ -280,6 +282,7 @@ export const run = (options: Options = defaults) =>
       ...(options.housekeeping ?? Housekeeping.defaults),
       mappingTtl: (options.routing ?? Routing.defaults).mappingTtl
     }))
+    yield* Effect.forkScoped(SearchIndexing.run())
     yield* reconcileAll.pipe(Effect.orDie)
     for (const botId of yield* inbox.botsWithWork.pipe(Effect.orDie)) {
       yield* wake(botId, "inbox")
@@ -304,6 +307,7 @@ export const layer = (
   | RouteStore
   | MappingStore
   | SentMessages.SentMessages
+  | SearchStore
   | InboxStore
   | OutboxStore
   | Events

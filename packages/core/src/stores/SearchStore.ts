@@ -36,6 +36,11 @@ export interface SearchStoreService {
    * engine refuses the query.
    */
   readonly searchMessages: (search: MessageSearch) => Effect.Effect<ReadonlyArray<Found>, InvalidInput | StorageError>
+  /**
+   * Takes a step of the messages written since into the index, for drivers that index in batches (a search
+   * always sees every message written before it); how far it got, 0 when nothing was waiting.
+   */
+  readonly indexPending: Effect.Effect<number, StorageError>
 }
 
 /** Full-text search over the message history; the host's driver provides it and keeps its index current. */
