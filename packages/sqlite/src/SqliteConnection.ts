@@ -238,7 +238,7 @@ export const overwriting = <A, E>(database: SqliteDatabase, f: Effect.Effect<A, 
       })
   )
 
-/** Brings the schema up to date; what 0008 encrypts leaves no plaintext behind (see `overwriting`). */
+/** Brings the schema up to date; what 0010 encrypts leaves no plaintext behind (see `overwriting`). */
 const migrate = (database: SqliteDatabase, cipher: SecretKey.Cipher): Effect.Effect<void, MigrationError> =>
   overwriting(database, Effect.tryPromise({
     try: () =>
