@@ -109,14 +109,13 @@ export const make = (c: Connection): SearchStore.SearchStoreService => {
   }
 
   const indexStep = indexer(c)
-  /** Every message written so far in the index, a step per transaction, through the group commit (so after writes queued before). */
-  const indexAll: Effect.Effect<void, Errors.StorageError> = c.groupCommit("indexSearch", () => indexStep(indexingStep)).pipe(
-    Effect.repeat({ while: (advanced) => advanced > 0 }),
-    Effect.asVoid
-  )
+  /** A step of indexing, through the group commit (so after the writes queued before it). */
+  const indexPending = c.groupCommit("indexSearch", () => indexStep(indexingStep))
+  /** Every message written so far in the index, a step per transaction. */
+  const indexAll = indexPending.pipe(Effect.repeat({ while: (advanced) => advanced > 0 }), Effect.asVoid)
 
   return {
-    indexPending: c.groupCommit("indexSearch", () => indexStep(indexingStep)),
+    indexPending,
     searchMessages: (search) => {
       if (search.bot_ids !== undefined && search.bot_ids.length === 0) return Effect.succeed([])
       return Effect.zipRight(indexAll, Effect.try({
