@@ -218,23 +218,29 @@ describe("deliveries on a TestClock", () => {
         assert.deepStrictEqual(yield* statuses(a), [[1, "delivered", 4], [2, "delivered", 0]])
       })))
 
-  it.effect("tells the bus of every recorded attempt with the delivery as stored: retrying, then delivered", () =>
+  it.effect("tells the bus of every attempt after a failure with the delivery as stored, not of first-time successes", () =>
     run((http) =>
       Effect.scoped(Effect.gen(function*() {
         const { a, deliver, queue } = yield* setup
         const heard = yield* (yield* Events.Events).subscribe("DeliveryChanged")
         const stored = yield* OutboxStore.OutboxStore
-        http.statuses.set(a.backend_url, 503)
         yield* queue(a, 1)
+        assert.isTrue(Option.isNone(yield* deliver(a)))
+        assert.strictEqual((yield* stored.listDeliveries({ bot_id: a.id, limit: 10 }))[0]?.status, "delivered")
+        http.statuses.set(a.backend_url, 503)
+        yield* queue(a, 2)
         yield* TestClock.adjust(Option.getOrThrow(yield* deliver(a)))
         http.statuses.delete(a.backend_url)
         assert.isTrue(Option.isNone(yield* deliver(a)))
         const told = [...yield* Queue.takeAll(heard)].map((e) => e.delivery)
         assert.deepStrictEqual(told.map((d) => [d.update_id, d.status, d.attempts, d.last_error]), [
-          [1, "pending", 1, "HTTP 503"],
-          [1, "delivered", 1, "HTTP 503"]
+          [2, "pending", 1, "HTTP 503"],
+          [2, "delivered", 1, "HTTP 503"]
         ])
-        assert.deepStrictEqual(told.at(-1), (yield* stored.listDeliveries({ bot_id: a.id, limit: 10 }))[0])
+        assert.deepStrictEqual(
+          told.at(-1),
+          (yield* stored.listDeliveries({ bot_id: a.id, limit: 10 })).find((d) => d.update_id === 2)
+        )
       }))))
 
   it.effect("answers before their time are not retried early", () =>

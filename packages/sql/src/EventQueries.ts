@@ -13,8 +13,18 @@ export const toLogEntry = (r: Selectable<EventsTable>): LiveEvent.LogEntry => ({
   created_at: r.created_at
 })
 
+/** The last id handed out. */
+export const lastEventId = (db: Kysely<Database>) =>
+  db.selectFrom("botrelay_event_state").select("last_id").where("id", "=", sql.lit(1))
+
+/** Records the last id handed out. */
+export const setLastEventId = (db: Kysely<Database>, lastId: number) =>
+  db.updateTable("botrelay_event_state").set({ last_id: lastId }).where("id", "=", sql.lit(1))
+
+/** Appends an entry with the id handed out to it. */
 export const appendEvent = (
   db: Kysely<Database>,
+  id: number,
   botId: number,
   chatId: number,
   type: string,
@@ -22,8 +32,7 @@ export const appendEvent = (
   createdAt: string
 ) =>
   db.insertInto("botrelay_events")
-    .values({ bot_id: botId, chat_id: chatId, type, data, created_at: createdAt })
-    .returning("id")
+    .values({ id, bot_id: botId, chat_id: chatId, type, data, created_at: createdAt })
 
 /** Entries after an id in id order: of the query's bots and chat, and the log's markers (bot 0). */
 export const readEvents = (db: Kysely<Database>, query: LiveEvent.LogQuery) =>
@@ -48,12 +57,15 @@ export const oldestEventId = (db: Kysely<Database>) =>
 export const newestEvent = (db: Kysely<Database>) =>
   db.selectFrom("botrelay_events").selectAll().orderBy("id", "desc").limit(sql.lit(1))
 
-/** The id of the newest entry appended before a time (by `created_at`). */
-export const lastEventBefore = (db: Kysely<Database>, before: string) =>
+/**
+ * The oldest entry appended at or after a time: a scan from the oldest, which passes over only what
+ * retention is about to delete (entries are appended in time order).
+ */
+export const firstEventSince = (db: Kysely<Database>, since: string) =>
   db.selectFrom("botrelay_events")
     .select("id")
-    .where("created_at", "<", before)
-    .orderBy("created_at", "desc")
+    .where("created_at", ">=", since)
+    .orderBy("id")
     .limit(sql.lit(1))
 
 /** The oldest entries up to an id that were appended before a time. */

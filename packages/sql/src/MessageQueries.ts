@@ -61,8 +61,8 @@ export const findMessage = (db: Kysely<Database>, botId: number, chatId: number,
     .where("chat_id", "=", chatId)
     .where("id", "=", id)
 
-/** Inserts or replaces a message; the parameters are its fields in `saveMessageParameters` order. */
-export const saveMessage = (
+/** Inserts a message unless one with its key is stored; the parameters are its fields (`messageParameters`). */
+export const insertMessage = (
   db: Kysely<Database>,
   botId: number,
   chatId: number,
@@ -96,14 +96,18 @@ export const saveMessage = (
     direction,
     edit_date: editDate,
     deleted
-  }).onConflict((oc) =>
+  }).onConflict((oc) => oc.columns(["bot_id", "chat_id", "id"]).doNothing())
+
+/** Inserts or replaces a message. */
+export const saveMessage = (db: Kysely<Database>, ...parameters: ReturnType<typeof messageParameters>) =>
+  insertMessage(db, ...parameters).onConflict((oc) =>
     oc.columns(["bot_id", "chat_id", "id"]).doUpdateSet((eb) =>
       Object.fromEntries(messageColumns.map((column) => [column, eb.ref(`excluded.${column}`)]))
     )
   )
 
-/** The parameters of `saveMessage` for a message. */
-export const saveMessageParameters = (m: Message.Message) =>
+/** The parameters of `insertMessage` and `saveMessage` for a message. */
+export const messageParameters = (m: Message.Message) =>
   [
     m.bot_id,
     m.chat_id,

@@ -197,7 +197,8 @@ export interface RouteMappingsTable {
 
 /** `botrelay_events`: the event log live event streams replay from; `data` is the JSON of the event's `data`. */
 export interface EventsTable {
-  readonly id: Generated<number>
+  /** Handed out by the store, a batch at a time (`botrelay_event_state`). */
+  readonly id: number
   /** 0 for the log's own markers. */
   readonly bot_id: number
   readonly chat_id: number
@@ -206,9 +207,16 @@ export interface EventsTable {
   readonly created_at: string
 }
 
+/** `botrelay_event_state`: one row, the last event id handed out, so that none is handed out twice. */
+export interface EventStateTable {
+  readonly id: number
+  readonly last_id: number
+}
+
 /**
  * `botrelay_chats`: the chats of bots that keep history, by (bot_id, chat_id). The counters and the last
- * message follow `botrelay_messages` through triggers; names, kind and state come from sightings.
+ * message are counted as messages are stored (`MessageCounts`) and follow deletions through a trigger; names,
+ * kind and state come from sightings.
  * `search` is title, username and names in lower case, for `q`; `migrated_to_chat_id` is the supergroup a
  * group became (0 if none): such a chat is empty and unlisted.
  */
@@ -256,7 +264,10 @@ export interface ChatMembersTable {
   readonly last_seen_at: number
 }
 
-/** `botrelay_message_hours`: messages in and out per bot and hour (Unix seconds / 3600), kept by triggers. */
+/**
+ * `botrelay_message_hours`: messages in and out per bot and hour (Unix seconds / 3600), counted as messages are
+ * stored (`MessageCounts`).
+ */
 export interface MessageHoursTable {
   readonly bot_id: number
   readonly hour: number
@@ -264,7 +275,10 @@ export interface MessageHoursTable {
   readonly out_count: number
 }
 
-/** `botrelay_chat_days`: messages per bot, day (Unix seconds / 86400) and chat, kept by triggers. */
+/**
+ * `botrelay_chat_days`: messages per bot, day (Unix seconds / 86400) and chat, counted as messages are stored
+ * (`MessageCounts`).
+ */
 export interface ChatDaysTable {
   readonly bot_id: number
   readonly day: number
@@ -291,6 +305,7 @@ export interface Database {
   readonly botrelay_route_mappings: RouteMappingsTable
   readonly botrelay_secret_key: SecretKeyTable
   readonly botrelay_events: EventsTable
+  readonly botrelay_event_state: EventStateTable
   readonly botrelay_chats: ChatsTable
   readonly botrelay_people: PeopleTable
   readonly botrelay_chat_members: ChatMembersTable

@@ -15,6 +15,8 @@ import * as m0013EventLog from "./migrations/0013_event_log.js"
 import * as m0014MediaIndex from "./migrations/0014_media_index.js"
 import * as m0015Search from "./migrations/0015_search.js"
 import * as m0016SearchBatched from "./migrations/0016_search_batched.js"
+import * as m0017CountedInBatches from "./migrations/0017_counted_in_batches.js"
+import * as m0018EventIds from "./migrations/0018_event_ids.js"
 import type { Cipher } from "./SecretKey.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
@@ -44,5 +46,7 @@ export const migrations = (cipher: Cipher): Record<string, Migration> => ({
   "0013_event_log": m0013EventLog.migration,
   "0014_media_index": m0014MediaIndex.migration,
   "0015_search": m0015Search.migration,
-  "0016_search_batched": m0016SearchBatched.migration
+  "0016_search_batched": m0016SearchBatched.migration,
+  "0017_counted_in_batches": m0017CountedInBatches.migration,
+  "0018_event_ids": m0018EventIds.migration
 })

@@ -3,10 +3,12 @@ import { EventQueries } from "@botrelay/sql"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const queries = compileAll({
+  lastEventId: EventQueries.lastEventId,
+  setLastEventId: EventQueries.setLastEventId,
   appendEvent: EventQueries.appendEvent,
   oldestEventId: EventQueries.oldestEventId,
   newestEvent: EventQueries.newestEvent,
-  lastEventBefore: EventQueries.lastEventBefore,
+  firstEventSince: EventQueries.firstEventSince,
   pruneEvents: EventQueries.pruneEvents
 })
 
@@ -14,14 +16,21 @@ const queries = compileAll({
 export const make = (c: Connection): EventStore.EventStoreService => {
   const hot = c.prepareAll(queries)
 
-  const append = (entries: ReadonlyArray<LiveEvent.NewLogEntry>): ReadonlyArray<number> =>
-    entries.map((e) => hot.appendEvent.all(e.bot_id, e.chat_id, e.type, e.data, e.created_at)[0]!.id)
+  const append = (entries: ReadonlyArray<LiveEvent.NewLogEntry>): ReadonlyArray<number> => {
+    const last = hot.lastEventId.all()[0]!.last_id
+    const ids = entries.map((e, i) => {
+      hot.appendEvent.run(last + 1 + i, e.bot_id, e.chat_id, e.type, e.data, e.created_at)
+      return last + 1 + i
+    })
+    hot.setLastEventId.run(last + entries.length)
+    return ids
+  }
 
   const prune = (before: string, keep: number, limit: number): number => {
     const newest = hot.newestEvent.all()[0]?.id
-    const lastBefore = hot.lastEventBefore.all(before)[0]?.id
-    if (newest === undefined || lastBefore === undefined) return 0
-    const upTo = Math.min(newest - keep, lastBefore)
+    if (newest === undefined) return 0
+    const since = hot.firstEventSince.all(before)[0]?.id
+    const upTo = Math.min(newest - keep, since === undefined ? newest : since - 1)
     return upTo <= 0 ? 0 : hot.pruneEvents.run(upTo, before, limit)
   }
 

@@ -1,4 +1,4 @@
-import type { Inbox, InboxStore, Sighting } from "@botrelay/core"
+import type { Inbox, InboxStore, Message, Sighting } from "@botrelay/core"
 import { BufferQueries, InboxQueries, OutboxQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
@@ -34,7 +34,7 @@ const queries = compileAll({
 /** The `InboxStore` on SQLite: the pipeline's writes go through the group commit. */
 export const make = (c: Connection): InboxStore.InboxStoreService => {
   const hot = c.prepareAll(queries)
-  const saveMessage = messageWriter(c)
+  const saveMessages = messageWriter(c)
   const writeSightings = sightingWriter(c)
 
   const commitUpdates = c.transaction(
@@ -53,10 +53,11 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
   )
 
   const completeUpdates = c.transaction((completions: ReadonlyArray<Inbox.UpdateCompletion>): void => {
+    const messages: Array<Message.Message> = []
     let sightings: Array<Sighting.Sighting> | undefined
     for (const completion of completions) {
       if (hot.markProcessed.run(completion.bot_id, completion.update_id) === 0) continue
-      for (const message of completion.messages) saveMessage(message)
+      for (const message of completion.messages) messages.push(message)
       if (completion.sighting !== undefined) (sightings ??= []).push(completion.sighting)
       for (const d of completion.deliveries) {
         hot.queueDelivery.run(d.bot_id, d.update_id, d.url, d.payload, d.created_at, d.created_at, d.created_at)
@@ -83,6 +84,7 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
         hot.insertBuffered.run(completion.bot_id, completion.update_id, b.type, b.payload, b.created_at)
       }
     }
+    saveMessages(messages)
     if (sightings !== undefined) writeSightings(sightings)
   })
 

@@ -1,19 +1,38 @@
 import type { Message, MessageStore } from "@botrelay/core"
 import { Errors } from "@botrelay/core"
-import { MessageQueries } from "@botrelay/sql"
+import { MessageCounts, MessageQueries } from "@botrelay/sql"
 import { Effect } from "effect"
-import { attempt, compile, type Connection, db, first } from "./SqliteConnection.js"
+import { attempt, compile, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const messagePageQuery = compile(MessageQueries.messagePage)
 const findMessageQuery = compile(MessageQueries.findMessage)
-const saveMessageQuery = compile(MessageQueries.saveMessage)
 const hasFileQuery = compile(MessageQueries.hasFile)
+const writes = compileAll({
+  insertMessage: MessageQueries.insertMessage,
+  addToChat: MessageCounts.addToChat,
+  addToHour: MessageCounts.addToHour,
+  addToDay: MessageCounts.addToDay
+})
 
-/** Saves a message (inserts or replaces it) on a prepared statement: the pipeline's hottest write. */
-export const messageWriter = (c: Connection): (message: Message.Message) => void => {
-  const save = c.prepare(saveMessageQuery)
-  return (m) => {
-    save.run(...MessageQueries.saveMessageParameters(m))
+/**
+ * Saves messages (inserts them, or replaces those stored) on prepared statements: the pipeline's hottest
+ * write. The new ones are counted into their chats' counters and the hourly and daily counts, one change
+ * per chat, hour and chat-day; the caller runs it in a transaction.
+ */
+export const messageWriter = (c: Connection): (messages: ReadonlyArray<Message.Message>) => void => {
+  const hot = c.prepareAll(writes)
+  return (messages) => {
+    const added: Array<Message.Message> = []
+    for (const m of messages) {
+      const parameters = MessageQueries.messageParameters(m)
+      if (hot.insertMessage.run(...parameters) > 0) added.push(m)
+      else c.run(MessageQueries.saveMessage(db, ...parameters))
+    }
+    if (added.length === 0) return
+    const counts = MessageCounts.countsOf(added)
+    for (const chat of counts.chats) hot.addToChat.run(...MessageCounts.addToChatParameters(chat))
+    for (const h of counts.hours) hot.addToHour.run(h.bot_id, h.hour, h.in_count, h.out_count)
+    for (const d of counts.days) hot.addToDay.run(d.bot_id, d.day, d.chat_id, d.messages)
   }
 }
 
@@ -22,18 +41,18 @@ export const make = (c: Connection): MessageStore.MessageStoreService => {
   const messagePage = c.sqlite.prepare(messagePageQuery.sql).raw(true)
   const messageByKey = c.sqlite.prepare(findMessageQuery.sql).raw(true)
   const fileHeld = c.sqlite.prepare(hasFileQuery.sql).raw(true)
-  const saveMessage = messageWriter(c)
+  const save = messageWriter(c)
 
   /** Saves the messages, all at once, or one by one when that fails; what the first unsaved one failed with. */
   const saveEach = (messages: ReadonlyArray<Message.Message>): unknown => {
     try {
-      c.sqlite.transaction(() => messages.forEach(saveMessage))()
+      c.sqlite.transaction(() => save(messages))()
       return undefined
     } catch {
       let failure: unknown = undefined
       for (const m of messages) {
         try {
-          c.sqlite.transaction(() => saveMessage(m))()
+          c.sqlite.transaction(() => save([m]))()
         } catch (error) {
           failure ??= error
         }
@@ -43,7 +62,7 @@ export const make = (c: Connection): MessageStore.MessageStoreService => {
   }
 
   return {
-    saveMessage: (m) => c.groupCommit("saveMessage", () => saveMessage(m)),
+    saveMessage: (m) => c.groupCommit("saveMessage", () => save([m])),
 
     saveMessages: (messages) =>
       c.groupCommit("saveMessages", () => saveEach(messages)).pipe(

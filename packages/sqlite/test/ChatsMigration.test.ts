@@ -1,12 +1,12 @@
-import { ChatStore, StatsStore } from "@botrelay/core"
-import { Migrations, SecretKey, SqliteStores } from "@botrelay/sqlite"
+import { ChatStore, MessageStore, StatsStore } from "@botrelay/core"
+import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Context, Effect, Option } from "effect"
-import { Kysely, Migrator, SqliteDialect } from "kysely"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { migrateBefore } from "./Open.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "botrelay-chats-migration-"))),
@@ -19,18 +19,7 @@ describe("0012_chats_people", () => {
       const file = join(yield* tempDir, "botrelay.db")
       const key = SecretKey.generate()
       const host = new Database(file)
-      const older = Object.fromEntries(
-        Object.entries(Migrations.migrations(SecretKey.cipher(key))).filter(([name]) => name < "0012_chats_people")
-      )
-      const { error } = yield* Effect.promise(() =>
-        new Migrator({
-          db: new Kysely<unknown>({ dialect: new SqliteDialect({ database: host }) }),
-          provider: { getMigrations: () => Promise.resolve(older) },
-          migrationTableName: Migrations.migrationTableName,
-          migrationLockTableName: Migrations.migrationLockTableName
-        }).migrateToLatest()
-      )
-      assert.isUndefined(error)
+      yield* migrateBefore(host, key, "0012_chats_people")
       host.prepare(
         "INSERT INTO botrelay_bots (token, secret_token, source, manage_enabled, created_at, updated_at) VALUES ('', '', 'web', 1, '', '')"
       ).run()
@@ -62,5 +51,17 @@ describe("0012_chats_people", () => {
       ])
       yield* chats.markRead(1, 10, 7000)
       assert.strictEqual(Option.getOrThrow(yield* chats.findChat(1, 10)).unread_count, 1)
+
+      const text = { user_id: 10, username: "", first_name: "", last_name: "", text: "", edit_date: 0 }
+      yield* Context.get(stores, MessageStore.MessageStore).saveMessages([
+        { ...text, bot_id: 1, chat_id: 10, id: 4, date: 7500, direction: "in" },
+        { ...text, bot_id: 1, chat_id: 10, id: 2, date: 7300, direction: "out" }
+      ])
+      const counted = Option.getOrThrow(yield* chats.findChat(1, 10))
+      assert.deepStrictEqual(
+        [counted.message_count, counted.unread_count, counted.last_message?.id],
+        [3, 2, 4],
+        "after 0017 the store counts new messages, once each"
+      )
     }))
 })

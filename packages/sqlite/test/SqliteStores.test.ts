@@ -370,6 +370,7 @@ describe("SqliteStores", () => {
         "botrelay_chat_members",
         "botrelay_chats",
         "botrelay_deliveries",
+        "botrelay_event_state",
         "botrelay_events",
         "botrelay_inbox",
         "botrelay_ingress",

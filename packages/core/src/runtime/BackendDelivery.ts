@@ -159,7 +159,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
         const outcomes = recorded.map(({ job, outcome }) => [job, outcomeOf(outcome)] as const)
         return outbox.recordAttempts(outcomes.map(([job, outcome]) => [job.id, outcome])).pipe(
           Effect.zipRight(Effect.forEach(
-            outcomes,
+            outcomes.filter(([job, outcome]) => job.attempts > 0 || outcome.status !== "delivered"),
             ([job, outcome]) => events.publish(Event.DeliveryChanged({ delivery: afterAttempt(job, outcome) })),
             { discard: true }
           ))

@@ -5,6 +5,24 @@ import { sql } from "kysely"
 const typeOfId = (id: string) =>
   `CASE WHEN ${id} > 0 THEN 'private' WHEN ${id} <= -1000000000000 THEN 'supergroup' ELSE 'group' END`
 
+/** The trigger that counted each stored message into its chat and the hourly and daily counts (0012 to 0016). */
+export const chatInsertTriggerOf0012 = `CREATE TRIGGER botrelay_messages_chat_insert AFTER INSERT ON botrelay_messages BEGIN
+      INSERT INTO botrelay_chats (bot_id, chat_id, type, message_count, unread_count, last_message_id, last_message_at)
+        VALUES (NEW.bot_id, NEW.chat_id, ${typeOfId("NEW.chat_id")}, NEW.deleted = 0, NEW.deleted = 0 AND NEW.direction = 'in',
+          NEW.id, NEW.date)
+        ON CONFLICT (bot_id, chat_id) DO UPDATE SET
+          message_count = message_count + excluded.message_count,
+          unread_count = unread_count + (excluded.unread_count AND NEW.date > read_at),
+          last_message_id = CASE WHEN NEW.date >= last_message_at THEN NEW.id ELSE last_message_id END,
+          last_message_at = CASE WHEN NEW.date >= last_message_at THEN NEW.date ELSE last_message_at END;
+      INSERT INTO botrelay_message_hours (bot_id, hour, in_count, out_count)
+        VALUES (NEW.bot_id, NEW.date / 3600, NEW.direction = 'in', NEW.direction = 'out')
+        ON CONFLICT (bot_id, hour) DO UPDATE SET
+          in_count = in_count + excluded.in_count, out_count = out_count + excluded.out_count;
+      INSERT INTO botrelay_chat_days (bot_id, day, chat_id, messages) VALUES (NEW.bot_id, NEW.date / 86400, NEW.chat_id, 1)
+        ON CONFLICT (bot_id, day, chat_id) DO UPDATE SET messages = messages + 1;
+    END`
+
 /**
  * 0012: chats, people and the counters of stats. Triggers on `botrelay_messages` keep each chat's
  * counters and last message, and the hourly and daily counts, whatever writes the history (an edit is an
@@ -103,22 +121,7 @@ export const migration: Migration = {
       .modifyEnd(sql`without rowid`)
       .execute()
 
-    await sql.raw(`CREATE TRIGGER botrelay_messages_chat_insert AFTER INSERT ON botrelay_messages BEGIN
-      INSERT INTO botrelay_chats (bot_id, chat_id, type, message_count, unread_count, last_message_id, last_message_at)
-        VALUES (NEW.bot_id, NEW.chat_id, ${typeOfId("NEW.chat_id")}, NEW.deleted = 0, NEW.deleted = 0 AND NEW.direction = 'in',
-          NEW.id, NEW.date)
-        ON CONFLICT (bot_id, chat_id) DO UPDATE SET
-          message_count = message_count + excluded.message_count,
-          unread_count = unread_count + (excluded.unread_count AND NEW.date > read_at),
-          last_message_id = CASE WHEN NEW.date >= last_message_at THEN NEW.id ELSE last_message_id END,
-          last_message_at = CASE WHEN NEW.date >= last_message_at THEN NEW.date ELSE last_message_at END;
-      INSERT INTO botrelay_message_hours (bot_id, hour, in_count, out_count)
-        VALUES (NEW.bot_id, NEW.date / 3600, NEW.direction = 'in', NEW.direction = 'out')
-        ON CONFLICT (bot_id, hour) DO UPDATE SET
-          in_count = in_count + excluded.in_count, out_count = out_count + excluded.out_count;
-      INSERT INTO botrelay_chat_days (bot_id, day, chat_id, messages) VALUES (NEW.bot_id, NEW.date / 86400, NEW.chat_id, 1)
-        ON CONFLICT (bot_id, day, chat_id) DO UPDATE SET messages = messages + 1;
-    END`).execute(db)
+    await sql.raw(chatInsertTriggerOf0012).execute(db)
     await sql.raw(`CREATE TRIGGER botrelay_messages_chat_deleted AFTER UPDATE OF deleted ON botrelay_messages
       WHEN OLD.deleted <> NEW.deleted BEGIN
       UPDATE botrelay_chats SET

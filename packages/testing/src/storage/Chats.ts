@@ -227,6 +227,33 @@ export const chats = (run: Runner): void => {
         assert.strictEqual(some(yield* storage.findChat(bot.id, 10)).unread_count, 0)
       }))
 
+    test("messages stored in one write count as stored one by one: read mark, repeats, deletions, last message", (storage) =>
+      Effect.gen(function*() {
+        const bot = yield* storage.insertBot(botInput(1, { manage_enabled: true }))
+        yield* storage.saveMessage(message(bot.id, 10, 1, { date: 100 }))
+        assert.isTrue(yield* storage.markRead(bot.id, 10, 250))
+        yield* storage.saveMessages([
+          message(bot.id, 10, 2, { date: 200 }),
+          message(bot.id, 10, 3, { date: 300 }),
+          message(bot.id, 10, 4, { date: 260, direction: "out" }),
+          message(bot.id, 10, 3, { date: 300, text: "edited", edit_date: 301 }),
+          message(bot.id, 10, 5, { date: 310, deleted: true }),
+          message(bot.id, 10, 6, { date: 300 }),
+          message(bot.id, 11, 1, { date: 50 }),
+          message(bot.id, 11, 2, { date: 40 })
+        ])
+        const ten = some(yield* storage.findChat(bot.id, 10))
+        assert.strictEqual(ten.message_count, 5)
+        assert.strictEqual(ten.unread_count, 2)
+        assert.strictEqual(ten.last_message_at, 310)
+        assert.strictEqual(ten.last_message?.id, 5)
+        const eleven = some(yield* storage.findChat(bot.id, 11))
+        assert.deepStrictEqual([eleven.message_count, eleven.unread_count, eleven.last_message?.id], [2, 2, 1])
+        yield* storage.saveMessages([message(bot.id, 11, 3, { date: 45 }), message(bot.id, 11, 2, { date: 40 })])
+        const again = some(yield* storage.findChat(bot.id, 11))
+        assert.deepStrictEqual([again.message_count, again.unread_count, again.last_message?.id], [3, 3, 1])
+      }))
+
     test("the bot's state follows its membership", (storage) =>
       Effect.gen(function*() {
         const bot = yield* storage.insertBot(botInput(1, { manage_enabled: true }))
