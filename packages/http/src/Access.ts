@@ -1,25 +1,28 @@
-import { type ApiKey } from "@botrelay/core"
+import type { Scope } from "@botrelay/core"
 import { Effect } from "effect"
-import { CurrentKey } from "./Api.js"
+import { Caller, type CallerInfo } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 
 /** A 403 with this sentence. */
 export const forbidden = (error: string) => Effect.fail(new ApiError.Forbidden({ error, code: "forbidden" }))
 
-/** Fails with 403 unless the current key is an admin key. */
-export const requireAdmin: Effect.Effect<void, ApiError.Forbidden, CurrentKey> = Effect.flatMap(
-  CurrentKey,
-  (key) => key.role === "admin" ? Effect.void : forbidden("this needs an admin key")
+/** Fails with 403 unless the caller is an admin. */
+export const requireAdmin: Effect.Effect<void, ApiError.Forbidden, Caller> = Effect.flatMap(
+  Caller,
+  (caller) => caller.role === "admin" ? Effect.void : forbidden(`this needs an admin ${noun(caller)}`)
 )
 
-/** Fails with 403 unless the current key may act on the bot. */
-export const requireBot = (botId: number): Effect.Effect<void, ApiError.Forbidden, CurrentKey> =>
+/** How the caller is named in refusals. */
+const noun = (caller: CallerInfo) => caller.type === "key" ? "key" : "account"
+
+/** Fails with 403 unless the caller may act on the bot. */
+export const requireBot = (botId: number): Effect.Effect<void, ApiError.Forbidden, Caller> =>
   Effect.flatMap(
-    CurrentKey,
-    (key) =>
-      key.role === "admin" || key.bot_ids.includes(botId)
+    Caller,
+    (caller) =>
+      caller.role === "admin" || caller.bot_ids.includes(botId)
         ? Effect.void
-        : forbidden(`this key may not act on bot ${botId}`)
+        : forbidden(`this ${noun(caller)} may not act on bot ${botId}`)
   )
 
 /** Operators name the bot they act through; admins may omit it. */
@@ -27,8 +30,9 @@ export const requireOptionalBot = (botId: number | undefined) =>
   botId !== undefined
     ? requireBot(botId)
     : Effect.flatMap(
-      CurrentKey,
-      (key) => key.role === "admin" ? Effect.void : forbidden("operator keys must name a bot_id in their scope")
+      Caller,
+      (caller) =>
+        caller.role === "admin" ? Effect.void : forbidden(`operator ${noun(caller)}s must name a bot_id in their scope`)
     )
 
 /** Passes API errors through and translates domain failures. */
@@ -53,5 +57,8 @@ export const withoutCredentials = (url: string): string => {
   return parsed.href
 }
 
-/** Whether the current key may see what a bot received: admins, and operators with the bot in scope. */
-export const sees = (key: ApiKey.ApiKey, botId: number) => key.role === "admin" || key.bot_ids.includes(botId)
+/** Whether the caller may see what a bot received: admins, and operators with the bot in scope. */
+export const sees = (caller: CallerInfo, botId: number) => caller.role === "admin" || caller.bot_ids.includes(botId)
+
+/** The bots a caller sees: every bot for admins, its own for operators. */
+export const scopeOf = (caller: CallerInfo): Scope.BotScope => caller.role === "admin" ? "all" : caller.bot_ids

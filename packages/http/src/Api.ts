@@ -17,13 +17,25 @@ import { EventsGroup } from "./EventsApi.js"
 import { ChatsGroup, PeopleGroup, StatsGroup } from "./InboxApi.js"
 import { SearchGroup } from "./SearchApi.js"
 
-/** The API key that authorised the current request. */
-export class CurrentKey extends Context.Tag("@botrelay/http/CurrentKey")<CurrentKey, ApiKey.ApiKey>() {}
+/**
+ * Who makes the current request: an API key or a signed-in account, with the role and bot scope that
+ * authorise it (one rule for both).
+ */
+export interface CallerInfo {
+  readonly type: "key" | "account"
+  readonly id: number
+  readonly name: string
+  readonly role: ApiKey.Role
+  readonly bot_ids: ReadonlyArray<number>
+}
 
-/** Bearer authentication with an API key. */
+/** The caller of the current request. */
+export class Caller extends Context.Tag("@botrelay/http/Caller")<Caller, CallerInfo>() {}
+
+/** Authentication: a Bearer API key, or the session cookie of a signed-in account. */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@botrelay/http/Authorization", {
   failure: ApiError.Unauthorized,
-  provides: CurrentKey,
+  provides: Caller,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 

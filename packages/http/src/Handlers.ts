@@ -4,7 +4,7 @@ import { ApiKeys, Bot, Bots, Deliveries, Health, LlmSettings, LongPoll, Messages
 import type { ChatAdmin as _ChatAdmin, EventLog as _EventLog, MediaFiles as _MediaFiles } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
-import { Api, Authorization, CurrentKey } from "./Api.js"
+import { Api, Authorization, Caller } from "./Api.js"
 import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
 import * as ApiError from "./ApiError.js"
 import * as ChatAdminLive from "./ChatAdminLive.js"
@@ -26,7 +26,10 @@ export const AuthorizationLive = Layer.effect(
           Effect.flatMap(Option.match({
             onNone: () =>
               Effect.fail(new ApiError.Unauthorized({ error: "missing or invalid API key", code: "unauthorized" })),
-            onSome: Effect.succeed
+            onSome: (key) =>
+              Effect.succeed(
+                Caller.of({ type: "key", id: key.id, name: key.name, role: key.role, bot_ids: key.bot_ids })
+              )
           })),
           Effect.mapError((e) =>
             e._tag === "Unauthorized"
@@ -54,7 +57,7 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
     return handlers
       .handle("list", () =>
         Effect.gen(function*() {
-          const key = yield* CurrentKey
+          const key = yield* Caller
           const all = yield* bots.list.pipe(Effect.catchAll(ApiError.fromDomain))
           return key.role === "admin"
             ? all.map(Bot.view)
@@ -94,7 +97,7 @@ const DeliveriesLive = HttpApiBuilder.group(Api, "deliveries", (handlers) =>
     return handlers
       .handle("list", ({ urlParams }) =>
         requireOptionalBot(urlParams.bot_id).pipe(
-          Effect.zipRight(Effect.all([CurrentKey, deliveries.list(urlParams)])),
+          Effect.zipRight(Effect.all([Caller, deliveries.list(urlParams)])),
           Effect.map(([key, list]) =>
             key.role === "admin" ? list : list.map((d) => ({ ...d, url: withoutCredentials(d.url) }))
           ),
@@ -111,7 +114,7 @@ const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
       .handle("add", ({ payload }) => asAdmin(routes.add(payload)))
       .handle("sends", ({ urlParams }) =>
         requireOptionalBot(urlParams.bot_id).pipe(
-          Effect.zipRight(Effect.all([CurrentKey, routes.sends(urlParams)])),
+          Effect.zipRight(Effect.all([Caller, routes.sends(urlParams)])),
           Effect.map(([key, sends]) => sends.map((s) => sees(key, s.source_bot_id) ? s : { ...s, payload: "" })),
           Effect.catchAll(orDomain)
         ))
@@ -147,7 +150,7 @@ const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
     /** The tag, when it belongs to `botId` (if given) and to a bot in the key's scope; else "not found", as if it did not exist. */
     const ownTag = (id: number, botId: number | undefined) =>
       Effect.gen(function*() {
-        const key = yield* CurrentKey
+        const key = yield* Caller
         const tag = yield* tags.get(id)
         const visible = (botId === undefined || tag.bot_id === botId) && sees(key, tag.bot_id)
         return visible ? tag : yield* Effect.fail(new ChatTag.TagNotFound({ id }))

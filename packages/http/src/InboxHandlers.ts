@@ -1,6 +1,5 @@
 import { HttpApiBuilder, type HttpApiGroup } from "@effect/platform"
 import {
-  type ApiKey,
   type ApiKeys,
   type Chat,
   Chats,
@@ -10,8 +9,8 @@ import {
   Statistics
 } from "@botrelay/core"
 import { Effect, Layer } from "effect"
-import { Api, CurrentKey } from "./Api.js"
-import { orDomain, requireBot } from "./Access.js"
+import { Api, Caller } from "./Api.js"
+import { orDomain, requireBot, scopeOf } from "./Access.js"
 import * as ApiError from "./ApiError.js"
 import { AuthorizationLive } from "./Handlers.js"
 
@@ -32,17 +31,15 @@ const orInbox = (e: InboxError): Effect.Effect<never, ApiError.ApiError> => {
   }
 }
 
-/** The bots a key sees: every bot for admins, its own for operators. */
-const scopeOf = (key: ApiKey.ApiKey): Scope.BotScope => key.role === "admin" ? "all" : key.bot_ids
 
-/** Runs `f` with the key's scope once it may act on `botId` (when given); failures become API errors. */
+/** Runs `f` with the caller's scope once it may act on `botId` (when given); failures become API errors. */
 const inScope = <A, R>(
   botId: number | undefined,
   f: (scope: Scope.BotScope) => Effect.Effect<A, InboxError, R>
 ) =>
   (botId === undefined ? Effect.void : requireBot(botId)).pipe(
-    Effect.zipRight(CurrentKey),
-    Effect.flatMap((key) => f(scopeOf(key))),
+    Effect.zipRight(Caller),
+    Effect.flatMap((caller) => f(scopeOf(caller))),
     Effect.catchAll(orInbox)
   )
 

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, type HttpApiGroup, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Bots, EventLog } from "@botrelay/core"
 import { Chunk, Context, Effect, type Fiber, FiberId, type Layer, Option, Stream } from "effect"
-import { Api, type Authorization, CurrentKey } from "./Api.js"
+import { Api, type Authorization, Caller } from "./Api.js"
 import { orDomain, requireBot } from "./Access.js"
 
 /**
@@ -43,7 +43,7 @@ export const encode = (frames: Chunk.Chunk<EventLog.Frame>): Chunk.Chunk<Uint8Ar
 }
 
 /**
- * `GET /api/events`: the key's events (one bot's with `bot_id`, one chat's with `chat_id`) as server-sent events,
+ * `GET /api/events`: the caller's events (one bot's with `bot_id`, one chat's with `chat_id`) as server-sent events,
  * replayed from `Last-Event-ID` (the header, else `last_event_id`). A stream cut off for falling behind ends
  * the request and closes its connection.
  */
@@ -59,7 +59,7 @@ export const layer: Layer.Layer<
     const disconnect = yield* Effect.serviceOption(Disconnect)
     return handlers.handle("stream", ({ headers, urlParams }) =>
       Effect.gen(function*() {
-        const key = yield* CurrentKey
+        const caller = yield* Caller
         if (urlParams.bot_id !== undefined) {
           yield* requireBot(urlParams.bot_id)
           yield* bots.get(urlParams.bot_id)
@@ -74,7 +74,7 @@ export const layer: Layer.Layer<
           fiber.unsafeInterruptAsFork(FiberId.none)
         })
         const frames = log.stream({
-          bots: urlParams.bot_id !== undefined ? [urlParams.bot_id] : key.role === "admin" ? undefined : key.bot_ids,
+          bots: urlParams.bot_id !== undefined ? [urlParams.bot_id] : caller.role === "admin" ? undefined : caller.bot_ids,
           chatId: urlParams.chat_id,
           lastEventId: headers["last-event-id"] ?? urlParams.last_event_id,
           onCutOff: cutOff

@@ -1,21 +1,21 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Search } from "@botrelay/core"
 import { Effect } from "effect"
-import { orDomain, requireBot } from "./Access.js"
-import { Api, CurrentKey } from "./Api.js"
+import { orDomain, requireBot, scopeOf } from "./Access.js"
+import { Api, Caller } from "./Api.js"
 
 /** The core service the handler calls; re-exported so that the type of `Handlers.layer` can name it. */
 export { Search } from "@botrelay/core"
 
 /**
- * `GET /api/search`: admins search every bot (or `bot_id`), operators the bots of their key (or `bot_id`, 403
+ * `GET /api/search`: admins search every bot (or `bot_id`), operators the bots in their scope (or `bot_id`, 403
  * outside them); an unknown `bot_id` is a 404, a malformed `q`, `cursor` or range a 400.
  */
 export const SearchLive = HttpApiBuilder.group(Api, "search", (handlers) =>
   Effect.map(Search.Search, (search) =>
     handlers.handle("search", ({ urlParams }) =>
       Effect.gen(function*() {
-        const key = yield* CurrentKey
+        const caller = yield* Caller
         if (urlParams.bot_id !== undefined) yield* requireBot(urlParams.bot_id)
-        return yield* search.search(urlParams, key.role === "admin" ? "all" : key.bot_ids)
+        return yield* search.search(urlParams, scopeOf(caller))
       }).pipe(Effect.catchAll(orDomain)))))
