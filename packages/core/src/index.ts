@@ -1,4 +1,5 @@
 // domain
+export * as Account from "./domain/Account.js"
 export * as ApiKey from "./domain/ApiKey.js"
 export * as BackendPolicy from "./domain/BackendPolicy.js"
 export * as Bot from "./domain/Bot.js"
@@ -22,6 +23,7 @@ export * as SearchPage from "./domain/SearchPage.js"
 export * as SearchQuery from "./domain/SearchQuery.js"
 
 // stores
+export * as AccountStore from "./stores/AccountStore.js"
 export * as BotStore from "./stores/BotStore.js"
 export * as BufferStore from "./stores/BufferStore.js"
 export * as EventStore from "./stores/EventStore.js"
@@ -34,6 +36,7 @@ export * as OutboxStore from "./stores/OutboxStore.js"
 export * as PeopleStore from "./stores/PeopleStore.js"
 export * as RouteStore from "./stores/RouteStore.js"
 export * as SearchStore from "./stores/SearchStore.js"
+export * as SessionStore from "./stores/SessionStore.js"
 export * as SettingsStore from "./stores/SettingsStore.js"
 export * as StatsStore from "./stores/StatsStore.js"
 export * as StoreHealth from "./stores/StoreHealth.js"
