@@ -1,6 +1,7 @@
+import { Accounts, PasswordHasher } from "@botrelay/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
-import { NodePasswordHasher } from "../src/index.js"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { Botrelay, NodePasswordHasher } from "../src/index.js"
 
 const password = Redacted.make("correct horse battery staple")
 
@@ -22,4 +23,20 @@ describe("NodePasswordHasher", () => {
       assert.isFalse(yield* NodePasswordHasher.make.verify("not a hash", password))
       assert.isFalse(yield* NodePasswordHasher.make.verify("", password))
     }))
+
+  it.effect("is the instance's hasher: an account created through it can log in", () =>
+    Effect.gen(function*() {
+      yield* PasswordHasher.PasswordHasher
+      const accounts = yield* Accounts.Accounts
+      yield* accounts.create({
+        username: "root",
+        display_name: "",
+        role: "admin",
+        bot_ids: [],
+        password: Redacted.value(password)
+      })
+      const login = yield* accounts.login("ROOT", password)
+      assert.strictEqual(login.account.username, "root")
+      assert.isTrue(Option.isSome(yield* accounts.resolve(login.session)))
+    }).pipe(Effect.provide(Layer.orDie(Botrelay.servicesLayer({ database: ":memory:", telegramApi: "http://127.0.0.1:9" })))))
 })
