@@ -1,5 +1,6 @@
 import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Layer, Option } from "effect"
+import * as Accounts from "./services/Accounts.js"
 import * as ApiKeys from "./services/ApiKeys.js"
 import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
@@ -10,12 +11,15 @@ import * as EventLog from "./runtime/EventLog.js"
 import * as Events from "./runtime/Events.js"
 import * as FloodControl from "./runtime/FloodControl.js"
 import * as Health from "./services/Health.js"
+import * as Housekeeping from "./runtime/Housekeeping.js"
 import * as Inbox from "./runtime/Inbox.js"
 import * as LlmRouter from "./runtime/LlmRouter.js"
 import * as LlmSettings from "./runtime/LlmSettings.js"
+import * as LoginThrottle from "./services/LoginThrottle.js"
 import * as LongPoll from "./runtime/LongPoll.js"
 import * as MediaFiles from "./services/MediaFiles.js"
 import * as Messages from "./services/Messages.js"
+import * as PasswordHasher from "./services/PasswordHasher.js"
 import * as People from "./services/People.js"
 import * as Routes from "./services/Routes.js"
 import * as Search from "./services/Search.js"
@@ -50,6 +54,10 @@ export interface Config {
   readonly backendPolicy?: Partial<BackendPolicy.Policy> | undefined
   /** Live events: heartbeats, slow clients, retention of the event log; `EventLog.defaults` for what is omitted. */
   readonly events?: Partial<EventLog.Options> | undefined
+  /** How long console sessions last; `Accounts.defaults` for what is omitted. */
+  readonly accounts?: Partial<Accounts.Options> | undefined
+  /** When failed logins are refused; `LoginThrottle.defaults` for what is omitted. */
+  readonly loginThrottle?: Partial<LoginThrottle.Options> | undefined
 }
 
 /** The default Bot API root. */
@@ -68,6 +76,8 @@ export type Services =
   | Statistics.Statistics
   | Search.Search
   | ApiKeys.ApiKeys
+  | Accounts.Accounts
+  | LoginThrottle.LoginThrottle
   | Deliveries.Deliveries
   | Webhooks.Webhooks
   | SentMessages.SentMessages
@@ -85,7 +95,8 @@ export type Services =
 /**
  * The whole instance, built once: services, event bus, and the runtime (ingress, pipeline, outbox,
  * routing, housekeeping), which starts when the layer is built and stops when it is released. The host
- * provides the stores and the HTTP client.
+ * provides the stores and the HTTP client, and for accounts a `PasswordHasher` (without one, creating an
+ * account or logging in is a defect that says so).
  */
 export const layer = (
   config: Config = {}
@@ -104,6 +115,11 @@ export const layer = (
     Statistics.layer,
     Search.layer,
     ApiKeys.layer,
+    Accounts.housekeeping(options.housekeeping?.interval ?? Housekeeping.defaults.interval).pipe(
+      Layer.provideMerge(Accounts.layer(config.accounts)),
+      Layer.provide(PasswordHasher.fromContextOrUnavailable)
+    ),
+    LoginThrottle.layer(config.loginThrottle),
     Deliveries.layer,
     Webhooks.layer,
     Health.layer

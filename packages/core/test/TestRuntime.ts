@@ -1,4 +1,5 @@
 import {
+  Accounts,
   type Bot,
   BotStore,
   Bots,
@@ -20,6 +21,7 @@ import {
   type Stores,
   TagStore
 } from "@botrelay/core"
+import { NodePasswordHasher } from "@botrelay/node"
 import { SqliteStores } from "@botrelay/sqlite"
 import { HttpExchange, type TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
@@ -43,6 +45,13 @@ export const botInput = (token: string, fields: Partial<Bot.BotRecordInput> = {}
 
 /** Empty stores for one test: SQLite in memory. */
 export const storage: Layer.Layer<Stores.Stores> = Layer.orDie(SqliteStores.layer({ filename: ":memory:" }))
+
+/** The real password hasher (Argon2id), as the node package provides it. */
+export const hasher = NodePasswordHasher.layer
+
+/** Accounts on empty storage with the real hasher; the stores too. */
+export const accounts = (options: Partial<Accounts.Options> = {}) =>
+  Accounts.layer(options).pipe(Layer.provideMerge(Layer.merge(storage, hasher)))
 
 /** Every store as one object, for tests that read and write across areas. */
 export const store = Effect.gen(function*() {
@@ -96,7 +105,7 @@ export const runtime = (
   longPoll: LongPoll.Options = LongPoll.defaults
 ) =>
   Layer.mergeAll(Bots.layer, Routes.layer, LongPoll.layer(longPoll), Inbox.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(stores, FloodControl.layer(), noLlm, telegram, http))
+    Layer.provideMerge(Layer.mergeAll(stores, hasher, FloodControl.layer(), noLlm, telegram, http))
   )
 
 /** Lets forked fibers run until `done` holds, at most 1000 turns of the event loop; nothing here waits on the clock. */

@@ -1,10 +1,11 @@
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { type Errors, Runtime, type Stores } from "@botrelay/core"
+import { type Errors, type PasswordHasher, Runtime, type Stores } from "@botrelay/core"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import type { HttpExchange } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import * as NodeHttpExchange from "./NodeHttpExchange.js"
+import * as NodePasswordHasher from "./NodePasswordHasher.js"
 
 /** How a Botrelay instance is set up: where it keeps its data, which Telegram it talks to, and its runtime. */
 export interface Options extends Runtime.Config {
@@ -61,15 +62,16 @@ export const storageLayer = (
     return SqliteStores.layer({ filename: database, ...keys })
   }))
 
-/** Everything an instance runs: the services and the runtime, their stores and their HTTP client. */
-export type Services = Runtime.Services | HttpExchange.HttpExchange | Stores.Stores
+/** Everything an instance runs: the services and the runtime, their stores, HTTP client and password hasher. */
+export type Services = Runtime.Services | HttpExchange.HttpExchange | Stores.Stores | PasswordHasher.PasswordHasher
 
 /**
- * `Runtime.layer` on SQLite and node:http: the runtime starts when the layer is built and stops when it
- * is released.
+ * `Runtime.layer` on SQLite, node:http and Argon2id: the runtime starts when the layer is built and stops
+ * when it is released.
  */
 export const servicesLayer = (options: Options): Layer.Layer<Services, StorageOpenError> =>
   Runtime.layer(options).pipe(
     Layer.provideMerge(storageLayer(options.database, options)),
-    Layer.provideMerge(NodeHttpExchange.layer)
+    Layer.provideMerge(NodeHttpExchange.layer),
+    Layer.provideMerge(NodePasswordHasher.layer)
   )

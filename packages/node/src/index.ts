@@ -7,4 +7,5 @@ export { type Botrelay as BotrelayApp, BotrelayError, createBotrelay } from "./F
 export * as Instance from "./Instance.js"
 export * as NodeHandler from "./NodeHandler.js"
 export * as NodeHttpExchange from "./NodeHttpExchange.js"
+export * as NodePasswordHasher from "./NodePasswordHasher.js"
 export * as ProxyFastPath from "./ProxyFastPath.js"

@@ -153,5 +153,6 @@ export const deleteBot = (db: Kysely<Database>, id: number) => [
   db.deleteFrom("botrelay_routes").where("source_bot_id", "=", id),
   db.deleteFrom("botrelay_routes").where("target_bot_id", "=", id),
   db.deleteFrom("botrelay_api_key_bots").where("bot_id", "=", id),
+  db.deleteFrom("botrelay_account_bots").where("bot_id", "=", id),
   db.deleteFrom("botrelay_bots").where("id", "=", id)
 ] as const

@@ -92,6 +92,33 @@ export interface ApiKeyBotsTable {
   readonly bot_id: number
 }
 
+/** `botrelay_accounts`: `username_key` is the username in lower case, unique. */
+export interface AccountsTable {
+  readonly id: Generated<number>
+  readonly username: string
+  readonly username_key: string
+  readonly display_name: string
+  readonly role: "admin" | "operator"
+  readonly password_hash: string
+  readonly enabled: number
+  readonly created_at: string
+  readonly last_login_at: string
+}
+
+/** `botrelay_account_bots`: the bots an operator account may act on. */
+export interface AccountBotsTable {
+  readonly account_id: number
+  readonly bot_id: number
+}
+
+/** `botrelay_sessions`: `id_hash` is the SHA-256 (hex) of the session id. */
+export interface SessionsTable {
+  readonly id_hash: string
+  readonly account_id: number
+  readonly created_at: string
+  readonly last_seen_at: string
+}
+
 /** `botrelay_inbox`: updates by (bot_id, update_id); `payload` is Telegram's JSON text, `processed` 0/1. */
 export interface InboxTable {
   readonly bot_id: number
@@ -311,4 +338,7 @@ export interface Database {
   readonly botrelay_chat_members: ChatMembersTable
   readonly botrelay_message_hours: MessageHoursTable
   readonly botrelay_chat_days: ChatDaysTable
+  readonly botrelay_accounts: AccountsTable
+  readonly botrelay_account_bots: AccountBotsTable
+  readonly botrelay_sessions: SessionsTable
 }

@@ -1,5 +1,6 @@
 import type { Stores } from "@botrelay/core"
 import {
+  AccountStore,
   BotStore,
   BufferStore,
   ChatStore,
@@ -13,6 +14,7 @@ import {
   PeopleStore,
   RouteStore,
   SearchStore,
+  SessionStore,
   SettingsStore,
   StatsStore,
   StoreHealth,
@@ -21,6 +23,7 @@ import {
 import type { Scope } from "effect"
 import { Context, Effect, Layer } from "effect"
 import * as SecretKey from "./SecretKey.js"
+import * as SqliteAccountStore from "./SqliteAccountStore.js"
 import * as SqliteBotStore from "./SqliteBotStore.js"
 import * as SqliteBufferStore from "./SqliteBufferStore.js"
 import * as SqliteEventStore from "./SqliteEventStore.js"
@@ -35,6 +38,7 @@ import * as SqliteOutboxStore from "./SqliteOutboxStore.js"
 import * as SqlitePeopleStore from "./SqlitePeopleStore.js"
 import * as SqliteRouteStore from "./SqliteRouteStore.js"
 import * as SqliteSearchStore from "./SqliteSearchStore.js"
+import * as SqliteSessionStore from "./SqliteSessionStore.js"
 import * as SqliteSettingsStore from "./SqliteSettingsStore.js"
 import * as SqliteStatsStore from "./SqliteStatsStore.js"
 import * as SqliteTagStore from "./SqliteTagStore.js"
@@ -75,6 +79,8 @@ export const make = (
       Context.add(ChatStore.ChatStore, SqliteChatStore.make(c)),
       Context.add(PeopleStore.PeopleStore, SqlitePeopleStore.make(c)),
       Context.add(StatsStore.StatsStore, SqliteStatsStore.make(c)),
+      Context.add(AccountStore.AccountStore, SqliteAccountStore.make(c)),
+      Context.add(SessionStore.SessionStore, SqliteSessionStore.make(c)),
       Context.add(StoreHealth.StoreHealth, {
         ping: attempt("ping", () => {
           c.statement("SELECT 1").all()

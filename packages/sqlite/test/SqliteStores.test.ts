@@ -363,6 +363,8 @@ describe("SqliteStores", () => {
       }))
       assert.deepStrictEqual(after, before)
       assert.deepStrictEqual(withRaw(file, tableNames), [
+        "botrelay_account_bots",
+        "botrelay_accounts",
         "botrelay_api_key_bots",
         "botrelay_api_keys",
         "botrelay_bots",
@@ -391,6 +393,7 @@ describe("SqliteStores", () => {
         "botrelay_routes",
         "botrelay_search_state",
         "botrelay_secret_key",
+        "botrelay_sessions",
         "botrelay_settings",
         "botrelay_tags",
         "botrelay_webhooks",

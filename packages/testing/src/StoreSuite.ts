@@ -19,6 +19,8 @@ import { runner } from "./storage/Fixtures.js"
 import { chats } from "./storage/Chats.js"
 import { people } from "./storage/People.js"
 import { stats } from "./storage/Stats.js"
+import { accounts } from "./storage/Accounts.js"
+import { sessions } from "./storage/Sessions.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -46,6 +48,8 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     chats(run)
     people(run)
     stats(run)
+    accounts(run)
+    sessions(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
   })

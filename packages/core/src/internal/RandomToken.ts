@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 
-const base64url = (bytes: Uint8Array): string => {
+/** Bytes as base64url without padding. */
+export const base64url = (bytes: Uint8Array): string => {
   let binary = ""
   for (const byte of bytes) binary += String.fromCharCode(byte)
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")

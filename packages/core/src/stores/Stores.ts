@@ -1,3 +1,4 @@
+import type { AccountStore } from "./AccountStore.js"
 import type { BotStore } from "./BotStore.js"
 import type { BufferStore } from "./BufferStore.js"
 import type { EventStore } from "./EventStore.js"
@@ -10,6 +11,7 @@ import type { OutboxStore } from "./OutboxStore.js"
 import type { PeopleStore } from "./PeopleStore.js"
 import type { RouteStore } from "./RouteStore.js"
 import type { SearchStore } from "./SearchStore.js"
+import type { SessionStore } from "./SessionStore.js"
 import type { SettingsStore } from "./SettingsStore.js"
 import type { StatsStore } from "./StatsStore.js"
 import type { StoreHealth } from "./StoreHealth.js"
@@ -37,3 +39,5 @@ export type Stores =
   | ChatStore
   | PeopleStore
   | StatsStore
+  | AccountStore
+  | SessionStore
