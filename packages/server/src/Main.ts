@@ -53,6 +53,8 @@ export const botrelayOptions = (
         | "eventsMaxPending"
         | "eventsRetention"
         | "eventsKeep"
+        | "sessionIdleTimeout"
+        | "sessionMaxAge"
       >
     >,
   runtime: Supervisor.Options = Supervisor.defaults
@@ -75,6 +77,10 @@ export const botrelayOptions = (
     ...(config.eventsMaxPending === undefined ? {} : { maxPending: config.eventsMaxPending }),
     ...(config.eventsRetention === undefined ? {} : { retention: Duration.seconds(config.eventsRetention) }),
     ...(config.eventsKeep === undefined ? {} : { keep: config.eventsKeep })
+  },
+  accounts: {
+    ...(config.sessionIdleTimeout === undefined ? {} : { idleTimeout: Duration.seconds(config.sessionIdleTimeout) }),
+    ...(config.sessionMaxAge === undefined ? {} : { maxAge: Duration.seconds(config.sessionMaxAge) })
   },
   runtime: config.routeMappingTtl === undefined
     ? runtime

@@ -4,8 +4,10 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Accounts } from "@botrelay/core"
 import { Botrelay, NodePasswordHasher } from "@botrelay/node"
-import { Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, describe, it } from "vitest"
+import * as Config from "../src/Config.js"
+import * as Main from "../src/Main.js"
 import { unreachableTelegram } from "./Harness.js"
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js")
@@ -117,5 +119,19 @@ describe("botrelay accounts create", () => {
     const badRole = cli(file, ["--username", "x", "--role", "root", "--password-stdin"], "a fine password\n")
     assert.strictEqual(badRole.status, 2)
     assert.deepInclude(await login(file, "desk", "a fine password"), { id: 1, username: "desk" })
+  })
+})
+
+describe("session settings", () => {
+  it("default to 7 days idle and 30 in all, and reach the accounts' options", () => {
+    const defaults = Config.fromValues({}, {})
+    assert.deepInclude(defaults, { sessionIdleTimeout: 7 * 86400, sessionMaxAge: 30 * 86400 })
+    const config = Config.fromValues({ "session-max-age": "12h" }, { BOTRELAY_SESSION_IDLE_TIMEOUT: "90m" })
+    assert.deepInclude(config, { sessionIdleTimeout: 5400, sessionMaxAge: 43200 })
+    const accounts = Main.botrelayOptions(config).accounts
+    assert.isTrue(Duration.equals(Duration.decode(accounts!.idleTimeout!), Duration.minutes(90)))
+    assert.isTrue(Duration.equals(Duration.decode(accounts!.maxAge!), Duration.hours(12)))
+    assert.throws(() => Config.fromValues({ "session-idle-timeout": "0" }, {}), /BOTRELAY_SESSION_IDLE_TIMEOUT/)
+    assert.throws(() => Config.fromValues({}, { BOTRELAY_SESSION_MAX_AGE: "1 week" }), /BOTRELAY_SESSION_MAX_AGE/)
   })
 })
