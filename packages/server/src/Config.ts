@@ -45,6 +45,10 @@ export interface Config {
   readonly eventsRetention: number
   /** ...and how many of the newest it keeps, whatever their age. */
   readonly eventsKeep: number
+  /** How long, in seconds, an unused console session lasts... */
+  readonly sessionIdleTimeout: number
+  /** ...and how long, in seconds, one lasts after its login, however much it is used. */
+  readonly sessionMaxAge: number
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -76,7 +80,9 @@ export const settings = {
   eventsHeartbeat: { flag: "events-heartbeat", env: "BOTRELAY_EVENTS_HEARTBEAT", default: "15s" },
   eventsMaxPending: { flag: "events-max-pending", env: "BOTRELAY_EVENTS_MAX_PENDING", default: "10000" },
   eventsRetention: { flag: "events-retention", env: "BOTRELAY_EVENTS_RETENTION", default: "24h" },
-  eventsKeep: { flag: "events-keep", env: "BOTRELAY_EVENTS_KEEP", default: "100000" }
+  eventsKeep: { flag: "events-keep", env: "BOTRELAY_EVENTS_KEEP", default: "100000" },
+  sessionIdleTimeout: { flag: "session-idle-timeout", env: "BOTRELAY_SESSION_IDLE_TIMEOUT", default: "7d" },
+  sessionMaxAge: { flag: "session-max-age", env: "BOTRELAY_SESSION_MAX_AGE", default: "30d" }
 } as const
 
 /** The secret key's variable; read from the environment only, so that it never shows in a process list. */
@@ -249,6 +255,16 @@ export const fromValues = (
   if (!Number.isInteger(eventsKeep) || eventsKeep < 0 || eventsKeep > 100_000_000) {
     throw new ConfigError("BOTRELAY_EVENTS_KEEP / --events-keep must be an integer from 0 to 100000000")
   }
+  const sessionTime = (name: "sessionIdleTimeout" | "sessionMaxAge") => {
+    const seconds = parseSeconds(read(name)!)
+    if (seconds === undefined) {
+      const { env, flag } = settings[name]
+      throw new ConfigError(
+        `${env} / --${flag} must be a positive whole number of seconds (3600), or of minutes, hours or days (15m, 12h, 7d)`
+      )
+    }
+    return seconds
+  }
   return {
     port,
     host: read("host")!,
@@ -275,7 +291,9 @@ export const fromValues = (
     eventsHeartbeat,
     eventsMaxPending,
     eventsRetention,
-    eventsKeep
+    eventsKeep,
+    sessionIdleTimeout: sessionTime("sessionIdleTimeout"),
+    sessionMaxAge: sessionTime("sessionMaxAge")
   }
 }
 

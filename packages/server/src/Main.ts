@@ -3,7 +3,7 @@ import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ApiKeys, Bots, type Errors, type LlmSettings, type Stores, Supervisor } from "@botrelay/core"
+import { Accounts, ApiKeys, Bots, type Errors, type LlmSettings, type Stores, Supervisor } from "@botrelay/core"
 import { App } from "@botrelay/http"
 import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Redacted } from "effect"
@@ -53,6 +53,8 @@ export const botrelayOptions = (
         | "eventsMaxPending"
         | "eventsRetention"
         | "eventsKeep"
+        | "sessionIdleTimeout"
+        | "sessionMaxAge"
       >
     >,
   runtime: Supervisor.Options = Supervisor.defaults
@@ -76,6 +78,10 @@ export const botrelayOptions = (
     ...(config.eventsRetention === undefined ? {} : { retention: Duration.seconds(config.eventsRetention) }),
     ...(config.eventsKeep === undefined ? {} : { keep: config.eventsKeep })
   },
+  accounts: {
+    ...(config.sessionIdleTimeout === undefined ? {} : { idleTimeout: Duration.seconds(config.sessionIdleTimeout) }),
+    ...(config.sessionMaxAge === undefined ? {} : { maxAge: Duration.seconds(config.sessionMaxAge) })
+  },
   runtime: config.routeMappingTtl === undefined
     ? runtime
     : { ...runtime, routing: { mappingTtl: Duration.seconds(config.routeMappingTtl) } }
@@ -84,13 +90,25 @@ export const botrelayOptions = (
 /** Where the generated admin key is written. */
 export const adminKeyFile = (database: string) => join(dirname(database), "admin.key")
 
+/** An argument as a POSIX shell reads it back. */
+const shellWord = (word: string) => /^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+
+/** How to create the first admin account, for the startup output. */
+export const firstAccountHint = (database: string): string =>
+  inMemory(database)
+    ? "no console account exists; the database is in memory, so create one with POST /api/accounts and an admin key"
+    : `no console account exists yet; create the first admin with: botrelay accounts create --database ${
+      shellWord(database)
+    } --username NAME --role admin`
+
 /**
  * First-start duties: the configured admin key exists; with no key at all, one is generated,
- * printed once and written to `<data dir>/admin.key` (mode 0600); the command-line bot is registered.
+ * printed once and written to `<data dir>/admin.key` (mode 0600); with no account, how to create the
+ * first admin is printed; the command-line bot is registered.
  */
 export const bootstrap = (
   config: Pick<Config, "adminKey" | "botToken" | "database">
-): Effect.Effect<void, Errors.InvalidInput | Errors.StorageError, ApiKeys.ApiKeys | Bots.Bots> =>
+): Effect.Effect<void, Errors.InvalidInput | Errors.StorageError, ApiKeys.ApiKeys | Accounts.Accounts | Bots.Bots> =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys.ApiKeys
     if (config.adminKey !== undefined) {
@@ -111,6 +129,9 @@ export const bootstrap = (
           Redacted.value(secret)
         }\n\nUse it as: Authorization: Bearer <key>\n`
       )
+    }
+    if (!(yield* Effect.flatMap(Accounts.Accounts, (accounts) => accounts.any))) {
+      yield* Effect.logInfo(firstAccountHint(config.database))
     }
     if (config.botToken !== undefined) {
       const bot = yield* Bots.Bots.pipe(Effect.flatMap((bots) => bots.ensureCli(config.botToken!)))

@@ -2,16 +2,22 @@
 import { existsSync, renameSync, rmSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { ApiKey, ApiKeys } from "@botrelay/core"
+import { Account, Accounts, ApiKey, ApiKeys } from "@botrelay/core"
+import { NodePasswordHasher } from "@botrelay/node"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Layer, ParseResult, Redacted, Schema } from "effect"
 import * as Config from "./Config.js"
 import * as Main from "./Main.js"
+import * as Prompt from "./Prompt.js"
 
 const usage = `Usage:
   botrelay [serve] [options]          start the server
   botrelay keys create --name NAME [--role admin|operator] [--bots 1,2] [options]
                                       mint an API key and print it
+  botrelay accounts create --username NAME [--role admin|operator] [--display-name TEXT] [--bots 1,2]
+                           [--password-stdin] [options]
+                                      create a console account and print it; the password is asked
+                                      twice on the terminal, or read as one line from stdin
   botrelay secret-key rotate [--database FILE]
                                       re-encrypt the stored secrets with a new key (stop the server first);
                                       the new key is BOTRELAY_NEW_SECRET_KEY, or a generated one
@@ -30,6 +36,12 @@ pnpm does not pass SIGTERM on to its child.`
 const fail = (message: string): never => {
   process.stderr.write(`botrelay: ${message}\n`)
   process.exit(2)
+}
+
+/** What was asked is refused (as opposed to a usage error): exit code 1. */
+const refuse = (message: string): never => {
+  process.stderr.write(`botrelay: ${message}\n`)
+  process.exit(1)
 }
 
 /** Shutdown drains in-flight work; whatever still runs after this long is cut short. */
@@ -69,8 +81,7 @@ const createKey = (args: ReadonlyArray<string>) => {
   const config = Config.fromValues(values, process.env)
   if (values.name === undefined || values.name.trim() === "") fail("keys create needs --name")
   if (values.role !== "admin" && values.role !== "operator") fail("--role must be admin or operator")
-  const botIds = values.bots === "" ? [] : values.bots.split(",").map((s) => Number(s.trim()))
-  if (botIds.some((id) => !Number.isSafeInteger(id) || id <= 0)) fail("--bots must be comma-separated bot ids")
+  const botIds = parseBots(values.bots)
   const name = Schema.decodeUnknownEither(ApiKey.NewApiKey.fields.name)(values.name)
   if (name._tag === "Left") fail("--name must be 1 to 128 characters without control characters")
   const program = Effect.gen(function*() {
@@ -88,6 +99,69 @@ const createKey = (args: ReadonlyArray<string>) => {
       InvalidInput: (e) => Effect.sync(() => fail(e.message))
     }),
     Effect.provide(ApiKeys.layer.pipe(Layer.provide(Main.storageLayer(config)))),
+    Effect.provide(Main.loggerLayer(config))
+  )
+  NodeRuntime.runMain(program, { disablePrettyLogger: true })
+}
+
+const firstIssue = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "invalid input"
+
+const parseBots = (bots: string): Array<number> => {
+  const ids = bots === "" ? [] : bots.split(",").map((s) => Number(s.trim()))
+  if (ids.some((id) => !Number.isSafeInteger(id) || id <= 0)) fail("--bots must be comma-separated bot ids")
+  return ids
+}
+
+/** The new account's password: one line of stdin, or asked twice on the terminal without echo. */
+const readPassword = async (fromStdin: boolean): Promise<string> => {
+  if (fromStdin) return Prompt.readLine()
+  if (process.stdin.isTTY !== true) return refuse("there is no terminal to ask for the password on; use --password-stdin")
+  const first = await Prompt.hidden("Password: ")
+  const second = await Prompt.hidden("Repeat the password: ")
+  return first === second ? first : refuse("the passwords do not match; nothing was created")
+}
+
+const createAccount = async (args: ReadonlyArray<string>) => {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      ...Config.options,
+      username: { type: "string" },
+      role: { type: "string", default: "operator" },
+      "display-name": { type: "string", default: "" },
+      bots: { type: "string", default: "" },
+      "password-stdin": { type: "boolean", default: false }
+    },
+    strict: true
+  })
+  const config = Config.fromValues(values, process.env)
+  if (values.username === undefined) fail("accounts create needs --username")
+  if (values.role !== "admin" && values.role !== "operator") fail("--role must be admin or operator")
+  const { password: _, ...accountFields } = Account.NewAccount.fields
+  const fields = Schema.decodeUnknownEither(Schema.Struct(accountFields))({
+    username: values.username,
+    display_name: values["display-name"],
+    role: values.role,
+    bot_ids: parseBots(values.bots)
+  }, { errors: "first" })
+  if (fields._tag === "Left") return fail(firstIssue(fields.left))
+  const password = Schema.decodeUnknownEither(Account.Password)(await readPassword(values["password-stdin"]))
+  if (password._tag === "Left") return refuse(`${firstIssue(password.left)}; nothing was created`)
+  const program = Effect.gen(function*() {
+    const accounts = yield* Accounts.Accounts
+    const account = yield* accounts.create({ ...fields.right, password: password.right })
+    process.stderr.write(`created ${account.role} account ${account.id} "${account.username}"\n`)
+    process.stdout.write(`${JSON.stringify(account)}\n`)
+  }).pipe(
+    Effect.catchTags({
+      UsernameTaken: (e) => Effect.sync(() => refuse(e.message)),
+      BotNotFound: (e) => Effect.sync(() => refuse(e.message)),
+      InvalidInput: (e) => Effect.sync(() => refuse(e.message))
+    }),
+    Effect.provide(
+      Accounts.layer().pipe(Layer.provide(Layer.merge(Main.storageLayer(config), NodePasswordHasher.layer)))
+    ),
     Effect.provide(Main.loggerLayer(config))
   )
   NodeRuntime.runMain(program, { disablePrettyLogger: true })
@@ -167,6 +241,12 @@ const main = (argv: ReadonlyArray<string>) => {
     if (command === undefined || command.startsWith("--")) return serve(argv)
     if (command === "serve") return serve(rest)
     if (command === "keys" && rest[0] === "create") return createKey(rest.slice(1))
+    if (command === "accounts" && rest[0] === "create") {
+      return void createAccount(rest.slice(1)).catch((e: unknown) => {
+        if (e instanceof Config.ConfigError || e instanceof SecretKey.SecretKeyError) fail(e.message)
+        throw e
+      })
+    }
     if (command === "secret-key" && rest[0] === "rotate") return rotateSecretKey(rest.slice(1))
     fail(`unknown command "${argv.join(" ")}"\n\n${usage}`)
   } catch (e) {
