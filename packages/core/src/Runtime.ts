@@ -1,6 +1,7 @@
 import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Layer, Option } from "effect"
 import * as ApiKeys from "./services/ApiKeys.js"
+import * as AuditLog from "./services/AuditLog.js"
 import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
 import * as ChatAdmin from "./services/ChatAdmin.js"
@@ -50,6 +51,8 @@ export interface Config {
   readonly backendPolicy?: Partial<BackendPolicy.Policy> | undefined
   /** Live events: heartbeats, slow clients, retention of the event log; `EventLog.defaults` for what is omitted. */
   readonly events?: Partial<EventLog.Options> | undefined
+  /** How long the audit log keeps entries and how often it looks; `AuditLog.defaults` for what is omitted. */
+  readonly audit?: Partial<AuditLog.Options> | undefined
 }
 
 /** The default Bot API root. */
@@ -68,6 +71,7 @@ export type Services =
   | Statistics.Statistics
   | Search.Search
   | ApiKeys.ApiKeys
+  | AuditLog.AuditLog
   | Deliveries.Deliveries
   | Webhooks.Webhooks
   | SentMessages.SentMessages
@@ -91,7 +95,11 @@ export const layer = (
   config: Config = {}
 ): Layer.Layer<Services, never, Stores | HttpExchange.HttpExchange> => {
   const publicUrl = config.publicUrl ?? config.runtime?.publicUrl
-  const options: Supervisor.Options = { ...(config.runtime ?? Supervisor.defaults), publicUrl }
+  const options: Supervisor.Options = {
+    ...(config.runtime ?? Supervisor.defaults),
+    publicUrl,
+    audit: { ...AuditLog.defaults, ...config.runtime?.audit, ...config.audit }
+  }
   return Layer.mergeAll(
     Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(publicUrl)))),
     Routes.layer,
@@ -104,6 +112,7 @@ export const layer = (
     Statistics.layer,
     Search.layer,
     ApiKeys.layer,
+    AuditLog.layer,
     Deliveries.layer,
     Webhooks.layer,
     Health.layer

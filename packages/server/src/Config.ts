@@ -45,6 +45,8 @@ export interface Config {
   readonly eventsRetention: number
   /** ...and how many of the newest it keeps, whatever their age. */
   readonly eventsKeep: number
+  /** How long, in seconds, the audit log keeps entries. */
+  readonly auditRetention: number
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -76,7 +78,8 @@ export const settings = {
   eventsHeartbeat: { flag: "events-heartbeat", env: "BOTRELAY_EVENTS_HEARTBEAT", default: "15s" },
   eventsMaxPending: { flag: "events-max-pending", env: "BOTRELAY_EVENTS_MAX_PENDING", default: "10000" },
   eventsRetention: { flag: "events-retention", env: "BOTRELAY_EVENTS_RETENTION", default: "24h" },
-  eventsKeep: { flag: "events-keep", env: "BOTRELAY_EVENTS_KEEP", default: "100000" }
+  eventsKeep: { flag: "events-keep", env: "BOTRELAY_EVENTS_KEEP", default: "100000" },
+  auditRetention: { flag: "audit-retention", env: "BOTRELAY_AUDIT_RETENTION", default: "365d" }
 } as const
 
 /** The secret key's variable; read from the environment only, so that it never shows in a process list. */
@@ -249,6 +252,13 @@ export const fromValues = (
   if (!Number.isInteger(eventsKeep) || eventsKeep < 0 || eventsKeep > 100_000_000) {
     throw new ConfigError("BOTRELAY_EVENTS_KEEP / --events-keep must be an integer from 0 to 100000000")
   }
+  const auditRetention = parseSeconds(read("auditRetention")!)
+  if (auditRetention === undefined) {
+    throw new ConfigError(
+      "BOTRELAY_AUDIT_RETENTION / --audit-retention must be a positive whole number of seconds (86400), " +
+        "or of minutes, hours or days (90m, 24h, 365d)"
+    )
+  }
   return {
     port,
     host: read("host")!,
@@ -275,7 +285,8 @@ export const fromValues = (
     eventsHeartbeat,
     eventsMaxPending,
     eventsRetention,
-    eventsKeep
+    eventsKeep,
+    auditRetention
   }
 }
 

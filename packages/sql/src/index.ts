@@ -1,3 +1,4 @@
+export * as AuditQueries from "./AuditQueries.js"
 export * as BotQueries from "./BotQueries.js"
 export * as BufferQueries from "./BufferQueries.js"
 export * as ChatQueries from "./ChatQueries.js"

@@ -1,5 +1,6 @@
 import type { Stores } from "@botrelay/core"
 import {
+  AuditStore,
   BotStore,
   BufferStore,
   ChatStore,
@@ -21,6 +22,7 @@ import {
 import type { Scope } from "effect"
 import { Context, Effect, Layer } from "effect"
 import * as SecretKey from "./SecretKey.js"
+import * as SqliteAuditStore from "./SqliteAuditStore.js"
 import * as SqliteBotStore from "./SqliteBotStore.js"
 import * as SqliteBufferStore from "./SqliteBufferStore.js"
 import * as SqliteEventStore from "./SqliteEventStore.js"
@@ -75,6 +77,7 @@ export const make = (
       Context.add(ChatStore.ChatStore, SqliteChatStore.make(c)),
       Context.add(PeopleStore.PeopleStore, SqlitePeopleStore.make(c)),
       Context.add(StatsStore.StatsStore, SqliteStatsStore.make(c)),
+      Context.add(AuditStore.AuditStore, SqliteAuditStore.make(c)),
       Context.add(StoreHealth.StoreHealth, {
         ping: attempt("ping", () => {
           c.statement("SELECT 1").all()

@@ -365,6 +365,7 @@ describe("SqliteStores", () => {
       assert.deepStrictEqual(withRaw(file, tableNames), [
         "botrelay_api_key_bots",
         "botrelay_api_keys",
+        "botrelay_audit",
         "botrelay_bots",
         "botrelay_chat_days",
         "botrelay_chat_members",

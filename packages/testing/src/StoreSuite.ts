@@ -19,6 +19,7 @@ import { runner } from "./storage/Fixtures.js"
 import { chats } from "./storage/Chats.js"
 import { people } from "./storage/People.js"
 import { stats } from "./storage/Stats.js"
+import { audit } from "./storage/Audit.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -46,6 +47,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     chats(run)
     people(run)
     stats(run)
+    audit(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
   })

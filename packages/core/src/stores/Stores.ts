@@ -1,3 +1,4 @@
+import type { AuditStore } from "./AuditStore.js"
 import type { BotStore } from "./BotStore.js"
 import type { BufferStore } from "./BufferStore.js"
 import type { EventStore } from "./EventStore.js"
@@ -37,3 +38,4 @@ export type Stores =
   | ChatStore
   | PeopleStore
   | StatsStore
+  | AuditStore
