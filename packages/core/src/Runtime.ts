@@ -2,6 +2,7 @@ import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Layer, Option } from "effect"
 import * as Accounts from "./services/Accounts.js"
 import * as ApiKeys from "./services/ApiKeys.js"
+import * as AuditLog from "./services/AuditLog.js"
 import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
 import * as ChatAdmin from "./services/ChatAdmin.js"
@@ -58,6 +59,8 @@ export interface Config {
   readonly accounts?: Partial<Accounts.Options> | undefined
   /** When failed logins are refused; `LoginThrottle.defaults` for what is omitted. */
   readonly loginThrottle?: Partial<LoginThrottle.Options> | undefined
+  /** How long the audit log keeps entries and how often it looks; `AuditLog.defaults` for what is omitted. */
+  readonly audit?: Partial<AuditLog.Options> | undefined
 }
 
 /** The default Bot API root. */
@@ -78,6 +81,7 @@ export type Services =
   | ApiKeys.ApiKeys
   | Accounts.Accounts
   | LoginThrottle.LoginThrottle
+  | AuditLog.AuditLog
   | Deliveries.Deliveries
   | Webhooks.Webhooks
   | SentMessages.SentMessages
@@ -102,7 +106,11 @@ export const layer = (
   config: Config = {}
 ): Layer.Layer<Services, never, Stores | HttpExchange.HttpExchange> => {
   const publicUrl = config.publicUrl ?? config.runtime?.publicUrl
-  const options: Supervisor.Options = { ...(config.runtime ?? Supervisor.defaults), publicUrl }
+  const options: Supervisor.Options = {
+    ...(config.runtime ?? Supervisor.defaults),
+    publicUrl,
+    audit: { ...AuditLog.defaults, ...config.runtime?.audit, ...config.audit }
+  }
   return Layer.mergeAll(
     Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(publicUrl)))),
     Routes.layer,
@@ -120,6 +128,7 @@ export const layer = (
       Layer.provide(PasswordHasher.fromContextOrUnavailable)
     ),
     LoginThrottle.layer(config.loginThrottle),
+    AuditLog.layer,
     Deliveries.layer,
     Webhooks.layer,
     Health.layer

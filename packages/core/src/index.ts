@@ -1,6 +1,7 @@
 // domain
 export * as Account from "./domain/Account.js"
 export * as ApiKey from "./domain/ApiKey.js"
+export * as Audit from "./domain/Audit.js"
 export * as BackendPolicy from "./domain/BackendPolicy.js"
 export * as Bot from "./domain/Bot.js"
 export * as CallParams from "./domain/CallParams.js"
@@ -24,6 +25,7 @@ export * as SearchQuery from "./domain/SearchQuery.js"
 
 // stores
 export * as AccountStore from "./stores/AccountStore.js"
+export * as AuditStore from "./stores/AuditStore.js"
 export * as BotStore from "./stores/BotStore.js"
 export * as BufferStore from "./stores/BufferStore.js"
 export * as EventStore from "./stores/EventStore.js"
@@ -46,6 +48,7 @@ export * as TagStore from "./stores/TagStore.js"
 // services
 export * as Accounts from "./services/Accounts.js"
 export * as ApiKeys from "./services/ApiKeys.js"
+export * as AuditLog from "./services/AuditLog.js"
 export * as Bots from "./services/Bots.js"
 export * as ChatAdmin from "./services/ChatAdmin.js"
 export * as Chats from "./services/Chats.js"

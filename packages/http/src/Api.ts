@@ -10,6 +10,7 @@ import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend
 import { BotApi } from "@botrelay/telegram"
 import { Context, Schema } from "effect"
 import * as ApiError from "./ApiError.js"
+import { AuditGroup } from "./AuditApi.js"
 import { ChatAdminGroup } from "./ChatAdminGroup.js"
 import { MediaGroup } from "./MediaGroup.js"
 import { MessageActionsGroup } from "./MessageActionsGroup.js"
@@ -296,6 +297,7 @@ export class Api extends HttpApi.make("botrelay")
   .add(PeopleGroup.middleware(Authorization))
   .add(StatsGroup.middleware(Authorization))
   .add(SearchGroup.middleware(Authorization))
+  .add(AuditGroup.middleware(Authorization))
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)
   .addError(ApiError.Forbidden)

@@ -12,6 +12,7 @@ import {
 } from "@effect/platform"
 import type {
   ApiKeys,
+  AuditLog,
   Bots,
   ChatAdmin,
   MediaFiles,
@@ -192,6 +193,7 @@ export const layer: Layer.Layer<
   | Statistics.Statistics
   | Search.Search
   | ApiKeys.ApiKeys
+  | AuditLog.AuditLog
   | Deliveries.Deliveries
   | EventLog.EventLog
   | LlmSettings.LlmSettings

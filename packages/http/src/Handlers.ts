@@ -7,6 +7,7 @@ import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import { Api, Authorization, Caller } from "./Api.js"
 import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
 import * as ApiError from "./ApiError.js"
+import * as AuditHandlers from "./AuditHandlers.js"
 import * as ChatAdminLive from "./ChatAdminLive.js"
 import * as MediaLive from "./MediaLive.js"
 import * as MessageActionsLive from "./MessageActionsLive.js"
@@ -214,7 +215,8 @@ export const layer = Layer.mergeAll(
   ChatAdminLive.layer,
   MediaLive.layer,
   LiveEvents.layer,
-  Search.SearchLive
+  Search.SearchLive,
+  AuditHandlers.AuditLive
 ).pipe(
   Layer.provide(AuthorizationLive)
 )

@@ -84,6 +84,7 @@ describe("the API as a web handler on in-memory storage", () => {
     const spec = await (await request("/api/openapi.json")).json()
     const paths = Object.keys(spec.paths).sort()
     assert.deepStrictEqual(paths, [
+      "/api/audit",
       "/api/auth/api-keys",
       "/api/auth/api-keys/delete",
       "/api/auth/api-keys/toggle",

@@ -49,6 +49,8 @@ export interface Config {
   readonly sessionIdleTimeout: number
   /** ...and how long, in seconds, one lasts after its login, however much it is used. */
   readonly sessionMaxAge: number
+  /** How long, in seconds, the audit log keeps entries. */
+  readonly auditRetention: number
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -82,7 +84,8 @@ export const settings = {
   eventsRetention: { flag: "events-retention", env: "BOTRELAY_EVENTS_RETENTION", default: "24h" },
   eventsKeep: { flag: "events-keep", env: "BOTRELAY_EVENTS_KEEP", default: "100000" },
   sessionIdleTimeout: { flag: "session-idle-timeout", env: "BOTRELAY_SESSION_IDLE_TIMEOUT", default: "7d" },
-  sessionMaxAge: { flag: "session-max-age", env: "BOTRELAY_SESSION_MAX_AGE", default: "30d" }
+  sessionMaxAge: { flag: "session-max-age", env: "BOTRELAY_SESSION_MAX_AGE", default: "30d" },
+  auditRetention: { flag: "audit-retention", env: "BOTRELAY_AUDIT_RETENTION", default: "365d" }
 } as const
 
 /** The secret key's variable; read from the environment only, so that it never shows in a process list. */
@@ -255,15 +258,15 @@ export const fromValues = (
   if (!Number.isInteger(eventsKeep) || eventsKeep < 0 || eventsKeep > 100_000_000) {
     throw new ConfigError("BOTRELAY_EVENTS_KEEP / --events-keep must be an integer from 0 to 100000000")
   }
-  const sessionTime = (name: "sessionIdleTimeout" | "sessionMaxAge") => {
-    const seconds = parseSeconds(read(name)!)
-    if (seconds === undefined) {
+  const seconds = (name: "sessionIdleTimeout" | "sessionMaxAge" | "auditRetention") => {
+    const value = parseSeconds(read(name)!)
+    if (value === undefined) {
       const { env, flag } = settings[name]
       throw new ConfigError(
         `${env} / --${flag} must be a positive whole number of seconds (3600), or of minutes, hours or days (15m, 12h, 7d)`
       )
     }
-    return seconds
+    return value
   }
   return {
     port,
@@ -292,8 +295,9 @@ export const fromValues = (
     eventsMaxPending,
     eventsRetention,
     eventsKeep,
-    sessionIdleTimeout: sessionTime("sessionIdleTimeout"),
-    sessionMaxAge: sessionTime("sessionMaxAge")
+    sessionIdleTimeout: seconds("sessionIdleTimeout"),
+    sessionMaxAge: seconds("sessionMaxAge"),
+    auditRetention: seconds("auditRetention")
   }
 }
 

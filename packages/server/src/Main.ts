@@ -55,6 +55,7 @@ export const botrelayOptions = (
         | "eventsKeep"
         | "sessionIdleTimeout"
         | "sessionMaxAge"
+        | "auditRetention"
       >
     >,
   runtime: Supervisor.Options = Supervisor.defaults
@@ -82,6 +83,7 @@ export const botrelayOptions = (
     ...(config.sessionIdleTimeout === undefined ? {} : { idleTimeout: Duration.seconds(config.sessionIdleTimeout) }),
     ...(config.sessionMaxAge === undefined ? {} : { maxAge: Duration.seconds(config.sessionMaxAge) })
   },
+  audit: config.auditRetention === undefined ? {} : { retention: Duration.seconds(config.auditRetention) },
   runtime: config.routeMappingTtl === undefined
     ? runtime
     : { ...runtime, routing: { mappingTtl: Duration.seconds(config.routeMappingTtl) } }
@@ -171,13 +173,13 @@ const nodeServer = (
 /**
  * The whole standalone server: storage, services, first-start duties and the HTTP API on a socket.
  * Storage is opened before the socket and closed after it, so in-flight requests finish first.
- * `runtime` tunes polling and delivery (tests shorten the waits).
+ * `runtime` tunes polling and delivery (tests shorten the waits); the services stay reachable (tests use them).
  */
 export const layer = (
   config: Config,
   runtime: Supervisor.Options = Supervisor.defaults
 ): Layer.Layer<
-  HttpServer.HttpServer,
+  HttpServer.HttpServer | Botrelay.Services,
   HttpServerError.ServeError | Botrelay.StorageOpenError | Errors.InvalidInput | Errors.StorageError
 > => {
   const services = Layer.effectDiscard(bootstrap(config)).pipe(
@@ -186,7 +188,7 @@ export const layer = (
   return NodeHandler.endHeldRequestsOnStop.pipe(
     Layer.provideMerge(HttpServer.withLogAddress(nodeServer(config))),
     Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
-    Layer.provide(services)
+    Layer.provideMerge(services)
   )
 }
 

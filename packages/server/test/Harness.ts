@@ -6,7 +6,8 @@ import { HttpServer } from "@effect/platform"
 import { Supervisor } from "@botrelay/core"
 import { eventually, type FakeTelegram } from "@botrelay/testing"
 import type { UserFromGetMe } from "grammy/types"
-import { Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
+import type { Botrelay } from "@botrelay/node"
+import { type Effect, Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
 import { assert } from "vitest"
 import * as Config from "../src/Config.js"
 import * as Main from "../src/Main.js"
@@ -25,6 +26,8 @@ export interface TestServer {
     path: string,
     init?: { readonly method?: string; readonly body?: unknown; readonly key?: string | null; readonly raw?: string }
   ) => Promise<Reply>
+  /** Runs an effect on the server's own services (e.g. to record audit entries). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Botrelay.Services>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -137,6 +140,7 @@ export const startServer = async (
     dir,
     logs,
     call,
+    run: (effect) => runtime.runPromise(effect),
     close: async () => {
       await runtime.dispose()
       if (options.dir === undefined) rmSync(dir, { recursive: true, force: true })

@@ -313,6 +313,26 @@ export interface ChatDaysTable {
   readonly messages: number
 }
 
+/**
+ * `botrelay_audit`: the audit log, append-only (rows leave only by age); `details` is JSON text, `bot_id` and
+ * `chat_id` NULL when the action concerns none. Ids are never reused (AUTOINCREMENT).
+ */
+export interface AuditTable {
+  readonly id: Generated<number>
+  readonly at: string
+  readonly actor_type: string
+  readonly actor_id: number
+  readonly actor_name: string
+  readonly ip: string
+  readonly action: string
+  readonly target_type: string
+  readonly target_id: string
+  readonly bot_id: number | null
+  readonly chat_id: number | null
+  readonly outcome: string
+  readonly details: string
+}
+
 /** The Kysely schema of everything Botrelay keeps in SQLite. */
 export interface Database {
   readonly botrelay_bots: BotsTable
@@ -341,4 +361,5 @@ export interface Database {
   readonly botrelay_accounts: AccountsTable
   readonly botrelay_account_bots: AccountBotsTable
   readonly botrelay_sessions: SessionsTable
+  readonly botrelay_audit: AuditTable
 }

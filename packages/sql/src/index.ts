@@ -1,4 +1,5 @@
 export * as AccountQueries from "./AccountQueries.js"
+export * as AuditQueries from "./AuditQueries.js"
 export * as BotQueries from "./BotQueries.js"
 export * as BufferQueries from "./BufferQueries.js"
 export * as ChatQueries from "./ChatQueries.js"

@@ -18,6 +18,7 @@ import * as m0016SearchBatched from "./migrations/0016_search_batched.js"
 import * as m0017CountedInBatches from "./migrations/0017_counted_in_batches.js"
 import * as m0018EventIds from "./migrations/0018_event_ids.js"
 import * as m0019Accounts from "./migrations/0019_accounts.js"
+import * as m0020Audit from "./migrations/0020_audit.js"
 import type { Cipher } from "./SecretKey.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
@@ -50,5 +51,6 @@ export const migrations = (cipher: Cipher): Record<string, Migration> => ({
   "0016_search_batched": m0016SearchBatched.migration,
   "0017_counted_in_batches": m0017CountedInBatches.migration,
   "0018_event_ids": m0018EventIds.migration,
-  "0019_accounts": m0019Accounts.migration
+  "0019_accounts": m0019Accounts.migration,
+  "0020_audit": m0020Audit.migration
 })

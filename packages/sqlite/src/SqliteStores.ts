@@ -1,6 +1,7 @@
 import type { Stores } from "@botrelay/core"
 import {
   AccountStore,
+  AuditStore,
   BotStore,
   BufferStore,
   ChatStore,
@@ -24,6 +25,7 @@ import type { Scope } from "effect"
 import { Context, Effect, Layer } from "effect"
 import * as SecretKey from "./SecretKey.js"
 import * as SqliteAccountStore from "./SqliteAccountStore.js"
+import * as SqliteAuditStore from "./SqliteAuditStore.js"
 import * as SqliteBotStore from "./SqliteBotStore.js"
 import * as SqliteBufferStore from "./SqliteBufferStore.js"
 import * as SqliteEventStore from "./SqliteEventStore.js"
@@ -81,6 +83,7 @@ export const make = (
       Context.add(StatsStore.StatsStore, SqliteStatsStore.make(c)),
       Context.add(AccountStore.AccountStore, SqliteAccountStore.make(c)),
       Context.add(SessionStore.SessionStore, SqliteSessionStore.make(c)),
+      Context.add(AuditStore.AuditStore, SqliteAuditStore.make(c)),
       Context.add(StoreHealth.StoreHealth, {
         ping: attempt("ping", () => {
           c.statement("SELECT 1").all()

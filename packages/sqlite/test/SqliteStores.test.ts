@@ -367,6 +367,7 @@ describe("SqliteStores", () => {
         "botrelay_accounts",
         "botrelay_api_key_bots",
         "botrelay_api_keys",
+        "botrelay_audit",
         "botrelay_bots",
         "botrelay_chat_days",
         "botrelay_chat_members",

@@ -21,6 +21,7 @@ import { people } from "./storage/People.js"
 import { stats } from "./storage/Stats.js"
 import { accounts } from "./storage/Accounts.js"
 import { sessions } from "./storage/Sessions.js"
+import { audit } from "./storage/Audit.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -50,6 +51,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     stats(run)
     accounts(run)
     sessions(run)
+    audit(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
   })

@@ -1,5 +1,6 @@
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
+import * as AuditRetention from "./AuditRetention.js"
 import * as BackendDelivery from "./BackendDelivery.js"
 import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import { botsOf, type Event, Events, type EventOf, type RouteEnds } from "./Events.js"
@@ -16,6 +17,7 @@ import * as RouteSender from "./RouteSender.js"
 import * as Routing from "./Routing.js"
 import * as SearchIndexing from "./SearchIndexing.js"
 import type * as SentMessages from "./SentMessages.js"
+import type { AuditStore } from "../stores/AuditStore.js"
 import { BotStore } from "../stores/BotStore.js"
 import { RouteStore } from "../stores/RouteStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
@@ -36,6 +38,8 @@ export interface Options {
   readonly routing?: Routing.Options | undefined
   /** Retrying route sends; `Outbox.policy` when omitted. */
   readonly sends?: Outbox.Policy | undefined
+  /** Retention of the audit log; `AuditRetention.defaults` when omitted. */
+  readonly audit?: AuditRetention.Options | undefined
 }
 
 /** Defaults of DESIGN.md section 5. */
@@ -283,6 +287,7 @@ export const run = (options: Options = defaults) =>
       mappingTtl: (options.routing ?? Routing.defaults).mappingTtl
     }))
     yield* Effect.forkScoped(SearchIndexing.run())
+    yield* Effect.forkScoped(AuditRetention.run(options.audit ?? AuditRetention.defaults))
     yield* reconcileAll.pipe(Effect.orDie)
     for (const botId of yield* inbox.botsWithWork.pipe(Effect.orDie)) {
       yield* wake(botId, "inbox")
@@ -303,6 +308,7 @@ export const layer = (
 ): Layer.Layer<
   never,
   never,
+  | AuditStore
   | BotStore
   | RouteStore
   | MappingStore

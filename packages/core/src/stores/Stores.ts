@@ -1,4 +1,5 @@
 import type { AccountStore } from "./AccountStore.js"
+import type { AuditStore } from "./AuditStore.js"
 import type { BotStore } from "./BotStore.js"
 import type { BufferStore } from "./BufferStore.js"
 import type { EventStore } from "./EventStore.js"
@@ -41,3 +42,4 @@ export type Stores =
   | StatsStore
   | AccountStore
   | SessionStore
+  | AuditStore
