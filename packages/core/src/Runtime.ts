@@ -94,6 +94,7 @@ export type Services =
   | EventLog.EventLog
   | FloodControl.FloodControl
   | BackendPolicy.BackendPolicy
+  | Webhook.PublicUrl
   | TelegramClient.TelegramClient
 
 /**
@@ -112,7 +113,7 @@ export const layer = (
     audit: { ...AuditLog.defaults, ...config.runtime?.audit, ...config.audit }
   }
   return Layer.mergeAll(
-    Bots.layer.pipe(Layer.provide(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(publicUrl)))),
+    Bots.layer,
     Routes.layer,
     Messages.layer,
     ChatAdmin.layer,
@@ -143,6 +144,7 @@ export const layer = (
     Layer.provideMerge(TelegramClient.layerHttpExchange({ apiRoot: config.telegramApi ?? telegramApi })),
     Layer.provideMerge(Events.layer),
     Layer.provideMerge(FloodControl.layer()),
+    Layer.provideMerge(Layer.succeed(Webhook.PublicUrl, Option.fromNullable(publicUrl))),
     Layer.provideMerge(Layer.succeed(BackendPolicy.BackendPolicy, {
       mode: config.backendPolicy?.mode ?? "default",
       allowPrivate: config.backendPolicy?.allowPrivate ?? false

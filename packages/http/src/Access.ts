@@ -1,13 +1,19 @@
-import type { Scope } from "@botrelay/core"
+import { type AuditLog, type Scope } from "@botrelay/core"
+import type { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Caller, type CallerInfo } from "./Api.js"
 import * as ApiError from "./ApiError.js"
+import { recordDenied } from "./Audited.js"
 
-/** A 403 with this sentence. */
-export const forbidden = (error: string) => Effect.fail(new ApiError.Forbidden({ error, code: "forbidden" }))
+/** The context a refusal is recorded in. */
+type Refusing = Caller | AuditLog.AuditLog | HttpServerRequest.HttpServerRequest
+
+/** A 403 with this sentence, recorded in the audit log as the caller's denied attempt. */
+export const forbidden = (error: string): Effect.Effect<never, ApiError.Forbidden, Refusing> =>
+  Effect.zipRight(recordDenied(error), Effect.fail(new ApiError.Forbidden({ error, code: "forbidden" })))
 
 /** Fails with 403 unless the caller is an admin. */
-export const requireAdmin: Effect.Effect<void, ApiError.Forbidden, Caller> = Effect.flatMap(
+export const requireAdmin: Effect.Effect<void, ApiError.Forbidden, Refusing> = Effect.flatMap(
   Caller,
   (caller) => caller.role === "admin" ? Effect.void : forbidden(`this needs an admin ${noun(caller)}`)
 )
@@ -16,7 +22,7 @@ export const requireAdmin: Effect.Effect<void, ApiError.Forbidden, Caller> = Eff
 const noun = (caller: CallerInfo) => caller.type === "key" ? "key" : "account"
 
 /** Fails with 403 unless the caller may act on the bot. */
-export const requireBot = (botId: number): Effect.Effect<void, ApiError.Forbidden, Caller> =>
+export const requireBot = (botId: number): Effect.Effect<void, ApiError.Forbidden, Refusing> =>
   Effect.flatMap(
     Caller,
     (caller) =>

@@ -8,7 +8,8 @@ import {
 } from "@effect/platform"
 import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, ChatTag } from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
-import { Context, Schema } from "effect"
+import { Context, type Redacted, Schema } from "effect"
+import { AccountsGroup, LoginGroup, SessionGroup } from "./AccountsApi.js"
 import * as ApiError from "./ApiError.js"
 import { AuditGroup } from "./AuditApi.js"
 import { ChatAdminGroup } from "./ChatAdminGroup.js"
@@ -28,6 +29,8 @@ export interface CallerInfo {
   readonly name: string
   readonly role: ApiKey.Role
   readonly bot_ids: ReadonlyArray<number>
+  /** The session of a signed-in account. */
+  readonly session?: Redacted.Redacted<string>
 }
 
 /** The caller of the current request. */
@@ -35,9 +38,12 @@ export class Caller extends Context.Tag("@botrelay/http/Caller")<Caller, CallerI
 
 /** Authentication: a Bearer API key, or the session cookie of a signed-in account. */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@botrelay/http/Authorization", {
-  failure: ApiError.Unauthorized,
+  failure: Schema.Union(ApiError.Unauthorized, ApiError.Forbidden),
   provides: Caller,
-  security: { bearer: HttpApiSecurity.bearer }
+  security: {
+    bearer: HttpApiSecurity.bearer,
+    session: HttpApiSecurity.apiKey({ key: "botrelay_session", in: "cookie" })
+  }
 }) {}
 
 const Id = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
@@ -298,6 +304,9 @@ export class Api extends HttpApi.make("botrelay")
   .add(StatsGroup.middleware(Authorization))
   .add(SearchGroup.middleware(Authorization))
   .add(AuditGroup.middleware(Authorization))
+  .add(LoginGroup)
+  .add(SessionGroup.middleware(Authorization))
+  .add(AccountsGroup.middleware(Authorization))
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)
   .addError(ApiError.Forbidden)

@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import type { ApiKey, Bot, Deliveries, Errors, LlmSettings, LongPoll, Media, Message, Route, ChatTag } from "@botrelay/core"
+import type { Account, ApiKey, Bot, Deliveries, Errors, LlmSettings, LongPoll, Media, Message, Route, ChatTag } from "@botrelay/core"
 import type { TelegramError } from "@botrelay/telegram"
 import { Effect, Schema } from "effect"
 
@@ -129,6 +129,12 @@ export const isApiError = (u: unknown): u is ApiError =>
 
 /** Domain failures the API translates. */
 export type DomainError =
+  | Account.AccountNotFound
+  | Account.UsernameTaken
+  | Account.LastAdminAccount
+  | Account.WrongPassword
+  | Account.NotAllowed
+  | Account.InvalidCredentials
   | Errors.InvalidInput
   | Errors.StorageError
   | Bot.BotNotFound
@@ -156,6 +162,24 @@ export const fromDomain = (e: DomainError): Effect.Effect<never, ApiError> => {
       return Effect.fail(new BadRequest({ error: `invalid request: ${e.message}`, code: "invalid_request", details: e.details }))
     case "BotNotFound":
       return Effect.fail(new NotFound({ error: e.message, code: "bot_not_found" }))
+    case "AccountNotFound":
+      return Effect.fail(new NotFound({ error: e.message, code: "account_not_found" }))
+    case "UsernameTaken":
+      return Effect.fail(new Conflict({ error: e.message, code: "username_taken" }))
+    case "LastAdminAccount":
+      return Effect.fail(new Conflict({ error: e.message, code: "last_admin" }))
+    case "WrongPassword":
+      return Effect.fail(
+        new BadRequest({
+          error: e.message,
+          code: "wrong_password",
+          details: [{ path: "old_password", message: e.message }]
+        })
+      )
+    case "NotAllowed":
+      return Effect.fail(new Forbidden({ error: e.reason, code: "forbidden" }))
+    case "InvalidCredentials":
+      return Effect.fail(new Unauthorized({ error: "invalid username or password", code: "invalid_credentials" }))
     case "RouteNotFound":
       return Effect.fail(new NotFound({ error: e.message, code: "route_not_found" }))
     case "TagNotFound":

@@ -11,6 +11,7 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import type {
+  Accounts,
   ApiKeys,
   AuditLog,
   Bots,
@@ -21,6 +22,7 @@ import type {
   EventLog,
   Health,
   LlmSettings,
+  LoginThrottle,
   LongPoll,
   Messages,
   People,
@@ -34,6 +36,7 @@ import type {
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
+import * as AccountsHandlers from "./AccountsHandlers.js"
 import * as ApiError from "./ApiError.js"
 import * as Handlers from "./Handlers.js"
 import * as MediaUpload from "./MediaUpload.js"
@@ -182,6 +185,9 @@ export const layer: Layer.Layer<
   HttpApi.Api,
   never,
   | Health.Health
+  | Accounts.Accounts
+  | AuditLog.AuditLog
+  | LoginThrottle.LoginThrottle
   | Bots.Bots
   | Routes.Routes
   | Messages.Messages
@@ -193,7 +199,6 @@ export const layer: Layer.Layer<
   | Statistics.Statistics
   | Search.Search
   | ApiKeys.ApiKeys
-  | AuditLog.AuditLog
   | Deliveries.Deliveries
   | EventLog.EventLog
   | LlmSettings.LlmSettings
@@ -206,7 +211,9 @@ export const layer: Layer.Layer<
   | TgApi.Upstream
 > = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
   Layer.provideMerge(Layer.mergeAll(
-    HttpApiBuilder.api(Api).pipe(Layer.provide(Layer.merge(Handlers.layer, InboxHandlers.layer))),
+    HttpApiBuilder.api(Api).pipe(
+      Layer.provide(Layer.mergeAll(Handlers.layer, InboxHandlers.layer, AccountsHandlers.layer))
+    ),
     errorResponses,
     WebhookIngress.layer,
     TgApi.layer

@@ -1,13 +1,22 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { ApiKeys, Bot, Bots, Deliveries, Health, LlmSettings, LongPoll, Messages, Routes, ChatTag, Tags } from "@botrelay/core"
 // In scope so that the inferred type of `layer` can name the services these groups need.
-import type { ChatAdmin as _ChatAdmin, EventLog as _EventLog, MediaFiles as _MediaFiles } from "@botrelay/core"
+import type {
+  Accounts as _Accounts,
+  AuditLog as _AuditLog,
+  ChatAdmin as _ChatAdmin,
+  EventLog as _EventLog,
+  LoginThrottle as _LoginThrottle,
+  MediaFiles as _MediaFiles
+} from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
-import { Effect, Layer, Option, ParseResult, Schema } from "effect"
-import { Api, Authorization, Caller } from "./Api.js"
+import { Effect, Layer, ParseResult, Schema } from "effect"
+import { Api, Caller } from "./Api.js"
+import { AuthorizationLive } from "./Authentication.js"
 import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
 import * as ApiError from "./ApiError.js"
 import * as AuditHandlers from "./AuditHandlers.js"
+import { audited } from "./Audited.js"
 import * as ChatAdminLive from "./ChatAdminLive.js"
 import * as MediaLive from "./MediaLive.js"
 import * as MessageActionsLive from "./MessageActionsLive.js"
@@ -16,30 +25,7 @@ import * as Search from "./Search.js"
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
-/** Bearer authentication against stored API keys. */
-export const AuthorizationLive = Layer.effect(
-  Authorization,
-  Effect.map(ApiKeys.ApiKeys, (keys) =>
-    Authorization.of({
-      bearer: (secret) =>
-        keys.authenticate(secret).pipe(
-          Effect.catchAll(ApiError.fromDomain),
-          Effect.flatMap(Option.match({
-            onNone: () =>
-              Effect.fail(new ApiError.Unauthorized({ error: "missing or invalid API key", code: "unauthorized" })),
-            onSome: (key) =>
-              Effect.succeed(
-                Caller.of({ type: "key", id: key.id, name: key.name, role: key.role, bot_ids: key.bot_ids })
-              )
-          })),
-          Effect.mapError((e) =>
-            e._tag === "Unauthorized"
-              ? e
-              : new ApiError.Unauthorized({ error: "API key could not be checked", code: "unauthorized" })
-          )
-        )
-    }))
-)
+const botTarget = (bot: Bot.BotView) => ({ target_id: bot.id, bot_id: bot.id })
 
 const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.map(Health.Health, (health) =>
@@ -66,10 +52,27 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
               Bot.view({ ...b, backend_url: withoutCredentials(b.backend_url) })
             )
         }))
-      .handle("add", ({ payload }) => asAdmin(Effect.map(bots.add(payload), Bot.view)))
-      .handle("update", ({ payload }) => asAdmin(Effect.map(bots.update(payload), Bot.view)))
-      .handle("toggleDisabled", ({ urlParams }) => asAdmin(Effect.map(bots.toggleDisabled(urlParams.id), Bot.view)))
-      .handle("delete", ({ urlParams }) => asAdmin(Effect.map(bots.remove(urlParams.id), Bot.view)))
+      .handle("add", ({ payload }) =>
+        audited("bots.add", { target_type: "bot" }, asAdmin(Effect.map(bots.add(payload), Bot.view)), botTarget))
+      .handle("update", ({ payload }) =>
+        audited(
+          "bots.update",
+          { target_type: "bot", target_id: payload.id, bot_id: payload.id, details: { fields: Object.keys(payload) } },
+          asAdmin(Effect.map(bots.update(payload), Bot.view))
+        ))
+      .handle("toggleDisabled", ({ urlParams }) =>
+        audited(
+          "bots.toggle",
+          { target_type: "bot", target_id: urlParams.id, bot_id: urlParams.id },
+          asAdmin(Effect.map(bots.toggleDisabled(urlParams.id), Bot.view)),
+          (bot) => ({ details: { disabled: bot.disabled } })
+        ))
+      .handle("delete", ({ urlParams }) =>
+        audited(
+          "bots.delete",
+          { target_type: "bot", target_id: urlParams.id, bot_id: urlParams.id },
+          asAdmin(Effect.map(bots.remove(urlParams.id), Bot.view))
+        ))
       .handle("validate", ({ urlParams }) =>
         asAdmin(
           decodeToken(urlParams.token).pipe(
@@ -104,7 +107,13 @@ const DeliveriesLive = HttpApiBuilder.group(Api, "deliveries", (handlers) =>
           ),
           Effect.catchAll(orDomain)
         ))
-      .handle("retry", ({ urlParams }) => asAdmin(deliveries.retry(urlParams.id)))
+      .handle("retry", ({ urlParams }) =>
+        audited(
+          "deliveries.retry",
+          { target_type: "delivery", target_id: urlParams.id },
+          asAdmin(deliveries.retry(urlParams.id)),
+          (d) => ({ bot_id: d.bot_id })
+        ))
   }))
 
 const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
@@ -112,7 +121,10 @@ const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
     handlers
       .handle("list", ({ urlParams }) =>
         asAdmin(routes.list(urlParams.bot_id)))
-      .handle("add", ({ payload }) => asAdmin(routes.add(payload)))
+      .handle("add", ({ payload }) =>
+        audited("routes.add", { target_type: "route", bot_id: payload.source_bot_id }, asAdmin(routes.add(payload)), (r) => ({
+          target_id: r.id
+        })))
       .handle("sends", ({ urlParams }) =>
         requireOptionalBot(urlParams.bot_id).pipe(
           Effect.zipRight(Effect.all([Caller, routes.sends(urlParams)])),
@@ -120,9 +132,13 @@ const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
           Effect.catchAll(orDomain)
         ))
       .handle("update", ({ payload }) =>
-        asAdmin(routes.update(payload)))
+        audited(
+          "routes.update",
+          { target_type: "route", target_id: payload.id, bot_id: payload.source_bot_id },
+          asAdmin(routes.update(payload))
+        ))
       .handle("delete", ({ urlParams }) =>
-        asAdmin(routes.remove(urlParams.id)))))
+        audited("routes.delete", { target_type: "route", target_id: urlParams.id }, asAdmin(routes.remove(urlParams.id))))))
 
 const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
   Effect.map(Messages.Messages, (messages) =>
@@ -136,7 +152,17 @@ const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
           )
         ))
       .handle("send", ({ payload }) =>
-        asBot(payload.bot_id, messages.send(payload)))))
+        audited(
+          "messages.send",
+          {
+            target_type: "chat",
+            target_id: payload.chat_id,
+            bot_id: payload.bot_id,
+            chat_id: typeof payload.chat_id === "number" ? payload.chat_id : null
+          },
+          asBot(payload.bot_id, messages.send(payload)),
+          (m) => ({ target_type: "message", target_id: m.id })
+        ))))
 
 const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
   Effect.gen(function*() {
@@ -158,12 +184,22 @@ const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
       })
     return handlers
       .handle("list", ({ urlParams }) => throughBot(urlParams.bot_id, tags.list(urlParams)))
-      .handle("add", ({ payload }) => throughBot(payload.bot_id, tags.add(payload)))
+      .handle("add", ({ payload }) =>
+        audited(
+          "tags.add",
+          { target_type: "user", target_id: payload.user_id, bot_id: payload.bot_id ?? null, chat_id: payload.chat_id },
+          throughBot(payload.bot_id, tags.add(payload)),
+          (t) => ({ details: { tag: t.tag, tag_id: t.id } })
+        ))
       .handle("remove", ({ urlParams }) =>
-        (urlParams.bot_id === undefined ? Effect.void : requireBot(urlParams.bot_id)).pipe(
-          Effect.zipRight(ownTag(urlParams.id, urlParams.bot_id)),
-          Effect.zipRight(tags.remove(urlParams.id)),
-          Effect.catchAll(orDomain)
+        audited(
+          "tags.remove",
+          { target_type: "tag", target_id: urlParams.id, bot_id: urlParams.bot_id ?? null },
+          (urlParams.bot_id === undefined ? Effect.void : requireBot(urlParams.bot_id)).pipe(
+            Effect.zipRight(ownTag(urlParams.id, urlParams.bot_id)),
+            Effect.zipRight(tags.remove(urlParams.id)),
+            Effect.catchAll(orDomain)
+          )
         ))
   }))
 
@@ -188,17 +224,30 @@ const ApiKeysLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
     handlers
       .handle("list", () => asAdmin(keys.list))
       .handle("create", ({ payload }) =>
-        asAdmin(keys.create(payload)))
+        audited("keys.create", { target_type: "key" }, asAdmin(keys.create(payload)), (k) => ({
+          target_id: k.id,
+          details: { name: k.name, role: k.role, bot_ids: k.bot_ids }
+        })))
       .handle("delete", ({ urlParams }) =>
-        asAdmin(keys.remove(urlParams.id)))
+        audited("keys.delete", { target_type: "key", target_id: urlParams.id }, asAdmin(keys.remove(urlParams.id))))
       .handle("toggle", ({ urlParams }) =>
-        asAdmin(keys.toggle(urlParams.id)))))
+        audited(
+          "keys.toggle",
+          { target_type: "key", target_id: urlParams.id },
+          asAdmin(keys.toggle(urlParams.id)),
+          (k) => ({ details: { enabled: k.enabled } })
+        ))))
 
 const LlmLive = HttpApiBuilder.group(Api, "llm", (handlers) =>
   Effect.map(LlmSettings.LlmSettings, (settings) =>
     handlers
       .handle("get", () => asAdmin(settings.view))
-      .handle("update", ({ payload }) => asAdmin(settings.update(payload)))))
+      .handle("update", ({ payload }) =>
+        audited(
+          "settings.update",
+          { target_type: "settings", target_id: "llm", details: { fields: Object.keys(payload) } },
+          asAdmin(settings.update(payload))
+        ))))
 
 /** Every group of the API, on the core services and the Telegram client. */
 export const layer = Layer.mergeAll(

@@ -1,6 +1,8 @@
 import { HttpApiBuilder, type HttpApiGroup } from "@effect/platform"
 import {
+  type Accounts,
   type ApiKeys,
+  type AuditLog,
   type Chat,
   Chats,
   People,
@@ -12,7 +14,8 @@ import { Effect, Layer } from "effect"
 import { Api, Caller } from "./Api.js"
 import { orDomain, requireBot, scopeOf } from "./Access.js"
 import * as ApiError from "./ApiError.js"
-import { AuthorizationLive } from "./Handlers.js"
+import { audited } from "./Audited.js"
+import { AuthorizationLive } from "./Authentication.js"
 
 /** The failures of the inbox services. */
 type InboxError = ApiError.ApiError | ApiError.DomainError | Chat.ChatNotFound | Chat.HistoryDisabled | Person.PersonNotFound
@@ -43,14 +46,27 @@ const inScope = <A, R>(
     Effect.catchAll(orInbox)
   )
 
+/** A chat as the audit log records it. */
+const onChat = (p: { readonly bot_id: number; readonly chat_id: number }) => ({
+  target_type: "chat",
+  target_id: p.chat_id,
+  bot_id: p.bot_id,
+  chat_id: p.chat_id
+})
+
 const ChatsLive = HttpApiBuilder.group(Api, "chats", (handlers) =>
   Effect.map(Chats.Chats, (chats) =>
     handlers
       .handle("list", ({ urlParams }) => inScope(urlParams.bot_id, (scope) => chats.list(urlParams, scope)))
       .handle("get", ({ urlParams }) => inScope(urlParams.bot_id, () => chats.get(urlParams.bot_id, urlParams.chat_id)))
-      .handle("read", ({ payload }) => inScope(payload.bot_id, () => chats.read(payload.bot_id, payload.chat_id)))
+      .handle("read", ({ payload }) =>
+        audited("chats.read", onChat(payload), inScope(payload.bot_id, () => chats.read(payload.bot_id, payload.chat_id))))
       .handle("refresh", ({ payload }) =>
-        inScope(payload.bot_id, () => chats.refresh(payload.bot_id, payload.chat_id)))))
+        audited(
+          "chats.refresh",
+          onChat(payload),
+          inScope(payload.bot_id, () => chats.refresh(payload.bot_id, payload.chat_id))
+        ))))
 
 const PeopleLive = HttpApiBuilder.group(Api, "people", (handlers) =>
   Effect.map(People.People, (people) =>
@@ -68,5 +84,5 @@ export const layer: Layer.Layer<
   | HttpApiGroup.ApiGroup<"botrelay", "people">
   | HttpApiGroup.ApiGroup<"botrelay", "stats">,
   never,
-  Chats.Chats | People.People | Statistics.Statistics | ApiKeys.ApiKeys
+  Chats.Chats | People.People | Statistics.Statistics | ApiKeys.ApiKeys | Accounts.Accounts | AuditLog.AuditLog
 > = Layer.mergeAll(ChatsLive, PeopleLive, StatsLive).pipe(Layer.provide(AuthorizationLive))

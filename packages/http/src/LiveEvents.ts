@@ -1,5 +1,5 @@
 import { HttpApiBuilder, type HttpApiGroup, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Bots, EventLog } from "@botrelay/core"
+import { type AuditLog, Bots, EventLog } from "@botrelay/core"
 import { Chunk, Context, Effect, type Fiber, FiberId, type Layer, Option, Stream } from "effect"
 import { Api, type Authorization, Caller } from "./Api.js"
 import { orDomain, requireBot } from "./Access.js"
@@ -50,7 +50,7 @@ export const encode = (frames: Chunk.Chunk<EventLog.Frame>): Chunk.Chunk<Uint8Ar
 export const layer: Layer.Layer<
   HttpApiGroup.ApiGroup<"botrelay", "events">,
   never,
-  EventLog.EventLog | Bots.Bots | Authorization
+  EventLog.EventLog | Bots.Bots | AuditLog.AuditLog | Authorization
 > =
   HttpApiBuilder.group(Api, "events", (handlers) =>
   Effect.gen(function*() {

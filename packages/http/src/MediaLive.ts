@@ -1,5 +1,7 @@
 import { HttpApiBuilder, HttpClient, HttpClientRequest, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Media as MediaSchemas, MediaFiles } from "@botrelay/core"
+// In scope so that the inferred types can name the services the handlers need.
+import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { HttpExchange, TelegramError } from "@botrelay/telegram"
 import { Effect, Option, Stream } from "effect"
 import { asBot } from "./Access.js"

@@ -8,6 +8,8 @@ import {
   Multipart
 } from "@effect/platform"
 import { Media, Messages } from "@botrelay/core"
+// In scope so that the inferred types can name the services the handlers need.
+import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Chunk, Data, Deferred, Effect, Either, Option, ParseResult, Schema, Stream } from "effect"
 import { requireBot } from "./Access.js"

@@ -1,9 +1,12 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { ChatAdmin, Media, type Message, Messages } from "@botrelay/core"
+// In scope so that the inferred types can name the services the handlers need.
+import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { Effect, ParseResult, Schema } from "effect"
 import { asBot, orDomain } from "./Access.js"
 import { Api } from "./Api.js"
 import * as ApiError from "./ApiError.js"
+import { audited } from "./Audited.js"
 import * as MediaUpload from "./MediaUpload.js"
 
 const done = { ok: true } as const
@@ -23,6 +26,22 @@ const invalid = (error: ParseResult.ParseError) =>
 
 const respond = (message: Message.Message) => HttpServerResponse.unsafeJson(message)
 
+/** What a sent message is recorded with. */
+const messageTarget = (m: Message.Message) => ({
+  target_type: "message",
+  target_id: m.id,
+  bot_id: m.bot_id,
+  chat_id: m.chat_id
+})
+
+/** An action on a stored message, as recorded. */
+const onMessage = (p: { readonly bot_id: number; readonly chat_id: number; readonly message_id?: number }) => ({
+  target_type: "message",
+  ...(p.message_id === undefined ? {} : { target_id: p.message_id }),
+  bot_id: p.bot_id,
+  chat_id: p.chat_id
+})
+
 const parse = (text: string) =>
   Effect.try({ try: (): unknown => JSON.parse(text), catch: () => invalidJson })
 
@@ -37,20 +56,36 @@ export const layer = HttpApiBuilder.group(Api, "messageActions", (handlers) =>
     const upload = yield* MediaUpload.make
     return handlers
       .handleRaw("sendMedia", ({ request }) =>
-        MediaUpload.isUpload(request.method, request.url, request.headers["content-type"])
-          ? upload(request).pipe(
-            Effect.map(respond),
-            Effect.catchAll((e) => e._tag === "UploadFailure" ? MediaUpload.refusal(e) : orDomain(e))
-          )
-          : request.text.pipe(
-            Effect.orDie,
-            Effect.flatMap(parse),
-            Effect.flatMap((body) => Effect.mapError(decodeSendMedia(body), invalid)),
-            Effect.flatMap((input) => asBot(input.bot_id, messages.sendMedia(input))),
-            Effect.map(respond)
-          ))
-      .handle("edit", ({ payload }) => asBot(payload.bot_id, messages.edit(payload)))
-      .handle("delete", ({ payload }) => asBot(payload.bot_id, Effect.as(admin.deleteMessage(payload), done)))
-      .handle("pin", ({ payload }) => asBot(payload.bot_id, Effect.as(admin.pin(payload), done)))
-      .handle("unpin", ({ payload }) => asBot(payload.bot_id, Effect.as(admin.unpin(payload), done)))
+        audited(
+          "messages.send_media",
+          {},
+          MediaUpload.isUpload(request.method, request.url, request.headers["content-type"])
+            ? upload(request).pipe(
+              Effect.catchAll((e): Effect.Effect<never, ApiError.ApiError | MediaUpload.UploadFailure> =>
+                e._tag === "UploadFailure" ? Effect.fail(e) : orDomain(e)
+              )
+            )
+            : request.text.pipe(
+              Effect.orDie,
+              Effect.flatMap(parse),
+              Effect.flatMap((body) => Effect.mapError(decodeSendMedia(body), invalid)),
+              Effect.flatMap((input) => asBot(input.bot_id, messages.sendMedia(input)))
+            ),
+          messageTarget
+        ).pipe(
+          Effect.map(respond),
+          Effect.catchTag("UploadFailure", MediaUpload.refusal)
+        ))
+      .handle("edit", ({ payload }) =>
+        audited("messages.edit", onMessage(payload), asBot(payload.bot_id, messages.edit(payload))))
+      .handle("delete", ({ payload }) =>
+        audited(
+          "messages.delete",
+          onMessage(payload),
+          asBot(payload.bot_id, Effect.as(admin.deleteMessage(payload), done))
+        ))
+      .handle("pin", ({ payload }) =>
+        audited("messages.pin", onMessage(payload), asBot(payload.bot_id, Effect.as(admin.pin(payload), done))))
+      .handle("unpin", ({ payload }) =>
+        audited("messages.unpin", onMessage(payload), asBot(payload.bot_id, Effect.as(admin.unpin(payload), done))))
   }))

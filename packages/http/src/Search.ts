@@ -1,5 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Search } from "@botrelay/core"
+// In scope so that the inferred types can name the services the handlers need.
+import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { Effect } from "effect"
 import { orDomain, requireBot, scopeOf } from "./Access.js"
 import { Api, Caller } from "./Api.js"

@@ -44,7 +44,10 @@ describe("the API as a web handler on in-memory storage", () => {
     assert.deepStrictEqual(list.map((b: { token: string }) => b.token), ["1:…"])
     const unauthorized = await request("/api/bots")
     assert.strictEqual(unauthorized.status, 401)
-    assert.deepStrictEqual(await unauthorized.json(), { error: "missing or invalid API key", code: "unauthorized" })
+    assert.deepStrictEqual(await unauthorized.json(), {
+      error: "missing API key or session: send Authorization: Bearer <key>, or sign in",
+      code: "unauthorized"
+    })
   })
 
   it("reads a multipart send-media past the 1 MiB limit as a stream: its fields decide first", async () => {
@@ -84,10 +87,17 @@ describe("the API as a web handler on in-memory storage", () => {
     const spec = await (await request("/api/openapi.json")).json()
     const paths = Object.keys(spec.paths).sort()
     assert.deepStrictEqual(paths, [
+      "/api/accounts",
+      "/api/accounts/delete",
+      "/api/accounts/password",
+      "/api/accounts/update",
       "/api/audit",
       "/api/auth/api-keys",
       "/api/auth/api-keys/delete",
       "/api/auth/api-keys/toggle",
+      "/api/auth/login",
+      "/api/auth/logout",
+      "/api/auth/me",
       "/api/bots",
       "/api/bots/add",
       "/api/bots/delete",

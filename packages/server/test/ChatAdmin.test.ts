@@ -282,13 +282,16 @@ describe("scope and bots, for every action", () => {
       assertError(await post(path, body, operator), 403, "forbidden")
       assertError(await post(path, { ...body, bot_id: 999999 }), 404, "bot_not_found")
     }
+    const actionCalls = () => fake.calls.slice(calls).filter((c) => c.botId === tg.id && c.method !== "getUpdates")
+    assert.deepStrictEqual(actionCalls(), [])
     await server.call(`/api/bots/toggle-disabled?id=${botId}`, { method: "POST" })
+    const disabledAt = fake.calls.length
     try {
       for (const [path, body] of actions) assertError(await post(path, body), 409, "bot_disabled")
+      assert.deepStrictEqual(fake.calls.slice(disabledAt).filter((c) => c.botId === tg.id && c.method !== "getUpdates"), [])
     } finally {
       await server.call(`/api/bots/toggle-disabled?id=${botId}`, { method: "POST" })
     }
-    assert.strictEqual(fake.calls.slice(calls).filter((c) => c.botId === tg.id && c.method !== "getUpdates").length, 0)
   })
 
   it("an operator acts on its own bot", async () => {

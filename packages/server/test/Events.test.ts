@@ -302,11 +302,11 @@ describe("GET /api/events", () => {
     assert.isAbove(live.id, reset.id)
   })
 
-  it("is in the OpenAPI document, with the Bearer scheme", async () => {
+  it("is in the OpenAPI document, with the Bearer and session schemes", async () => {
     const spec = (await server.call("/api/openapi.json", { key: null })).json
     const get = spec.paths["/api/events"].get
     assert.isDefined(get.responses["200"].content["text/event-stream"])
-    assert.deepStrictEqual(get.security, [{ bearer: [] }])
+    assert.deepStrictEqual(get.security, [{ bearer: [] }, { session: [] }])
     assert.includeMembers(get.parameters.map((p: any) => p.name), ["bot_id", "chat_id", "last_event_id", "last-event-id"])
   })
 })

@@ -20,6 +20,8 @@ export interface ApiKeysService {
   readonly remove: (id: number) => Effect.Effect<ApiKey, ApiKeyNotFound | LastAdminKey | StorageError>
   /** The enabled key a secret belongs to, if any. */
   readonly authenticate: (secret: Redacted.Redacted<string>) => Effect.Effect<Option.Option<ApiKey>, StorageError>
+  /** The key a secret belongs to, enabled or not: who made a refused request. */
+  readonly identify: (secret: Redacted.Redacted<string>) => Effect.Effect<Option.Option<ApiKey>, StorageError>
   /** Makes sure an admin key with this secret exists (the configured or bootstrap key); true when it was created. */
   readonly ensureAdmin: (
     secret: Redacted.Redacted<string>,
@@ -73,6 +75,17 @@ export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore> = E
         )
       )
 
+  const identify = (secret: Redacted.Redacted<string>): Effect.Effect<Option.Option<ApiKey>, StorageError> => {
+    const value = Redacted.value(secret)
+    if (!keyPattern.test(value)) return Effect.succeed(Option.none())
+    const cached = known.get(value)
+    return cached !== undefined
+      ? Effect.succeed(Option.some(cached))
+      : Effect.flatMap(hashKey(secret), keyStore.findApiKeyByHash).pipe(
+        Effect.tap(Option.match({ onNone: () => {}, onSome: (key) => void known.set(value, key) }))
+      )
+  }
+
   const insert = (secret: Redacted.Redacted<string>, input: NewApiKey) =>
     Effect.all([hashKey(secret), nowIso]).pipe(
       Effect.flatMap(([hash, created_at]) =>
@@ -124,23 +137,15 @@ export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore> = E
         Effect.ensuring(Effect.sync(() => known.clear())),
         Effect.withSpan("ApiKeys.remove", { attributes: { id } })
       ),
-    authenticate: (secret) => {
-      const value = Redacted.value(secret)
-      if (!keyPattern.test(value)) return Effect.succeed(Option.none())
-      const cached = known.get(value)
-      const key = cached !== undefined
-        ? Effect.succeed(Option.some(cached))
-        : Effect.flatMap(hashKey(secret), keyStore.findApiKeyByHash).pipe(
-          Effect.tap(Option.match({ onNone: () => {}, onSome: (key) => void known.set(value, key) }))
-        )
-      return Effect.flatMap(key, (found) => {
+    authenticate: (secret) =>
+      Effect.flatMap(identify(secret), (found) => {
         if (Option.isNone(found) || !found.value.enabled) return Effect.succeed(Option.none<ApiKey>())
         const now = Date.now()
         if (now - (lastTouched.get(found.value.id) ?? 0) < touchInterval) return Effect.succeed(found)
         lastTouched.set(found.value.id, now)
         return Effect.flatMap(nowIso, (at) => keyStore.touchApiKey(found.value.id, at)).pipe(Effect.as(found))
-      })
-    },
+      }),
+    identify,
     ensureAdmin: (secret, name) =>
       keyPattern.test(Redacted.value(secret))
         ? Effect.flatMap(hashKey(secret), keyStore.findApiKeyByHash).pipe(
