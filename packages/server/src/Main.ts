@@ -3,10 +3,10 @@ import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Accounts, ApiKeys, Bots, type Errors, type LlmSettings, type Stores, Supervisor } from "@botrelay/core"
+import { Accounts, ApiKeys, AuditLog, Bots, type Errors, type LlmSettings, type Stores, Supervisor } from "@botrelay/core"
 import { App } from "@botrelay/http"
 import { Botrelay, NodeHandler } from "@botrelay/node"
-import { Console, Duration, Effect, Layer, Logger, Redacted } from "effect"
+import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
@@ -103,6 +103,20 @@ export const firstAccountHint = (database: string): string =>
       shellWord(database)
     } --username NAME --role admin`
 
+/** Records, as Botrelay's own doing, the creation of the admin key with this secret. */
+const recordKeyCreated = (keys: ApiKeys.ApiKeysService, secret: Redacted.Redacted<string>) =>
+  keys.identify(secret).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.void,
+      onSome: (key) =>
+        AuditLog.recordDone(AuditLog.system, "keys.create", {
+          target_type: "key",
+          target_id: key.id,
+          details: { name: key.name, role: key.role }
+        })
+    }))
+  )
+
 /**
  * First-start duties: the configured admin key exists; with no key at all, one is generated,
  * printed once and written to `<data dir>/admin.key` (mode 0600); with no account, how to create the
@@ -110,15 +124,23 @@ export const firstAccountHint = (database: string): string =>
  */
 export const bootstrap = (
   config: Pick<Config, "adminKey" | "botToken" | "database">
-): Effect.Effect<void, Errors.InvalidInput | Errors.StorageError, ApiKeys.ApiKeys | Accounts.Accounts | Bots.Bots> =>
+): Effect.Effect<
+  void,
+  Errors.InvalidInput | Errors.StorageError,
+  ApiKeys.ApiKeys | Accounts.Accounts | AuditLog.AuditLog | Bots.Bots
+> =>
   Effect.gen(function*() {
     const keys = yield* ApiKeys.ApiKeys
     if (config.adminKey !== undefined) {
       const created = yield* keys.ensureAdmin(config.adminKey, "admin (BOTRELAY_ADMIN_KEY)")
-      if (created) yield* Effect.logInfo("admin key from BOTRELAY_ADMIN_KEY registered")
+      if (created) {
+        yield* recordKeyCreated(keys, config.adminKey)
+        yield* Effect.logInfo("admin key from BOTRELAY_ADMIN_KEY registered")
+      }
     } else if (!(yield* keys.any)) {
       const secret = yield* ApiKeys.generateKey
       yield* keys.ensureAdmin(secret, "admin (generated)")
+      yield* recordKeyCreated(keys, secret)
       const file = inMemory(config.database) ? undefined : adminKeyFile(config.database)
       if (file !== undefined) {
         yield* Effect.sync(() => {

@@ -2,7 +2,7 @@
 import { existsSync, renameSync, rmSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Account, Accounts, ApiKey, ApiKeys } from "@botrelay/core"
+import { Account, Accounts, ApiKey, ApiKeys, AuditLog } from "@botrelay/core"
 import { NodePasswordHasher } from "@botrelay/node"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { Effect, Layer, ParseResult, Redacted, Schema } from "effect"
@@ -91,6 +91,11 @@ const createKey = (args: ReadonlyArray<string>) => {
       role: values.role as "admin" | "operator",
       bot_ids: botIds
     })
+    yield* AuditLog.recordDone(AuditLog.cli, "keys.create", {
+      target_type: "key",
+      target_id: created.id,
+      details: { name: created.name, role: created.role, bot_ids: created.bot_ids }
+    })
     process.stderr.write(`created ${created.role} key ${created.id} "${created.name}" (${created.prefix}…)\n`)
     process.stdout.write(`${created.key}\n`)
   }).pipe(
@@ -98,7 +103,7 @@ const createKey = (args: ReadonlyArray<string>) => {
       BotNotFound: (e) => Effect.sync(() => fail(e.message)),
       InvalidInput: (e) => Effect.sync(() => fail(e.message))
     }),
-    Effect.provide(ApiKeys.layer.pipe(Layer.provide(Main.storageLayer(config)))),
+    Effect.provide(Layer.merge(ApiKeys.layer, AuditLog.layer).pipe(Layer.provide(Main.storageLayer(config)))),
     Effect.provide(Main.loggerLayer(config))
   )
   NodeRuntime.runMain(program, { disablePrettyLogger: true })
@@ -151,6 +156,11 @@ const createAccount = async (args: ReadonlyArray<string>) => {
   const program = Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
     const account = yield* accounts.create({ ...fields.right, password: password.right })
+    yield* AuditLog.recordDone(AuditLog.cli, "accounts.create", {
+      target_type: "account",
+      target_id: account.id,
+      details: { username: account.username, role: account.role, bot_ids: account.bot_ids }
+    })
     process.stderr.write(`created ${account.role} account ${account.id} "${account.username}"\n`)
     process.stdout.write(`${JSON.stringify(account)}\n`)
   }).pipe(
@@ -160,7 +170,9 @@ const createAccount = async (args: ReadonlyArray<string>) => {
       InvalidInput: (e) => Effect.sync(() => refuse(e.message))
     }),
     Effect.provide(
-      Accounts.layer().pipe(Layer.provide(Layer.merge(Main.storageLayer(config), NodePasswordHasher.layer)))
+      Layer.merge(Accounts.layer(), AuditLog.layer).pipe(
+        Layer.provide(Layer.merge(Main.storageLayer(config), NodePasswordHasher.layer))
+      )
     ),
     Effect.provide(Main.loggerLayer(config))
   )

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { Accounts } from "@botrelay/core"
+import { Accounts, AuditLog } from "@botrelay/core"
 import { Botrelay, NodePasswordHasher } from "@botrelay/node"
 import { Duration, Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, describe, it } from "vitest"
@@ -65,6 +65,15 @@ const login = (file: string, username: string, password: string) =>
     )
   )
 
+/** The audit log of the database, newest first. */
+const auditOf = (file: string) =>
+  Effect.runPromise(
+    Effect.flatMap(AuditLog.AuditLog, (log) => log.list({ limit: 100 })).pipe(
+      Effect.map((page) => page.items),
+      Effect.provide(AuditLog.layer.pipe(Layer.provide(Botrelay.storageLayer(file))))
+    )
+  )
+
 describe("botrelay accounts create", () => {
   it("creates the first admin from stdin; startup says how until one exists", { timeout: 60_000 }, async () => {
     const file = database()
@@ -82,6 +91,15 @@ describe("botrelay accounts create", () => {
     assert.include(after, "Listening on")
     assert.notInclude(after, "accounts create")
     assert.deepInclude(await login(file, "root", password), { id: 1, username: "Root" })
+    const entries = await auditOf(file)
+    assert.deepStrictEqual(
+      entries.map((e) => [e.action, e.actor_type, e.actor_name, e.target_type, e.target_id, e.outcome]).reverse(),
+      [
+        ["keys.create", "system", "system", "key", "1", "ok"],
+        ["accounts.create", "cli", "cli", "account", "1", "ok"]
+      ]
+    )
+    assert.notInclude(JSON.stringify(entries), password)
   })
 
   it("refuses a short password, a taken username, unknown bots, and a prompt without a terminal", { timeout: 60_000 }, async () => {

@@ -258,6 +258,26 @@ describe("POST /api/chats/leave", () => {
     const reply = await post("/api/chats/ban", { user_id: room.member.id })
     assertError(reply, 502, "telegram_error")
     assert.include(reply.json.error, "bot is not a member of the supergroup chat")
+
+    const [ban, leave] = (await server.call("/api/audit?limit=2")).json.items
+    assert.deepInclude(leave, {
+      action: "chats.leave",
+      actor_type: "key",
+      outcome: "ok",
+      target_type: "chat",
+      bot_id: botId,
+      chat_id: room.chat.id
+    })
+    assert.deepInclude(ban, {
+      action: "chats.ban",
+      outcome: "failed",
+      target_type: "user",
+      target_id: String(room.member.id),
+      bot_id: botId,
+      chat_id: room.chat.id
+    })
+    assert.strictEqual(ban.details.code, "telegram_error")
+    assert.include(ban.details.error, "bot is not a member of the supergroup chat")
   })
 })
 

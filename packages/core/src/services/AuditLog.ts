@@ -1,5 +1,6 @@
 import { Clock, Context, Effect, Either, Layer } from "effect"
 import {
+  type Actor,
   type ActorType,
   auditCursor,
   type AuditPage,
@@ -108,3 +109,30 @@ export const make: Effect.Effect<AuditLogService, never, AuditStore> = Effect.ge
 
 /** The audit log as a layer, on the host's store. */
 export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(AuditLog, make)
+
+/** The command line, as an actor. */
+export const cli: Actor = { type: "cli", id: 0, name: "cli" }
+
+/** Botrelay itself (start-up, housekeeping), as an actor. */
+export const system: Actor = { type: "system", id: 0, name: "system" }
+
+/** Records a change an actor made outside any request (no address, no bot or chat). */
+export const recordDone = (
+  actor: Actor,
+  action: string,
+  target: { readonly target_type: string; readonly target_id: string | number; readonly details?: Record<string, unknown> }
+): Effect.Effect<void, never, AuditLog> =>
+  Effect.flatMap(AuditLog, (log) =>
+    log.record({
+      actor_type: actor.type,
+      actor_id: actor.id,
+      actor_name: actor.name,
+      ip: "",
+      action,
+      target_type: target.target_type,
+      target_id: String(target.target_id),
+      bot_id: null,
+      chat_id: null,
+      outcome: "ok",
+      details: target.details ?? {}
+    }))
