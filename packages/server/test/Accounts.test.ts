@@ -1,5 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { assertError, type Reply, startServer, type TestServer } from "./Harness.js"
+import { assertError, type Reply, replyOf, startServer, type TestServer } from "./Harness.js"
 
 let server: TestServer
 
@@ -24,14 +24,7 @@ const browser = async (
     headers,
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
   })
-  const text = await response.text()
-  let json: any = undefined
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = undefined
-  }
-  return { status: response.status, headers: response.headers, text, json }
+  return replyOf(response)
 }
 
 /** Signs in: the session from the cookie, and the CSRF token. */
@@ -239,6 +232,35 @@ describe("audit log", () => {
     assert.match(created.at, /^\d{4}-\d{2}-\d{2}T/)
     const everything = JSON.stringify(await audit()) + server.logs.join("\n")
     for (const secret of [key.json.key, alice.session, olga.session, "correct horse battery", "not her password"]) {
+      assert.notInclude(everything, secret)
+    }
+  })
+
+  it("each change leaves exactly one entry, failed ones too, with no token or password in it", async () => {
+    const alice = await login("alice", "correct horse battery")
+    const before = (await audit())[0]!.id
+    const asAlice = (path: string, body?: unknown) =>
+      browser(path, { session: alice.session, csrf: alice.csrf, method: "POST", ...(body === undefined ? {} : { body }) })
+    const token = "123456789:AAH-not-a-real-token-but-shaped-like-one"
+    await asAlice("/api/bots/add", { token })
+    await asAlice("/api/llm", { model: "gpt-test", api_key: "sk-secret-llm-key-123" })
+    const olga = (await server.call("/api/accounts")).json.find((a: any) => a.username === "olga")
+    await asAlice("/api/accounts/update", { id: olga.id, display_name: "Olga" })
+    await asAlice("/api/accounts/password", { id: olga.id, new_password: "olga's new password" })
+    await asAlice("/api/auth/logout")
+    const entries = (await audit()).filter((e) => e.id > before).reverse()
+    assert.deepStrictEqual(entries.map((e) => [e.action, e.actor_name]), [
+      ["bots.add", "Alice"],
+      ["settings.update", "Alice"],
+      ["accounts.update", "Alice"],
+      ["accounts.password", "Alice"],
+      ["auth.logout", "Alice"]
+    ])
+    assert.deepStrictEqual(entries.slice(1).map((e) => e.outcome), ["ok", "ok", "ok", "ok"])
+    assert.include(["ok", "failed"], entries[0].outcome)
+    assert.deepInclude(entries[3], { target_type: "account", target_id: String(olga.id) })
+    const everything = JSON.stringify(entries) + server.logs.join("\n")
+    for (const secret of [token, "AAH-not-a-real-token", "sk-secret-llm-key-123", "olga's new password", alice.session]) {
       assert.notInclude(everything, secret)
     }
   })

@@ -40,6 +40,18 @@ export interface Reply {
 
 export { eventually }
 
+/** A fetched answer read whole: its JSON when it is JSON. */
+export const replyOf = async (response: Response): Promise<Reply> => {
+  const text = await response.text()
+  let json: unknown = undefined
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status: response.status, headers: response.headers, text, json }
+}
+
 /** Asserts an error answer: its status, its `code`, and a non-empty `error` sentence. */
 export const assertError = (reply: { readonly status: number; readonly json: any }, status: number, code: string) => {
   assert.strictEqual(reply.status, status, JSON.stringify(reply.json))
@@ -125,14 +137,7 @@ export const startServer = async (
       headers,
       ...(body === undefined ? {} : { body })
     })
-    const text = await response.text()
-    let json: unknown = undefined
-    try {
-      json = JSON.parse(text)
-    } catch {
-      json = undefined
-    }
-    return { status: response.status, headers: response.headers, text, json }
+    return replyOf(response)
   }
   return {
     baseUrl,
