@@ -4,7 +4,7 @@ import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "**/coverage/**", "**/data/**"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "**/coverage/**", "**/data/**", "packages/console/src/api/schema.d.ts"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

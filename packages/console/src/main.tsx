@@ -1,0 +1,41 @@
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query"
+import { RouterProvider } from "@tanstack/react-router"
+import { StrictMode } from "react"
+import { createRoot } from "react-dom/client"
+import { ApiFailure } from "./api/client"
+import { LanguageProvider } from "./i18n"
+import { router } from "./router"
+import { sessionKey } from "./session"
+import { ThemeProvider } from "./theme"
+import "./styles.css"
+
+/** A 401 anywhere means the session ended: the frame sends the person to sign in again. */
+const signedOutOn = (error: unknown) => {
+  if (error instanceof ApiFailure && error.status === 401 && error.code !== "invalid_credentials") {
+    queryClient.setQueryData(sessionKey, undefined)
+    void queryClient.invalidateQueries({ queryKey: sessionKey })
+  }
+}
+
+const queryClient: QueryClient = new QueryClient({
+  queryCache: new QueryCache({ onError: signedOutOn }),
+  mutationCache: new MutationCache({ onError: signedOutOn }),
+  defaultOptions: {
+    queries: {
+      retry: (count, error) => !(error instanceof ApiFailure && error.status >= 400 && error.status < 500) && count < 2,
+      refetchOnWindowFocus: false
+    }
+  }
+})
+
+createRoot(document.getElementById("root")!).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <LanguageProvider>
+        <ThemeProvider>
+          <RouterProvider router={router} />
+        </ThemeProvider>
+      </LanguageProvider>
+    </QueryClientProvider>
+  </StrictMode>
+)
