@@ -74,7 +74,7 @@ export const startConsole = async (
   const created = new Set<string>()
   const newPage = async (viewport: Viewport = { width: 1280, height: 800 }) => {
     const context = await browser.newContext({ viewport, baseURL: server.baseUrl, reducedMotion: "reduce" })
-    context.setDefaultTimeout(10_000)
+    context.setDefaultTimeout(15_000)
     contexts.push(context)
     const page = await context.newPage()
     page.on("pageerror", (error) => pageErrors.push(error.message))
