@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
-import { useState } from "react"
+import { useRef, useState } from "react"
 import { api, ApiFailure, type Bot, type Schemas, unwrap } from "../api/client"
 import { defineTexts } from "../i18n"
 import { isAdmin, useAccount } from "../session"
@@ -69,8 +69,16 @@ const useTexts = defineTexts({
 
 export const botsKey = ["bots"] as const
 
-/** The bots the signed-in account sees, ordered by id. */
-export const useBots = () => useQuery({ queryKey: botsKey, queryFn: () => unwrap(api.GET("/api/bots")) })
+/** The bots the signed-in account sees, ordered by id; `refreshEvery` milliseconds, if given. */
+export const useBots = (refreshEvery?: number) =>
+  useQuery({
+    queryKey: botsKey,
+    queryFn: () => unwrap(api.GET("/api/bots")),
+    ...(refreshEvery === undefined ? {} : { refetchInterval: refreshEvery })
+  })
+
+/** How often the Bots page reads the bots again: their status and last error change on their own. */
+const statusRefresh = 5_000
 
 /** What to call a bot: its name, else its @username, else its id. */
 export const botLabel = (bot: Bot) => bot.name || (bot.username ? "@" + bot.username : "#" + bot.id)
@@ -79,6 +87,19 @@ export const botLabel = (bot: Bot) => bot.name || (bot.username ? "@" + bot.user
 export const botLabelById = (bots: ReadonlyArray<Bot> | undefined, id: number) => {
   const bot = bots?.find((b) => b.id === id)
   return bot === undefined ? "#" + id : botLabel(bot)
+}
+
+/**
+ * A heading to take the focus when the control that had it is gone (its row was deleted):
+ * `ref` goes on the page's `<h1 tabIndex={-1}>`, `afterRemoval` runs when the confirmation closes.
+ */
+export const useFocusFallback = () => {
+  const ref = useRef<HTMLHeadingElement>(null)
+  const afterRemoval = () =>
+    requestAnimationFrame(() => {
+      if (document.activeElement === null || document.activeElement === document.body) ref.current?.focus()
+    })
+  return { ref, afterRemoval }
 }
 
 const botFields = ["token", "name", "backend_url", "manage_enabled", "proxy_enabled", "long_poll_enabled"] as const
@@ -239,19 +260,20 @@ export const BotsPage = () => {
   const common = useCommonTexts()
   const admin = isAdmin(useAccount())
   const client = useQueryClient()
-  const bots = useBots()
+  const bots = useBots(statusRefresh)
   const [adding, setAdding] = useState(false)
   const [editing, setEditing] = useState<Bot | undefined>(undefined)
   const [deleting, setDeleting] = useState<Bot | undefined>(undefined)
+  const focus = useFocusFallback()
   return (
     <>
       <div className="page-header">
-        <h1>{texts.title}</h1>
+        <h1 ref={focus.ref} tabIndex={-1}>{texts.title}</h1>
         {admin ? <button type="button" className="primary" onClick={() => setAdding(true)}>{texts.addBot}</button> : null}
       </div>
       <ErrorAlert error={bots.error} />
       <div className="table-wrap">
-        <table aria-label={texts.table}>
+        <table aria-label={texts.table} className="bots-table">
           <thead>
             <tr>
               <th scope="col">{texts.name}</th>
@@ -285,7 +307,10 @@ export const BotsPage = () => {
               action={texts.deleteBot}
               {...(deleting === undefined ? {} : { body: texts.deleteBody(botLabel(deleting)) })}
               open={deleting !== undefined}
-              onClose={() => setDeleting(undefined)}
+              onClose={() => {
+                setDeleting(undefined)
+                focus.afterRemoval()
+              }}
               onConfirm={async () => {
                 if (deleting === undefined) return
                 await unwrap(api.POST("/api/bots/delete", { params: { query: { id: String(deleting.id) } } }))

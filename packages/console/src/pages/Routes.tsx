@@ -7,7 +7,7 @@ import { ErrorAlert, fieldErrors } from "../ui/Alert"
 import { Confirm } from "../ui/Confirm"
 import { Dialog } from "../ui/Dialog"
 import { CheckboxField, SelectField, TextAreaField, TextField } from "../ui/Field"
-import { botLabel, botLabelById, useBots } from "./Bots"
+import { botLabel, botLabelById, useBots, useFocusFallback } from "./Bots"
 
 type Condition = Route["condition_type"]
 type Action = Route["action"]
@@ -212,10 +212,11 @@ export const RoutesPage = () => {
   const [adding, setAdding] = useState(false)
   const [editing, setEditing] = useState<Route | undefined>(undefined)
   const [deleting, setDeleting] = useState<Route | undefined>(undefined)
+  const focus = useFocusFallback()
   return (
     <>
       <div className="page-header">
-        <h1>{texts.title}</h1>
+        <h1 ref={focus.ref} tabIndex={-1}>{texts.title}</h1>
         <button type="button" className="primary" onClick={() => setAdding(true)}>{texts.addRoute}</button>
       </div>
       <ErrorAlert error={routes.error ?? bots.error} />
@@ -267,7 +268,10 @@ export const RoutesPage = () => {
         action={texts.deleteRoute}
         {...(deleting === undefined ? {} : { body: texts.deleteBody(deleting.id) })}
         open={deleting !== undefined}
-        onClose={() => setDeleting(undefined)}
+        onClose={() => {
+          setDeleting(undefined)
+          focus.afterRemoval()
+        }}
         onConfirm={async () => {
           if (deleting === undefined) return
           await unwrap(api.POST("/api/routes/delete", { params: { query: { id: String(deleting.id) } } }))

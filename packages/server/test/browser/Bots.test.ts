@@ -54,7 +54,8 @@ describe.skipIf(!hasChromium)("the console's Bots page", () => {
     assert.notInclude(JSON.stringify(bot), tg.token)
     const row = table.getByRole("row").filter({ hasText: "Support" })
     await row.waitFor()
-    // The server polls the bot and learns its username from Telegram.
+    // The server polls the bot and learns its username from Telegram; the page reads its bots again on its own.
+    await expect.poll(async () => (await botNamed("Support")).username, { timeout: 10_000 }).toBe("support_desk_bot")
     await expect.poll(() => row.getByRole("cell").nth(0).textContent(), { timeout: 10_000 }).toBe("@support_desk_bot")
     await expect.poll(() => row.getByRole("cell").nth(1).textContent(), { timeout: 10_000 }).toBe("running")
     assert.strictEqual(await row.getByRole("cell").nth(2).textContent(), "polling")
@@ -145,10 +146,13 @@ describe.skipIf(!hasChromium)("the console's Bots page", () => {
     await confirm.getByRole("button", { name: "Cancel" }).click()
     await confirm.waitFor({ state: "hidden" })
     assert.isDefined((await bots()).find((b) => b.id === id))
+    await expect.poll(() => row.getByRole("button", { name: "Delete" }).evaluate((el) => el === document.activeElement)).toBe(true)
     await row.getByRole("button", { name: "Delete" }).click()
     await confirm.getByRole("button", { name: "Delete" }).click()
     await row.waitFor({ state: "detached" })
     assert.isUndefined((await bots()).find((b) => b.id === id))
+    // The focus, whose button went with its row, lands on the page's heading.
+    await expect.poll(() => page.getByRole("heading", { name: "Bots" }).evaluate((el) => el === document.activeElement)).toBe(true)
   })
 
   it("shows an operator their bots without the admin's buttons or Routes", async () => {
