@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
-import { useRef, useState } from "react"
+import { useEffect, useRef, useState } from "react"
 import { api, ApiFailure, type Bot, type Schemas, unwrap } from "../api/client"
 import { defineTexts } from "../i18n"
 import { isAdmin, useAccount } from "../session"
@@ -90,16 +90,28 @@ export const botLabelById = (bots: ReadonlyArray<Bot> | undefined, id: number) =
 }
 
 /**
- * A heading to take the focus when the control that had it is gone (its row was deleted):
- * `ref` goes on the page's `<h1 tabIndex={-1}>`, `afterRemoval` runs when the confirmation closes.
+ * A heading to take the focus when the control that had it goes away (its row was deleted): `ref` goes
+ * on the page's `<h1 tabIndex={-1}>`; `removed()` after a deletion succeeds. Once the focus has fallen
+ * to the body (the dialog closed onto a removed button, or the row went after it closed), the heading
+ * takes it.
  */
 export const useFocusFallback = () => {
   const ref = useRef<HTMLHeadingElement>(null)
-  const afterRemoval = () =>
-    requestAnimationFrame(() => {
-      if (document.activeElement === null || document.activeElement === document.body) ref.current?.focus()
-    })
-  return { ref, afterRemoval }
+  const pending = useRef(false)
+  useEffect(() => {
+    if (!pending.current) return
+    const active = document.activeElement
+    if (active === null || active === document.body || !active.isConnected) {
+      pending.current = false
+      ref.current?.focus()
+    }
+  })
+  return {
+    ref,
+    removed: () => {
+      pending.current = true
+    }
+  }
 }
 
 const botFields = ["token", "name", "backend_url", "manage_enabled", "proxy_enabled", "long_poll_enabled"] as const
@@ -307,13 +319,11 @@ export const BotsPage = () => {
               action={texts.deleteBot}
               {...(deleting === undefined ? {} : { body: texts.deleteBody(botLabel(deleting)) })}
               open={deleting !== undefined}
-              onClose={() => {
-                setDeleting(undefined)
-                focus.afterRemoval()
-              }}
+              onClose={() => setDeleting(undefined)}
               onConfirm={async () => {
                 if (deleting === undefined) return
                 await unwrap(api.POST("/api/bots/delete", { params: { query: { id: String(deleting.id) } } }))
+                focus.removed()
                 await client.invalidateQueries({ queryKey: botsKey })
               }}
             />

@@ -268,13 +268,11 @@ export const RoutesPage = () => {
         action={texts.deleteRoute}
         {...(deleting === undefined ? {} : { body: texts.deleteBody(deleting.id) })}
         open={deleting !== undefined}
-        onClose={() => {
-          setDeleting(undefined)
-          focus.afterRemoval()
-        }}
+        onClose={() => setDeleting(undefined)}
         onConfirm={async () => {
           if (deleting === undefined) return
           await unwrap(api.POST("/api/routes/delete", { params: { query: { id: String(deleting.id) } } }))
+          focus.removed()
           await client.invalidateQueries({ queryKey: routesKey })
         }}
       />

@@ -135,6 +135,7 @@ describe.skipIf(!hasChromium)("the console's Routes page", () => {
     await confirm.getByRole("button", { name: "Delete" }).click()
     await row.waitFor({ state: "detached" })
     assert.isUndefined((await routes()).find((r) => r.id === first.id))
+    await expect.poll(() => page.getByRole("heading", { name: "Routes" }).evaluate((el) => el === document.activeElement)).toBe(true)
     assert.deepStrictEqual(world.pageErrors, [])
   })
 })
