@@ -1,5 +1,5 @@
 import type { Locator } from "playwright-core"
-import { afterAll, assert, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, afterEach, assert, beforeAll, describe, expect, it } from "vitest"
 import { type ConsoleWorld, hasChromium, startConsole } from "./Console.js"
 
 /** The API's sentence a field shows: its `aria-invalid` and the text its `aria-describedby` points at. */
@@ -25,6 +25,10 @@ describe.skipIf(!hasChromium)("console: Accounts", () => {
 
   afterAll(async () => {
     await world?.close()
+  })
+
+  afterEach(() => {
+    assert.deepStrictEqual(world.pageErrors, [])
   })
 
   const table = () => world.page.getByRole("table", { name: "Accounts" })
@@ -68,7 +72,7 @@ describe.skipIf(!hasChromium)("console: Accounts", () => {
 
   it("the operator signs in and sees no admin pages", async () => {
     const other = await world.newPage()
-    await other.goto(world.server.baseUrl + "/sign-in")
+    await other.goto("/sign-in")
     await other.getByRole("textbox", { name: "Username" }).fill("olga")
     await other.getByRole("textbox", { name: "Password" }).fill("a long enough password")
     await other.getByRole("button", { name: "Sign in" }).click()
@@ -77,7 +81,7 @@ describe.skipIf(!hasChromium)("console: Accounts", () => {
     for (const name of ["Keys", "Accounts", "Audit", "Settings", "Routes"]) {
       assert.strictEqual(await nav.getByRole("link", { name, exact: true }).count(), 0, name)
     }
-    await other.goto(world.server.baseUrl + "/accounts")
+    await other.goto("/accounts")
     await other.waitForURL((url) => url.pathname === "/chats")
     assert.strictEqual(await other.getByRole("table", { name: "Accounts" }).count(), 0)
     assert.isNotEmpty((await serverAccount("olga")).last_login_at)

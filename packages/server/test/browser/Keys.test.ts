@@ -1,4 +1,4 @@
-import { afterAll, assert, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, afterEach, assert, beforeAll, describe, expect, it } from "vitest"
 import { type ConsoleWorld, hasChromium, startConsole } from "./Console.js"
 
 describe.skipIf(!hasChromium)("console: Keys", () => {
@@ -16,6 +16,10 @@ describe.skipIf(!hasChromium)("console: Keys", () => {
 
   afterAll(async () => {
     await world?.close()
+  })
+
+  afterEach(() => {
+    assert.deepStrictEqual(world.pageErrors, [])
   })
 
   const keysTable = () => world.page.getByRole("table", { name: "Keys" })
@@ -131,17 +135,15 @@ describe.skipIf(!hasChromium)("console: Keys", () => {
 
   it("fits a 360 px wide screen: the table scrolls inside its frame", async () => {
     const small = await world.newPage({ width: 360, height: 740 })
-    await small.goto(world.server.baseUrl + "/sign-in?next=%2Fkeys")
-    await small.getByRole("textbox", { name: "Username" }).fill("admin")
-    await small.getByRole("textbox", { name: "Password" }).fill("correct horse battery")
-    await small.getByRole("button", { name: "Sign in" }).click()
+    await world.signIn({ page: small })
+    await small.goto("/keys")
     await small.getByRole("table", { name: "Keys" }).getByRole("row").filter({ hasText: "ci-script" }).waitFor()
     assert.isAtMost(await small.evaluate(() => document.documentElement.scrollWidth), 360)
     await small.getByRole("button", { name: "Create key" }).click()
     const create = small.getByRole("dialog", { name: "Create key" })
     const box = await create.boundingBox()
     assert.isNotNull(box)
-    assert.isAtMost(box!.x + box!.width, 360)
+    assert.isAtMost(box.x + box.width, 360)
     await small.close()
   })
 })

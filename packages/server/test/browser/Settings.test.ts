@@ -1,5 +1,5 @@
 import type { Locator } from "playwright-core"
-import { afterAll, assert, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, afterEach, assert, beforeAll, describe, expect, it } from "vitest"
 import { type ConsoleWorld, hasChromium, startConsole } from "./Console.js"
 
 const fieldError = async (field: Locator) => {
@@ -12,12 +12,17 @@ describe.skipIf(!hasChromium)("console: Settings", () => {
   let world: ConsoleWorld
 
   beforeAll(async () => {
-    world = await startConsole()
+    // the environment fixes the timeout (BOTRELAY_LLM_TIMEOUT): the console learns it when a change is refused
+    world = await startConsole({ server: { flags: { "llm-timeout": "5s" } } })
     await world.signIn()
   })
 
   afterAll(async () => {
     await world?.close()
+  })
+
+  afterEach(() => {
+    assert.deepStrictEqual(world.pageErrors, [])
   })
 
   const llm = async () => {
@@ -80,5 +85,27 @@ describe.skipIf(!hasChromium)("console: Settings", () => {
     assert.include(await fieldError(baseUrl), "base_url must be an absolute http or https URL")
     assert.strictEqual((await llm()).base_url, "https://llm.example.com/v1")
     assert.strictEqual(await page.getByRole("status").filter({ hasText: "Settings saved." }).count(), 0)
+  })
+
+  it("a setting the environment fixes is refused in words, then shown read-only with a note", async () => {
+    const page = world.page
+    const timeout = page.getByRole("spinbutton", { name: "Timeout (ms)" })
+    assert.strictEqual(await timeout.inputValue(), "5000")
+    await page.getByRole("textbox", { name: "Base URL" }).fill("https://llm.example.com/v1")
+    await timeout.fill("2000")
+    await page.getByRole("button", { name: "Save" }).click()
+    const alert = page.getByRole("alert").filter({ hasText: "set by the server's environment" })
+    await alert.waitFor()
+    assert.include(await alert.textContent(), "timeout_ms")
+    await expect.poll(() => timeout.getAttribute("readonly")).toBe("")
+    assert.strictEqual(await timeout.inputValue(), "5000")
+    await page.getByText("Set by the server's environment (BOTRELAY_LLM_").waitFor()
+    assert.strictEqual((await llm()).timeout_ms, 5000)
+
+    // the rest still saves, without the fixed field
+    await page.getByRole("textbox", { name: "Model" }).fill("gpt-5")
+    await page.getByRole("button", { name: "Save" }).click()
+    await page.getByRole("status").filter({ hasText: "Settings saved." }).waitFor()
+    assert.strictEqual((await llm()).model, "gpt-5")
   })
 })
