@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
 import { useState } from "react"
-import { api, ApiFailure, type Schemas, unwrap } from "../api/client"
+import { api, type Schemas, unwrap } from "../api/client"
 import { defineTexts } from "../i18n"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert, fieldErrors } from "../ui/Alert"
@@ -55,15 +55,6 @@ type Update = Schemas["LlmSettingsUpdate"]
 type Field = "base_url" | "model" | "api_key" | "timeout_ms"
 const fields: ReadonlyArray<Field> = ["base_url", "model", "api_key", "timeout_ms"]
 
-/**
- * The fields a `409 llm_setting_from_env` names ("base_url, model are set by the server's environment ...");
- * `GET /api/llm` does not tell which are fixed, so the console learns it when a change is refused.
- */
-const fixedFields = (error: unknown): ReadonlyArray<Field> =>
-  error instanceof ApiFailure && error.code === "llm_setting_from_env"
-    ? fields.filter((f) => new RegExp(`\\b${f}\\b`).test(error.message))
-    : []
-
 const SettingsForm = ({ settings }: { readonly settings: Settings }) => {
   const texts = useTexts()
   const common = useCommonTexts()
@@ -73,7 +64,7 @@ const SettingsForm = ({ settings }: { readonly settings: Settings }) => {
   const [apiKey, setApiKey] = useState("")
   const [removeKey, setRemoveKey] = useState(false)
   const [timeout, setTimeoutMs] = useState(String(settings.timeout_ms))
-  const [fixed, setFixed] = useState<ReadonlyArray<Field>>([])
+  const fixed: ReadonlyArray<Field> = settings.fixed
   const [outcome, setOutcome] = useState<"saved" | "unchanged" | undefined>(undefined)
   const save = useMutation({
     mutationFn: (update: Update) => unwrap(api.POST("/api/llm", { body: update })),
@@ -82,15 +73,6 @@ const SettingsForm = ({ settings }: { readonly settings: Settings }) => {
       setApiKey("")
       setRemoveKey(false)
       setOutcome("saved")
-    },
-    onError: (error) => {
-      const named = fixedFields(error)
-      if (named.length === 0) return
-      setFixed((before) => [...new Set([...before, ...named])])
-      if (named.includes("base_url")) setBaseUrl(settings.base_url)
-      if (named.includes("model")) setModel(settings.model)
-      if (named.includes("api_key")) setApiKey("")
-      if (named.includes("timeout_ms")) setTimeoutMs(String(settings.timeout_ms))
     }
   })
   const submit = () => {
