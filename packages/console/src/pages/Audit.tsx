@@ -17,7 +17,6 @@ const useTexts = defineTexts({
   action: "Action",
   target: "Target",
   outcome: "Outcome",
-  details: "Details",
   bot: "Bot",
   anyActor: "Anyone",
   anyBot: "Any bot",
@@ -47,7 +46,6 @@ const useTexts = defineTexts({
   action: "Действие",
   target: "Объект",
   outcome: "Итог",
-  details: "Подробности",
   bot: "Бот",
   anyActor: "Кто угодно",
   anyBot: "Любой бот",
@@ -253,20 +251,19 @@ export const AuditPage = () => {
               <th scope="col">{texts.action}</th>
               <th scope="col">{texts.target}</th>
               <th scope="col">{texts.outcome}</th>
-              <th scope="col">{texts.details}</th>
             </tr>
           </thead>
           <tbody>
             {log.isPending
               ? (
                 <tr>
-                  <td colSpan={6}>{common.loading}</td>
+                  <td colSpan={5}>{common.loading}</td>
                 </tr>
               )
               : entries.length === 0
               ? (
                 <tr>
-                  <td colSpan={6}>{texts.empty}</td>
+                  <td colSpan={5}>{texts.empty}</td>
                 </tr>
               )
               : entries.map((e) => (
@@ -279,13 +276,15 @@ export const AuditPage = () => {
                     <code>{e.action}</code>
                   </td>
                   <td>{targetText(e)}</td>
-                  <td>{outcome(e.outcome)}</td>
-                  <td className="audit-details">
-                    {[
-                      detailText(e.details),
-                      e.bot_id !== null && !(e.target_type === "bot") ? texts.inBot(botName(e.bot_id)) : "",
-                      e.ip === "" ? "" : texts.from(e.ip)
-                    ].filter((s) => s !== "").join("; ")}
+                  <td>
+                    {outcome(e.outcome)}
+                    <div className="muted audit-details">
+                      {[
+                        detailText(e.details),
+                        e.bot_id !== null && !(e.target_type === "bot") ? texts.inBot(botName(e.bot_id)) : "",
+                        e.ip === "" ? "" : texts.from(e.ip)
+                      ].filter((s) => s !== "").join("; ")}
+                    </div>
                   </td>
                 </tr>
               ))}
