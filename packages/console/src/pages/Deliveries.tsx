@@ -5,6 +5,7 @@ import { defineTexts, useFormatTime } from "../i18n"
 import { isAdmin, useAccount } from "../session"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert } from "../ui/Alert"
+import { Confirm } from "../ui/Confirm"
 import { botLabelById, useBots } from "./Bots"
 
 const useTexts = defineTexts({
@@ -19,6 +20,8 @@ const useTexts = defineTexts({
   actions: "Actions",
   retry: "Retry",
   retryAll: "Retry all",
+  discard: "Discard",
+  discardBody: (update: number) => `Update ${update} will never reach the backend. This cannot be undone.`,
   empty: "No dead letters."
 }, {
   title: "Доставки",
@@ -32,6 +35,8 @@ const useTexts = defineTexts({
   actions: "Действия",
   retry: "Повторить",
   retryAll: "Повторить все",
+  discard: "Отбросить",
+  discardBody: (update: number) => `Обновление ${update} никогда не попадёт в бэкенд. Это нельзя отменить.`,
   empty: "Недоставленных нет."
 })
 
@@ -78,7 +83,7 @@ const useDeadLetters = (admin: boolean, botIds: ReadonlyArray<number> | undefine
   return botIds === undefined ? { data: undefined, error: null } : perBot
 }
 
-/** `/deliveries`: table `Dead letters`; admins put them back in line (`Retry`, `Retry all`). */
+/** `/deliveries`: table `Dead letters`; admins put them back in line (`Retry`, `Retry all`) or give them up (`Discard`). */
 export const DeliveriesPage = () => {
   const texts = useTexts()
   const common = useCommonTexts()
@@ -100,6 +105,11 @@ export const DeliveriesPage = () => {
       await client.invalidateQueries({ queryKey: ["deliveries"] })
     }
   })
+  const [discarding, setDiscarding] = useState<Delivery | undefined>(undefined)
+  const discard = async (id: number) => {
+    await unwrap(api.POST("/api/bots/deliveries/discard", { params: { query: { id: String(id) } } }))
+    await client.invalidateQueries({ queryKey: ["deliveries"] })
+  }
   const rows = dead.data ?? []
   return (
     <>
@@ -156,6 +166,7 @@ export const DeliveriesPage = () => {
                         >
                           {texts.retry}
                         </button>
+                        <button type="button" onClick={() => setDiscarding(delivery)}>{texts.discard}</button>
                       </td>
                     )
                     : null}
@@ -167,6 +178,14 @@ export const DeliveriesPage = () => {
       </div>
       {dead.data === undefined && dead.error === null ? <p className="muted">{common.loading}</p> : null}
       {dead.data?.length === 0 ? <p className="muted">{texts.empty}</p> : null}
+      <Confirm
+        title={texts.discard}
+        action={texts.discard}
+        body={discarding === undefined ? "" : texts.discardBody(discarding.update_id)}
+        open={discarding !== undefined}
+        onClose={() => setDiscarding(undefined)}
+        onConfirm={() => discard(discarding!.id)}
+      />
     </>
   )
 }

@@ -68,7 +68,7 @@ describe.skipIf(!hasChromium)("the console's Deliveries page", () => {
     await row.waitFor()
     const cells = await row.getByRole("cell").allTextContents()
     assert.deepStrictEqual(cells.slice(0, 4), ["Proxied", `${dead.update_id} · message`, String(dead.attempts), "HTTP 500"])
-    assert.deepStrictEqual(await row.getByRole("button").allTextContents(), ["Retry"])
+    assert.deepStrictEqual(await row.getByRole("button").allTextContents(), ["Retry", "Discard"])
     await world.screenshot("deliveries")
 
     hook.state.healthy = true
@@ -79,6 +79,30 @@ describe.skipIf(!hasChromium)("the console's Deliveries page", () => {
       (await world.server.call(`/api/bots/deliveries?bot_id=${id}`)).json.find((d: any) => d.id === dead.id)?.status
     ).toBe("delivered")
     assert.strictEqual(await table.getByRole("row").count(), 1)
+  }, 30_000)
+
+  it("discards a dead letter after confirming: never sent, gone from the API", async () => {
+    hook.state.healthy = false
+    hook.state.received.length = 0
+    const { tg, id } = await world.addBot({ name: "Given up", proxy_enabled: true, backend_url: hook.url })
+    world.fake.userSends(tg.id, { text: "not wanted" })
+    const [dead] = await deadLetters(id, 1)
+
+    const page = world.page
+    await page.goto("/deliveries")
+    const row = page.getByRole("table", { name: "Dead letters" }).getByRole("row").filter({ hasText: "Given up" })
+    await row.getByRole("button", { name: "Discard" }).click()
+    const confirm = page.getByRole("alertdialog", { name: "Discard" })
+    await confirm.getByRole("button", { name: "Cancel" }).click()
+    await confirm.waitFor({ state: "hidden" })
+    assert.strictEqual((await world.server.call(`/api/bots/deliveries?bot_id=${id}&status=dead`)).json.length, 1)
+    await row.getByRole("button", { name: "Discard" }).click()
+    await confirm.getByRole("button", { name: "Discard" }).click()
+    await row.waitFor({ state: "detached" })
+    assert.deepStrictEqual((await world.server.call(`/api/bots/deliveries?bot_id=${id}`)).json, [])
+    hook.state.healthy = true
+    assert.strictEqual((await world.server.call(`/api/bots/deliveries/retry?id=${dead.id}`, { method: "POST" })).status, 404)
+    assert.deepStrictEqual(hook.state.received, [])
   }, 30_000)
 
   it("retries all dead letters at once", async () => {
