@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
+import { useMutation, useQueryClient } from "@tanstack/react-query"
 import { useEffect, useRef, useState } from "react"
 import { api, ApiFailure, type Bot, type Schemas, unwrap } from "../api/client"
 import { defineTexts } from "../i18n"
@@ -6,6 +6,7 @@ import { isAdmin, useAccount } from "../session"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert, fieldErrors } from "../ui/Alert"
 import { Confirm } from "../ui/Confirm"
+import { botsKey, useBots } from "../ui/BotPicker"
 import { Dialog } from "../ui/Dialog"
 import { CheckboxField, TextField } from "../ui/Field"
 
@@ -66,16 +67,6 @@ const useTexts = defineTexts({
   deleteBody: (name: string) =>
     `Удалить бота ${name}? Его маршруты и история сообщений удаляются вместе с ним. В Telegram бот останется.`
 })
-
-export const botsKey = ["bots"] as const
-
-/** The bots the signed-in account sees, ordered by id; `refreshEvery` milliseconds, if given. */
-export const useBots = (refreshEvery?: number) =>
-  useQuery({
-    queryKey: botsKey,
-    queryFn: () => unwrap(api.GET("/api/bots")),
-    ...(refreshEvery === undefined ? {} : { refetchInterval: refreshEvery })
-  })
 
 /** How often the Bots page reads the bots again: their status and last error change on their own. */
 const statusRefresh = 5_000

@@ -6,7 +6,8 @@ import { isAdmin, useAccount } from "../session"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert } from "../ui/Alert"
 import { Confirm } from "../ui/Confirm"
-import { botLabelById, useBots } from "./Bots"
+import { useBots } from "../ui/BotPicker"
+import { botLabelById } from "./Bots"
 
 const useTexts = defineTexts({
   title: "Deliveries",

@@ -7,7 +7,8 @@ import { ErrorAlert, fieldErrors } from "../ui/Alert"
 import { Confirm } from "../ui/Confirm"
 import { Dialog } from "../ui/Dialog"
 import { CheckboxField, SelectField, TextAreaField, TextField } from "../ui/Field"
-import { botLabel, botLabelById, useBots, useFocusFallback } from "./Bots"
+import { useBots } from "../ui/BotPicker"
+import { botLabel, botLabelById, useFocusFallback } from "./Bots"
 
 type Condition = Route["condition_type"]
 type Action = Route["action"]

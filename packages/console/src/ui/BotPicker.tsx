@@ -20,8 +20,13 @@ const useTexts = defineTexts({
 
 export const botsKey = ["bots"] as const
 
-/** `GET /api/bots` (what the admin pages name bots by). */
-export const useBots = () => useQuery({ queryKey: botsKey, queryFn: () => unwrap(api.GET("/api/bots")) })
+/** The bots the signed-in account sees (`GET /api/bots`), ordered by id; read again every `refreshEvery` ms, if given. */
+export const useBots = (refreshEvery?: number) =>
+  useQuery({
+    queryKey: botsKey,
+    queryFn: () => unwrap(api.GET("/api/bots")),
+    ...(refreshEvery === undefined ? {} : { refetchInterval: refreshEvery })
+  })
 
 /** A role's bots in words: "all bots" for admins, the bots' names for operators ("none" when empty). */
 export const useBotNames = () => {
