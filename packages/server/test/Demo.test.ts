@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync } from "node:fs"
-import { resolve } from "node:path"
+import { existsSync, readFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
 import { HttpServer } from "@effect/platform"
 import type { FakeTelegram } from "@botrelay/testing"
 import { Layer, Logger, LogLevel, ManagedRuntime } from "effect"
@@ -48,6 +48,7 @@ describe("the demo world, in-process at high speed", () => {
   })
   afterAll(async () => {
     await runtime?.dispose()
+    if (world !== undefined) assert.isFalse(existsSync(world.dir), `${world.dir} is still there`)
   })
 
   it("people fill the support bot's chats with texts, photos and button presses; the backend answers", async () => {
@@ -127,6 +128,30 @@ describe("the demo's pictures", () => {
       assert.deepStrictEqual([...bytes.slice(sof + 5, sof + 9)], [0, 240, 1, 64])
       assert.isBelow(bytes.length, 10_000)
     }
+  })
+})
+
+describe("loading", () => {
+  it("serving loads neither the demo nor @botrelay/testing: only the demo command imports them, lazily", () => {
+    /** The modules `file` imports for their values (not `import type`, not `import()`), followed through the package. */
+    const reached = new Set<string>()
+    const follow = (file: string) => {
+      if (reached.has(file)) return
+      reached.add(file)
+      const source = readFileSync(file, "utf8")
+      for (const match of source.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+"([^"]+)"/gm)) {
+        const specifier = match[1]!
+        if (specifier.startsWith(".")) follow(join(dirname(file), specifier.replace(/\.js$/, ".ts")))
+        else reached.add(specifier)
+      }
+    }
+    const src = resolve(import.meta.dirname, "../src")
+    follow(join(src, "bin.ts"))
+    follow(join(src, "index.ts"))
+    assert.isTrue(reached.has(join(src, "Main.ts")))
+    assert.isFalse(reached.has(join(src, "Demo.ts")))
+    assert.isFalse([...reached].some((module) => module.startsWith("@botrelay/testing")))
+    assert.match(readFileSync(join(src, "bin.ts"), "utf8"), /import\("\.\/Demo\.js"\)/)
   })
 })
 
