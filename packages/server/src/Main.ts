@@ -202,8 +202,8 @@ export const consoleUrl = (address: HttpServer.Address, publicUrl: string | unde
     }:${address.port}/`
     : HttpServer.formatAddress(address)
 
-/** Prints the console's URL once the socket listens. */
-const printConsoleUrl = (publicUrl: string | undefined) =>
+/** Prints the console's URL once the socket listens (the `serve` command's startup output). */
+export const printConsoleUrl = (publicUrl: string | undefined): Layer.Layer<never, never, HttpServer.HttpServer> =>
   Layer.effectDiscard(
     HttpServer.addressWith((address) => Console.log(`\nConsole: ${consoleUrl(address, publicUrl)}\n`))
   )
@@ -223,7 +223,7 @@ export const layer = (
   const services = Layer.effectDiscard(bootstrap(config)).pipe(
     Layer.provideMerge(Botrelay.servicesLayer(botrelayOptions(config, runtime)))
   )
-  return Layer.merge(NodeHandler.endHeldRequestsOnStop, printConsoleUrl(config.publicUrl)).pipe(
+  return NodeHandler.endHeldRequestsOnStop.pipe(
     Layer.provideMerge(HttpServer.withLogAddress(nodeServer(config))),
     Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
     Layer.provideMerge(services)

@@ -67,7 +67,7 @@ const exitAfterGrace = () => {
 const serve = (args: ReadonlyArray<string>) => {
   const config = Config.load(args)
   exitAfterGrace()
-  Layer.launch(Main.layer(config)).pipe(
+  Layer.launch(Main.printConsoleUrl(config.publicUrl).pipe(Layer.provideMerge(Main.layer(config)))).pipe(
     Effect.catchTag("SecretKeyError", (e) =>
       Effect.sync(() => {
         process.stderr.write(`botrelay: ${e.message}\n`)

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
-import { unreachableTelegram } from "./Harness.js"
+import { eventually, unreachableTelegram } from "./Harness.js"
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js")
 
@@ -71,6 +71,11 @@ describe("the botrelay bin", () => {
     assert.strictEqual(statSync(file).mode & 0o777, 0o600)
     const health = await fetch(`${server.baseUrl}/api/health`)
     assert.strictEqual(health.status, 200)
+    const consoleUrl = await eventually(async () => /^Console: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(server.output())?.[1])
+    assert.strictEqual(consoleUrl, `${server.baseUrl}/`, server.output())
+    const page = await fetch(consoleUrl!)
+    assert.strictEqual(page.status, 200)
+    assert.include(await page.text(), `<div id="root">`)
     const bots = await fetch(`${server.baseUrl}/api/bots`, { headers: { authorization: `Bearer ${key}` } })
     assert.strictEqual(bots.status, 200)
     assert.deepStrictEqual(await bots.json(), [])
