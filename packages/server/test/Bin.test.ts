@@ -73,7 +73,7 @@ describe("the botrelay bin", () => {
     assert.strictEqual(health.status, 200)
     const consoleUrl = await eventually(async () => /^Console: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(server.output())?.[1])
     assert.strictEqual(consoleUrl, `${server.baseUrl}/`, server.output())
-    const page = await fetch(consoleUrl!)
+    const page = await fetch(consoleUrl)
     assert.strictEqual(page.status, 200)
     assert.include(await page.text(), `<div id="root">`)
     const bots = await fetch(`${server.baseUrl}/api/bots`, { headers: { authorization: `Bearer ${key}` } })
