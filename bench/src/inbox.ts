@@ -70,7 +70,7 @@ interface Seeded {
   readonly indexSeconds: number
 }
 
-const seedInbox = async (filename: string, messages: number, chatCount: number): Promise<Seeded> => {
+export const seedInbox = async (filename: string, messages: number, chatCount: number): Promise<Seeded> => {
   const botIds = await Effect.runPromise(
     Effect.gen(function*() {
       const bots = yield* BotStore.BotStore

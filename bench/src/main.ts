@@ -5,15 +5,17 @@
  * load with and without 1,000 keyword routes, see routing.ts), then the regex suite (route regexes on hostile
  * messages, in process, see regex.ts), then the http suite (the outbound HTTP client, Http1Client, against
  * undici, see http.ts), then the search suite (full-text search over a million messages, see search.ts), then
- * the inbox suite (chats, search, stats and live events over a million stored messages, see inbox.ts).
+ * the inbox suite (chats, search, stats and live events over a million stored messages, see inbox.ts), then the
+ * console suite (its weight, the chats page's speed with 10,000 chats and live messages in chromium, see console.ts).
  *
- * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox or all; default all; `fastpath` runs only the proxy
+ * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox, console or all; default all; `fastpath` runs only the proxy
  * suite's fast path comparison), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
 import { resolve } from "node:path"
 import { interruptApi, runApi } from "./api.js"
 import { cpuProf, removeTempDirs } from "./harness.js"
+import { runConsole } from "./console.js"
 import { runHttp } from "./http.js"
 import { runInbox } from "./inbox.js"
 import { runPipeline } from "./pipeline.js"
@@ -31,7 +33,8 @@ const suites: Record<string, () => Promise<void>> = {
   regex: runRegex,
   http: runHttp,
   search: runSearch,
-  inbox: runInbox
+  inbox: runInbox,
+  console: runConsole
 }
 
 /** Parts of a suite that can run alone; `all` leaves them to their suite. */

@@ -46,8 +46,9 @@ export const Layout = () => {
   const signOut = useSignOut()
   const location = useLocation()
   if (session.error instanceof ApiFailure && session.error.status === 401 || signOut.isSuccess) {
-    const next = location.href === "/" ? undefined : location.href
-    return <Navigate to="/sign-in" search={next === undefined || signOut.isSuccess ? {} : { next }} replace />
+    if (location.pathname === "/sign-in") return null
+    const next = location.href === "/" || signOut.isSuccess ? undefined : location.href
+    return <Navigate to="/sign-in" search={next === undefined ? {} : { next }} replace />
   }
   if (session.data === undefined) {
     return (

@@ -9,17 +9,17 @@ import { sessionKey } from "./session"
 import { ThemeProvider } from "./theme"
 import "./styles.css"
 
-/** A 401 anywhere means the session ended: the frame sends the person to sign in again. */
-const signedOutOn = (error: unknown) => {
+/** A 401 from any other call means the session ended: asking for it again lets the frame send the person to sign in. */
+const signedOutOn = (error: unknown, key?: ReadonlyArray<unknown>) => {
+  if (key?.[0] === sessionKey[0]) return
   if (error instanceof ApiFailure && error.status === 401 && error.code !== "invalid_credentials") {
-    queryClient.setQueryData(sessionKey, undefined)
     void queryClient.invalidateQueries({ queryKey: sessionKey })
   }
 }
 
 const queryClient: QueryClient = new QueryClient({
-  queryCache: new QueryCache({ onError: signedOutOn }),
-  mutationCache: new MutationCache({ onError: signedOutOn }),
+  queryCache: new QueryCache({ onError: (error, query) => signedOutOn(error, query.queryKey) }),
+  mutationCache: new MutationCache({ onError: (error) => signedOutOn(error) }),
   defaultOptions: {
     queries: {
       retry: (count, error) => !(error instanceof ApiFailure && error.status >= 400 && error.status < 500) && count < 2,

@@ -34,7 +34,7 @@ export const useSignIn = () => {
       return session.account
     },
     onSuccess: (account) => {
-      client.clear()
+      client.removeQueries()
       client.setQueryData(sessionKey, account)
     }
   })
@@ -46,9 +46,7 @@ export const useSignOut = () => {
     mutationFn: () => unwrap(api.POST("/api/auth/logout")),
     onSettled: () => {
       setCsrfToken(undefined)
-      client.clear()
-      client.setQueryData(sessionKey, undefined)
-      void client.invalidateQueries({ queryKey: sessionKey })
+      client.removeQueries()
     }
   })
 }

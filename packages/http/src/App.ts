@@ -38,6 +38,7 @@ import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
 import * as AccountsHandlers from "./AccountsHandlers.js"
 import * as ApiError from "./ApiError.js"
+import * as ConsoleFiles from "./ConsoleFiles.js"
 import * as Handlers from "./Handlers.js"
 import * as MediaUpload from "./MediaUpload.js"
 import * as InboxHandlers from "./InboxHandlers.js"
@@ -131,8 +132,11 @@ const isBodyLimit = (cause: unknown) => cause instanceof Error && cause.message 
  * before reading a body declared over the limit (except under /tgapi, which passes bodies on as they
  * are and has its own limit), 400 to JSON nested deeper than `maxJsonDepth`, and renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
  * 400 with `details`, unknown paths as 404 or 405, over-large bodies as 413, defects as a bare 500.
+ * A GET outside the API's paths is the console's (see ConsoleFiles) when the host provides it.
  */
-export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
+export const errorResponses = HttpApiBuilder.middleware(
+  Api,
+  Effect.map(Effect.serviceOption(ConsoleFiles.ConsoleFiles), (files) => (app: PlatformHttpApp.Default<never>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (TgApi.isProxyUrl(request.url)) return yield* app
@@ -156,7 +160,9 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
           const e: unknown = failure.value
           if (ApiError.isApiError(e)) return render(e)
           if (e instanceof HttpApiError.HttpApiDecodeError) return decodeError(e)
-          if (e instanceof HttpServerError.RouteNotFound) return notRouted(e.request)
+          if (e instanceof HttpServerError.RouteNotFound) {
+            return Option.getOrElse(Option.flatMap(files, (console) => console.respond(e.request)), () => notRouted(e.request))
+          }
           if (e instanceof HttpServerError.RequestError) {
             return isBodyLimit(e.cause)
               ? tooLarge
@@ -175,6 +181,7 @@ export const errorResponses = HttpApiBuilder.middleware(Api, (app) =>
       })
     )
   ))
+)
 
 /**
  * The API implementation, its OpenAPI document, the webhook ingress (`POST /telegram/webhook/:bot_id`)

@@ -43,7 +43,7 @@ export type Query<S extends Schema.Schema.Any> = {
 
 /** A Botrelay instance behind Promises taking and returning the HTTP API's JSON, checked by the same schemas. */
 export interface Botrelay {
-  /** Serves `/api`, `/tgapi` and the webhook ingress under the prefix; mount it with `Adapters`. */
+  /** Serves `/api`, `/tgapi`, the webhook ingress and the console under the prefix; mount it with `Adapters`. */
   readonly handler: NodeHandler.Handler
   /** `/api/bots`. */
   readonly bots: {

@@ -7,6 +7,8 @@ import * as NodeHandler from "./NodeHandler.js"
 export interface Options extends Botrelay.Options {
   /** The path the handler serves under, e.g. `/botrelay`; requests outside it go to `next`. None by default. */
   readonly prefix?: string | undefined
+  /** The web console's build folder, served under the prefix; `@botrelay/console`'s by default, false for none. */
+  readonly console?: string | false | undefined
   /** Registered as an admin API key when the instance starts (`brk_` + 43 base64url characters). */
   readonly adminKey?: string | Redacted.Redacted<string> | undefined
   /** The least severe log level written; `"Info"` by default, `"None"` for silence. */
@@ -27,7 +29,7 @@ const registerAdminKey = (adminKey: Options["adminKey"]) =>
 export const layer = (
   options: Options
 ): Layer.Layer<Botrelay.Services | Handler, Botrelay.StorageOpenError | Errors.InvalidInput> =>
-  Layer.scoped(Handler, NodeHandler.make({ prefix: options.prefix })).pipe(
+  Layer.scoped(Handler, NodeHandler.make({ prefix: options.prefix, console: options.console })).pipe(
     Layer.merge(NodeHandler.endHeldRequestsOnStop),
     Layer.provide(NodeHandler.proxyLayer(options.telegramApi ?? Botrelay.telegramApi)),
     Layer.merge(registerAdminKey(options.adminKey)),
@@ -37,7 +39,7 @@ export const layer = (
 
 /** A running instance: its handler, the Effect runtime of its services, and how to stop it. */
 export interface Instance {
-  /** Serves `/api`, `/tgapi` and the webhook ingress under the prefix; see the adapters for frameworks. */
+  /** Serves `/api`, `/tgapi`, the webhook ingress and the console under the prefix; see the adapters for frameworks. */
   readonly handler: NodeHandler.Handler
   /** Runs effects on the instance's services (`Bots`, `Routes`, `Messages`...). */
   readonly runtime: ManagedRuntime.ManagedRuntime<Botrelay.Services | Handler, unknown>

@@ -3,15 +3,17 @@ import { HttpApiBuilder, type HttpClient, HttpMiddleware } from "@effect/platfor
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Console from "@botrelay/console"
 import { EventLog, LongPoll } from "@botrelay/core"
-import { BotApiAnswer, App, LiveEvents, TgApi } from "@botrelay/http"
+import { BotApiAnswer, App, ConsoleFiles, LiveEvents, TgApi } from "@botrelay/http"
 import { Effect, Layer, type Scope } from "effect"
 import * as BodyGuard from "./BodyGuard.js"
 import type { Services } from "./Botrelay.js"
 import * as ProxyFastPath from "./ProxyFastPath.js"
 
 /**
- * A Node request handler serving Botrelay's whole HTTP surface: `/api`, `/tgapi` and the webhook ingress.
+ * A Node request handler serving Botrelay's whole HTTP surface: `/api`, `/tgapi`, the webhook ingress and the console.
  * Requests outside its prefix go to `next` when there is one (express, koa), else get a 404.
  */
 export interface Handler {
@@ -103,13 +105,20 @@ export const make = (options: {
   readonly body?: BodyGuard.Options | undefined
   /** Whether the hottest /tgapi calls are served before the app (see ProxyFastPath); true by default. */
   readonly fastPath?: boolean | undefined
+  /** The web console's build folder, served at the prefix; `@botrelay/console`'s by default, false for none. */
+  readonly console?: string | false | undefined
 }): Effect.Effect<Handler, never, Scope.Scope | Services | HttpClient.HttpClient | TgApi.Upstream> =>
   Effect.gen(function*() {
     const prefix = normalize(options.prefix)
     const app = yield* HttpApiBuilder.httpApp.pipe(
       Effect.provide(
         Layer.mergeAll(App.layer, HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer).pipe(
-          Layer.provide(disconnect)
+          Layer.provide(disconnect),
+          Layer.provide(
+            options.console === false
+              ? Layer.empty
+              : ConsoleFiles.layer(options.console ?? Console.root, prefix).pipe(Layer.provide(NodeContext.layer))
+          )
         )
       )
     )

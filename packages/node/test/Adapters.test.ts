@@ -177,6 +177,21 @@ for (const [name, mount] of cases) {
       await fake.waitForPoll(bot.id)
     })
 
+    it("serves the console under the prefix, its pages with <base href> at the prefix", async () => {
+      for (const path of [`${prefix}/`, `${prefix}/chats/1/2`, `${prefix}/sign-in?next=%2Fbots`]) {
+        const page = await fetch(`${origin}${path}`)
+        assert.strictEqual(page.status, 200, path)
+        assert.strictEqual(page.headers.get("cache-control"), "no-cache")
+        const html = await page.text()
+        assert.include(html, `<base href="${prefix}/" />`, path)
+        const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1]
+        assert.isString(script)
+        const asset = await fetch(`${origin}${prefix}/${script}`)
+        assert.strictEqual(asset.status, 200)
+        assert.strictEqual(asset.headers.get("cache-control"), "public, max-age=31536000, immutable")
+      }
+    })
+
     it("asks for the admin key", async () => {
       const response = await fetch(`${origin}${prefix}/api/bots`)
       assert.strictEqual(response.status, 401)

@@ -192,6 +192,22 @@ const nodeServer = (
     })
   )
 
+/** Where a person opens the console: the public URL when set, else the socket's address (a wildcard host as 127.0.0.1). */
+export const consoleUrl = (address: HttpServer.Address, publicUrl: string | undefined) =>
+  publicUrl !== undefined
+    ? `${publicUrl}/`
+    : address._tag === "TcpAddress"
+    ? `http://${
+      address.hostname === "0.0.0.0" || address.hostname === "::" ? "127.0.0.1" : address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname
+    }:${address.port}/`
+    : HttpServer.formatAddress(address)
+
+/** Prints the console's URL once the socket listens. */
+const printConsoleUrl = (publicUrl: string | undefined) =>
+  Layer.effectDiscard(
+    HttpServer.addressWith((address) => Console.log(`\nConsole: ${consoleUrl(address, publicUrl)}\n`))
+  )
+
 /**
  * The whole standalone server: storage, services, first-start duties and the HTTP API on a socket.
  * Storage is opened before the socket and closed after it, so in-flight requests finish first.
@@ -207,7 +223,7 @@ export const layer = (
   const services = Layer.effectDiscard(bootstrap(config)).pipe(
     Layer.provideMerge(Botrelay.servicesLayer(botrelayOptions(config, runtime)))
   )
-  return NodeHandler.endHeldRequestsOnStop.pipe(
+  return Layer.merge(NodeHandler.endHeldRequestsOnStop, printConsoleUrl(config.publicUrl)).pipe(
     Layer.provideMerge(HttpServer.withLogAddress(nodeServer(config))),
     Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
     Layer.provideMerge(services)
