@@ -157,6 +157,7 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
   // moderation and message actions: the bot keeps history; the caller sees its chats, so acts on them
   const manage = bot?.manage_enabled === true
   const scroller = useRef<HTMLDivElement>(null)
+  const toggle = useRef<HTMLButtonElement>(null)
   const [replyTo, setReplyTo] = useState<Message | undefined>(undefined)
   const [picked, setPicked] = useState<{ readonly id: number; readonly name: string } | undefined>(undefined)
   const [peopleOpen, setPeopleOpen] = useState(false)
@@ -233,6 +234,7 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
             </p>
           </div>
           <button
+            ref={toggle}
             type="button"
             className="people-toggle"
             aria-expanded={peopleOpen}
@@ -281,6 +283,10 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
         manage={manage}
         bots={bots}
         open={peopleOpen}
+        onClose={() => {
+          setPeopleOpen(false)
+          toggle.current?.focus()
+        }}
         onNotice={setNotice}
       />
       <Confirm

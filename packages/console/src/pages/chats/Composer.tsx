@@ -112,7 +112,10 @@ export const Composer = ({ botId, chatId, botName, replyTo, onCancelReply, onSen
       <ErrorAlert error={send.error} />
       <div className="composer-row">
         <button type="button" className="icon-button" title={texts.attachFile} onClick={() => fileInput.current?.click()}>
-          <span aria-hidden="true">📎</span>
+          <svg aria-hidden="true" viewBox="0 0 24 24" width="18" height="18" fill="none" stroke="currentColor" strokeWidth="2"
+            strokeLinecap="round" strokeLinejoin="round">
+            <path d="m21.4 11.1-9.2 9.2a6 6 0 0 1-8.5-8.5l9.2-9.2a4 4 0 0 1 5.7 5.7l-9.2 9.2a2 2 0 0 1-2.8-2.8l8.5-8.5" />
+          </svg>
           <span className="visually-hidden">{texts.attachFile}</span>
         </button>
         <input
@@ -126,12 +129,15 @@ export const Composer = ({ botId, chatId, botName, replyTo, onCancelReply, onSen
           }}
         />
         <label htmlFor={id} className="visually-hidden">{texts.message}</label>
+        <span id={id + "-hint"} className="visually-hidden">{texts.messageHint}</span>
         <textarea
           id={id}
           ref={textBox}
           rows={lines}
           value={text}
           placeholder={texts.messagePlaceholder}
+          title={texts.messageHint}
+          aria-describedby={id + "-hint"}
           onChange={(e) => setText(e.target.value)}
           onKeyDown={(e) => {
             if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {

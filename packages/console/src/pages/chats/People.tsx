@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query"
-import { type FormEvent, useId, useState } from "react"
+import { type FormEvent, useEffect, useId, useRef, useState } from "react"
 import { api, ApiFailure, type Bot, type Schemas, unwrap } from "../../api/client"
 import { useFormatTime } from "../../i18n"
 import { describe, ErrorAlert } from "../../ui/Alert"
@@ -282,7 +282,7 @@ const Seen = ({ texts, label, at }: { readonly texts: Texts; readonly label: str
  * first and last seen, the other bots that know them, this chat's tags on them (`Tag`, `Add tag`,
  * `Remove tag <tag>`), and in groups `Unban`, `Restrict`, `Promote`.
  */
-export const People = ({ botId, chatId, userId, fallbackName, group, manage, bots, open, onNotice }: {
+export const People = ({ botId, chatId, userId, fallbackName, group, manage, bots, open, onClose, onNotice }: {
   readonly botId: number
   readonly chatId: number
   readonly userId: number | undefined
@@ -293,11 +293,18 @@ export const People = ({ botId, chatId, userId, fallbackName, group, manage, bot
   readonly bots: ReadonlyMap<number, Bot>
   /** Shown on narrow screens (on wide ones it always is). */
   readonly open: boolean
+  /** Closes it on narrow screens. */
+  readonly onClose: () => void
   readonly onNotice: (text: string) => void
 }) => {
   const texts = useChatTexts()
   const common = useCommonTexts()
   const person = usePerson(userId)
+  const close = useRef<HTMLButtonElement>(null)
+  // opened over the chat on a narrow screen: the focus goes into it (the close button shows only there)
+  useEffect(() => {
+    if (open && close.current?.offsetParent !== null) close.current?.focus()
+  }, [open])
   const p = person.data
   const name = p === undefined ? fallbackName : personName(p)
   const otherBots = p === undefined
@@ -305,6 +312,7 @@ export const People = ({ botId, chatId, userId, fallbackName, group, manage, bot
     : [...new Set(p.chats.map((c) => c.bot_id).filter((id) => id !== botId))].map((id) => bots.get(id)?.name ?? `#${id}`)
   return (
     <aside id="people-panel" className={"people" + (open ? " open" : "")} aria-label={texts.people}>
+      <button type="button" ref={close} className="people-close" onClick={onClose}>{common.close}</button>
       {userId === undefined ? <p className="muted">{texts.pickPerson}</p> : (
         <>
           <h2>{name || String(userId)}</h2>

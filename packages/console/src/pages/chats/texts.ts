@@ -31,7 +31,8 @@ export const useChatTexts = defineTexts({
   botDisabled: "This bot is disabled: nothing can be sent through it.",
   liveOffline: "Live updates are paused; reconnecting…",
   message: "Message",
-  messagePlaceholder: "Write a message (Enter sends, Shift+Enter breaks the line)",
+  messagePlaceholder: "Write a message…",
+  messageHint: "Enter sends, Shift+Enter breaks the line.",
   send: "Send",
   sending: "Sending…",
   attachFile: "Attach file",
@@ -103,7 +104,7 @@ export const useChatTexts = defineTexts({
   addTag: "Add tag",
   removeTag: (tag: string) => `Remove tag ${tag}`,
   moderation: "Moderation",
-  bot: "bot",
+  bot: "Bot",
   you: "You"
 }, {
   title: "Чаты",
@@ -132,7 +133,8 @@ export const useChatTexts = defineTexts({
   botDisabled: "Бот отключён: через него ничего не отправить.",
   liveOffline: "Обновления приостановлены; переподключаемся…",
   message: "Сообщение",
-  messagePlaceholder: "Напишите сообщение (Enter — отправить, Shift+Enter — новая строка)",
+  messagePlaceholder: "Напишите сообщение…",
+  messageHint: "Enter — отправить, Shift+Enter — новая строка.",
   send: "Отправить",
   sending: "Отправляем…",
   attachFile: "Прикрепить файл",
@@ -204,6 +206,6 @@ export const useChatTexts = defineTexts({
   addTag: "Добавить метку",
   removeTag: (tag: string) => `Удалить метку ${tag}`,
   moderation: "Модерация",
-  bot: "бот",
+  bot: "Бот",
   you: "Вы"
 })
