@@ -110,9 +110,8 @@ describe.skipIf(!hasChromium)("the chats", () => {
     await box.press("Enter")
     const sent = await world.fake.waitForSent((s) => s.message.text === "It left the warehouse\nthis morning")
     const asked = world.fake.sent().find((s) => s.message.text === "Where is my order?")
-    const call = world.fake.calls.find((c) => c.method === "sendMessage" && c.params.text === sent.message.text)
-    assert.isDefined(call)
-    const replyTo = (call!.params.reply_to_message_id ?? (call!.params.reply_parameters as any)?.message_id)
+    const call = await world.fake.waitForCall((c) => c.method === "sendMessage" && c.params.text === sent.message.text)
+    const replyTo = call.params.reply_to_message_id ?? (call.params.reply_parameters as any)?.message_id
     assert.strictEqual(Number(replyTo), sent.message.reply_to_message?.message_id)
     assert.isUndefined(asked, "the question came from the user, not the bot")
     await article(page, "this morning").waitFor(live)
@@ -154,10 +153,36 @@ describe.skipIf(!hasChromium)("the chats", () => {
     const alert = page.locator(".composer").getByRole("alert")
     await alert.waitFor()
     assert.include(await alert.textContent(), "bot was blocked by the user")
+    assert.isTrue(await box.evaluate((b) => b.closest("form")?.contains(document.querySelector(".composer [role=alert]")) === true))
     assert.strictEqual(await box.inputValue(), "Are you still there?", "the text stays to send again")
     await page.getByRole("button", { name: "Send", exact: true }).click()
     await article(page, "Are you still there?").waitFor(live)
     assert.strictEqual(await alert.count(), 0)
+  })
+
+  it("edits, pins and unpins the bot's own message", async () => {
+    const page = world.page
+    const own = article(page, "Are you still there?")
+    await own.getByRole("button", { name: "Edit", exact: true }).click()
+    const dialog = page.getByRole("dialog", { name: "Edit message" })
+    await dialog.getByRole("textbox", { name: "Text" }).fill("Are you still there? We can call you.")
+    await dialog.getByRole("button", { name: "Save" }).click()
+    await dialog.waitFor({ state: "hidden" })
+    const edited = await world.fake.waitForCall((c) => c.method === "editMessageText")
+    assert.strictEqual(edited.params.text, "Are you still there? We can call you.")
+    const now = article(page, "We can call you.")
+    await now.getByText("edited", { exact: true }).waitFor()
+
+    await now.getByRole("button", { name: "Pin", exact: true }).click()
+    await now.getByRole("button", { name: "Unpin", exact: true }).waitFor()
+    const pinnedId = Number(edited.params.message_id)
+    assert.deepStrictEqual(world.fake.pinnedMessages(bot.tg.id, ann.id), [pinnedId])
+    await now.getByRole("button", { name: "Unpin", exact: true }).click()
+    await now.getByRole("button", { name: "Pin", exact: true }).waitFor()
+    assert.deepStrictEqual(world.fake.pinnedMessages(bot.tg.id, ann.id), [])
+    // an incoming private message has Reply only
+    const incoming = messages(page).getByRole("article", { name: /^Ann Lee, / }).filter({ hasText: "Where is my order?" })
+    assert.deepStrictEqual(await incoming.getByRole("button").allTextContents(), ["Reply"])
   })
 
   it("tags the private chat's person in People", async () => {
@@ -306,6 +331,67 @@ describe.skipIf(!hasChromium)("the chats", () => {
     await page.getByRole("complementary", { name: "Люди" }).getByRole("button", { name: "Добавить метку" }).waitFor()
     await page.getByRole("combobox", { name: "Язык" }).selectOption({ label: "English" })
     await chatList(page).waitFor()
+    assert.deepStrictEqual(world.pageErrors, [])
+  })
+
+  it("shows operators their bots' chats only", async () => {
+    const sales = await world.addBot({ name: "Sales" }, { username: "sales_bot" })
+    await world.fake.waitForPoll(sales.tg.id, "10 seconds")
+    const bob = world.fake.addUser({ first_name: "Bob", last_name: "Stone" })
+    world.fake.userSends(sales.tg.id, { user: bob as never, text: "Do you ship abroad?" })
+    const operator = await world.newPage()
+    await world.signIn({ page: operator, username: "op", role: "operator", bot_ids: [sales.id] })
+    const list = chatList(operator)
+    await list.getByRole("link", { name: "Bob Stone · Sales" }).click()
+    await article(operator, "Do you ship abroad?").waitFor()
+    assert.deepStrictEqual(await list.getByRole("link").allTextContents(), ["Bob Stone · Sales"])
+    const box = operator.getByRole("textbox", { name: "Message" })
+    await box.fill("We do")
+    await box.press("Enter")
+    await world.fake.waitForSent((sent) => sent.botId === sales.tg.id && sent.message.text === "We do")
+    // a chat of a bot outside the scope is not theirs to open
+    await operator.goto(`/chats/${bot.id}/${ann.id}`)
+    await operator.getByRole("alert").waitFor()
+    assert.strictEqual(await messages(operator).getByRole("article").count(), 0)
+    assert.deepStrictEqual(world.pageErrors, [])
+  })
+
+  it("keeps a long list virtual, loads it a page at a time and moves a chat with news to the top", async () => {
+    const page = world.page
+    await page.goto("/chats")
+    const list = chatList(page)
+    await list.getByRole("link").first().waitFor()
+    const many = await world.addBot({ name: "Many" }, { username: "many_bot" })
+    await world.fake.waitForPoll(many.tg.id, "10 seconds")
+    const count = 130
+    for (let i = 0; i < count; i++) {
+      world.clock += 1
+      const person = world.fake.addUser({ first_name: "Person", last_name: String(i).padStart(3, "0") })
+      world.fake.userSends(many.tg.id, { user: person as never, text: `hello ${i}` })
+    }
+    await list.getByRole("link", { name: `Person ${String(count - 1).padStart(3, "0")} · Many` }).waitFor({ timeout: 10_000 })
+    await expect.poll(async () =>
+      (await world.server.call(`/api/chats?bot_id=${many.id}&limit=200`)).json.items.length, { timeout: 10_000 }
+    ).toBe(count)
+    // a fresh load: the first page of 100, only the rows in view in the page
+    await page.reload()
+    await list.getByRole("link").first().waitFor()
+    assert.isAtMost(await list.getByRole("listitem").count(), 40)
+    const scroller = page.locator(".chat-list-scroll")
+    const oldest = list.getByRole("link", { name: "Person 000 · Many" })
+    for (let i = 0; i < 20 && (await oldest.count()) === 0; i++) {
+      await scroller.evaluate((el) => el.scrollTo({ top: el.scrollHeight }))
+      await page.waitForTimeout(100)
+    }
+    await oldest.waitFor()
+    assert.isAtMost(await list.getByRole("listitem").count(), 40)
+    // Ann writes: her chat goes to the top, with its count
+    world.clock += 10
+    world.fake.userSends(bot.tg.id, { user: ann as never, text: "One more thing" })
+    await scroller.evaluate((el) => el.scrollTo({ top: 0 }))
+    const first = list.getByRole("listitem").first()
+    await first.getByRole("link", { name: "Ann Lee · Support" }).waitFor(live)
+    await first.getByLabel("1 unread").waitFor()
     assert.deepStrictEqual(world.pageErrors, [])
   })
 })

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query"
 import { Link, useParams, useSearch } from "@tanstack/react-router"
 import { useCallback, useEffect, useMemo, useRef, useState } from "react"
-import { api, type Message, unwrap } from "../../api/client"
+import { api, ApiFailure, type Message, unwrap } from "../../api/client"
 import { useCommonTexts } from "../../texts"
 import { ErrorAlert } from "../../ui/Alert"
 import { Confirm } from "../../ui/Confirm"
@@ -151,6 +151,8 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
   const bots = useBotsById()
   const bot = bots.get(botId)
   const chat = useChat(botId, chatId)
+  // not the caller's to read (403), gone (404), or a bot without history (409): the error says so, alone
+  const refused = chat.error instanceof ApiFailure && chat.error.status >= 400 && chat.error.status < 500
   const botName = bot?.name || bot?.username || `#${botId}`
   const group = chat.data !== undefined && isGroup(chat.data)
   const isPrivate = chat.data?.type === "private"
@@ -247,34 +249,37 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
         <ErrorAlert error={chat.error} />
         {chat.data?.state === "left" ? <p className="note">{texts.left}</p> : null}
         {chat.data?.state === "kicked" ? <p className="note">{texts.kicked}</p> : null}
-        {bot !== undefined && !bot.manage_enabled ? <p className="note">{texts.notManaged}</p> : null}
-        <MessageLog
-          botId={botId}
-          chatId={chatId}
-          botName={botName}
-          group={group}
-          manage={manage}
-          pinned={pinned}
-          target={target}
-          on={on}
-          scroller={scroller}
-        />
-        <div className="chat-notices">
-          <p role="status" className={notice === "" ? "visually-hidden" : "notice"}>{notice}</p>
-          <ErrorAlert error={actionError} />
-          {bot?.disabled === true ? <p className="note">{texts.botDisabled}</p> : null}
-        </div>
-        <Composer
-          botId={botId}
-          chatId={chatId}
-          botName={botName}
-          replyTo={replyTo}
-          onCancelReply={() => setReplyTo(undefined)}
-          onSent={onSent}
-          focusKey={replyTo?.id}
-        />
+        {refused ? null : (
+          <>
+            <MessageLog
+              botId={botId}
+              chatId={chatId}
+              botName={botName}
+              group={group}
+              manage={manage}
+              pinned={pinned}
+              target={target}
+              on={on}
+              scroller={scroller}
+            />
+            <div className="chat-notices">
+              <p role="status" className={notice === "" ? "visually-hidden" : "notice"}>{notice}</p>
+              <ErrorAlert error={actionError} />
+              {bot?.disabled === true ? <p className="note">{texts.botDisabled}</p> : null}
+            </div>
+            <Composer
+              botId={botId}
+              chatId={chatId}
+              botName={botName}
+              replyTo={replyTo}
+              onCancelReply={() => setReplyTo(undefined)}
+              onSent={onSent}
+              focusKey={replyTo?.id}
+            />
+          </>
+        )}
       </section>
-      <People
+      {refused ? null : <People
         botId={botId}
         chatId={chatId}
         userId={personId}
@@ -288,7 +293,7 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
           toggle.current?.focus()
         }}
         onNotice={setNotice}
-      />
+      />}
       <Confirm
         title={texts.delete}
         action={texts.delete}
