@@ -5,7 +5,7 @@ import { type ConsoleWorld, hasChromium, startConsole } from "./Console.js"
 
 let world: ConsoleWorld
 let bot: Awaited<ReturnType<ConsoleWorld["addBot"]>>
-let ann: { readonly id: number }
+let ann: ReturnType<ConsoleWorld["fake"]["addUser"]>
 
 const crcTable = Array.from({ length: 256 }, (_, n) => {
   let c = n
@@ -70,8 +70,8 @@ describe.skipIf(!hasChromium)("the chats", () => {
     const list = chatList(page)
     await list.waitFor()
     assert.strictEqual(await list.getByRole("listitem").count(), 0)
-    world.fake.userSends(bot.tg.id, { user: ann as never, text: "Where is my order?" })
-    world.fake.userSends(bot.tg.id, { user: ann as never, text: "Hello?" })
+    world.fake.userSends(bot.tg.id, { user: ann, text: "Where is my order?" })
+    world.fake.userSends(bot.tg.id, { user: ann, text: "Hello?" })
     const item = list.getByRole("listitem").filter({ has: page.getByRole("link", { name: "Ann Lee · Support" }) })
     await item.getByLabel("2 unread").waitFor(live)
     assert.strictEqual(await item.getByRole("link").count(), 1)
@@ -86,7 +86,7 @@ describe.skipIf(!hasChromium)("the chats", () => {
     assert.strictEqual(chat.json.unread_count, 0)
 
     // the open chat takes new messages live, and they are read as they come
-    world.fake.userSends(bot.tg.id, { user: ann as never, text: "Anyone there?" })
+    world.fake.userSends(bot.tg.id, { user: ann, text: "Anyone there?" })
     await article(page, "Anyone there?").waitFor(live)
     const texts = await messages(page).getByRole("article").allTextContents()
     assert.include(texts.at(-1), "Anyone there?", "the newest is at the bottom")
@@ -214,7 +214,7 @@ describe.skipIf(!hasChromium)("the chats", () => {
     const group = world.fake.addGroup({ type: "supergroup", title: "Buyers", creator: owner.id })
     world.fake.addMember(group.id, max.id)
     world.fake.setRights(group.id, bot.tg.id, { can_restrict_members: true, can_delete_messages: true, can_pin_messages: true })
-    const posted = world.fake.userSends(bot.tg.id, { chat: group, user: max as never, text: "Cheap watches here" })
+    const posted = world.fake.userSends(bot.tg.id, { chat: group, user: max, text: "Cheap watches here" })
     await chatList(page).getByRole("link", { name: "Buyers · Support" }).click()
     const spam = article(page, "Cheap watches here")
     await spam.waitFor()
@@ -338,7 +338,7 @@ describe.skipIf(!hasChromium)("the chats", () => {
     const sales = await world.addBot({ name: "Sales" }, { username: "sales_bot" })
     await world.fake.waitForPoll(sales.tg.id, "10 seconds")
     const bob = world.fake.addUser({ first_name: "Bob", last_name: "Stone" })
-    world.fake.userSends(sales.tg.id, { user: bob as never, text: "Do you ship abroad?" })
+    world.fake.userSends(sales.tg.id, { user: bob, text: "Do you ship abroad?" })
     const operator = await world.newPage()
     await world.signIn({ page: operator, username: "op", role: "operator", bot_ids: [sales.id] })
     const list = chatList(operator)
@@ -367,7 +367,7 @@ describe.skipIf(!hasChromium)("the chats", () => {
     for (let i = 0; i < count; i++) {
       world.clock += 1
       const person = world.fake.addUser({ first_name: "Person", last_name: String(i).padStart(3, "0") })
-      world.fake.userSends(many.tg.id, { user: person as never, text: `hello ${i}` })
+      world.fake.userSends(many.tg.id, { user: person, text: `hello ${i}` })
     }
     await list.getByRole("link", { name: `Person ${String(count - 1).padStart(3, "0")} · Many` }).waitFor({ timeout: 10_000 })
     await expect.poll(async () =>
@@ -387,7 +387,7 @@ describe.skipIf(!hasChromium)("the chats", () => {
     assert.isAtMost(await list.getByRole("listitem").count(), 40)
     // Ann writes: her chat goes to the top, with its count
     world.clock += 10
-    world.fake.userSends(bot.tg.id, { user: ann as never, text: "One more thing" })
+    world.fake.userSends(bot.tg.id, { user: ann, text: "One more thing" })
     await scroller.evaluate((el) => el.scrollTo({ top: 0 }))
     const first = list.getByRole("listitem").first()
     await first.getByRole("link", { name: "Ann Lee · Support" }).waitFor(live)
