@@ -394,4 +394,45 @@ describe.skipIf(!hasChromium)("the chats", () => {
     await first.getByLabel("1 unread").waitFor()
     assert.deepStrictEqual(world.pageErrors, [])
   })
+
+  it("opens a long chat at its newest message, loads older ones on scrolling up, and finds an old one", async () => {
+    const page = world.page
+    const talker = world.fake.addUser({ first_name: "Tess", last_name: "Talker" })
+    for (let i = 0; i < 120; i++) {
+      world.clock += 1
+      world.fake.userSends(bot.tg.id, { user: talker, text: `line number ${i}` })
+    }
+    await expect.poll(async () =>
+      (await world.server.call(`/api/chats/get?bot_id=${bot.id}&chat_id=${talker.id}`)).json.message_count, { timeout: 10_000 }
+    ).toBe(120)
+    await page.goto(`/chats/${bot.id}/${talker.id}`)
+    const newest = article(page, "line number 119")
+    await newest.waitFor()
+    assert.isTrue(await newest.isVisible())
+    const inView = await newest.evaluate((a) => {
+      const box = a.getBoundingClientRect()
+      const log = a.closest(".message-scroll")!.getBoundingClientRect()
+      return box.bottom <= log.bottom + 1 && box.top >= log.top - 1
+    })
+    assert.isTrue(inView, "the newest message shows at the bottom")
+    const first = article(page, "line number 0")
+    assert.strictEqual(await first.count(), 0)
+    const scroller = page.locator(".message-scroll")
+    for (let i = 0; i < 20 && (await first.count()) === 0; i++) {
+      await scroller.evaluate((el) => el.scrollBy({ top: -100_000 }))
+      await page.waitForTimeout(100)
+    }
+    await first.waitFor()
+    assert.strictEqual(await messages(page).getByRole("article").count(), 120)
+
+    // a search result deep in another chat's history opens it there
+    await page.goto("/chats")
+    await page.getByRole("searchbox", { name: "Search messages" }).fill("\"line number 3\"")
+    await page.getByRole("searchbox", { name: "Search messages" }).press("Enter")
+    const result = page.getByRole("list", { name: "Search results" }).getByRole("link").filter({ hasText: /line number 3$/ })
+    await result.click()
+    const found = messages(page).getByRole("article").filter({ hasText: /line number 3(?!\d)/ })
+    await expect.poll(() => found.evaluate((a) => a === document.activeElement)).toBe(true)
+    assert.isTrue(await found.isVisible())
+  })
 })
