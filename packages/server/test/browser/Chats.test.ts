@@ -129,7 +129,7 @@ describe.skipIf(!hasChromium)("the chats", () => {
     await page.locator('input[type="file"]').setInputFiles({
       name: "parcel.png",
       mimeType: "image/png",
-      buffer: png(8, [200, 60, 30])
+      buffer: png(96, [200, 60, 30])
     })
     const remove = page.getByRole("button", { name: "Remove attachment" })
     await remove.waitFor()
@@ -140,7 +140,7 @@ describe.skipIf(!hasChromium)("the chats", () => {
     assert.strictEqual(sent.upload?.field, "photo")
     const image = article(page, "Your parcel").getByRole("img", { name: "Your parcel" })
     await image.waitFor(live)
-    await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(8)
+    await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(96)
     assert.strictEqual(await remove.count(), 0)
   })
 

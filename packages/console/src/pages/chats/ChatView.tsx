@@ -3,13 +3,12 @@ import { Link, useParams, useSearch } from "@tanstack/react-router"
 import { useCallback, useEffect, useMemo, useRef, useState } from "react"
 import { api, ApiFailure, type Message, unwrap } from "../../api/client"
 import { useCommonTexts } from "../../texts"
-import { ErrorAlert } from "../../ui/Alert"
+import { ErrorAlert, fieldErrors } from "../../ui/Alert"
 import { Confirm } from "../../ui/Confirm"
 import { Dialog } from "../../ui/Dialog"
 import { TextAreaField } from "../../ui/Field"
-import { fieldErrors } from "../../ui/Alert"
 import { Composer } from "./Composer"
-import { chatName, chronological, isGroup, putChat, putMessage, senderName, useBotsById, useChat, useMessages } from "./data"
+import { chatName, chronological, isGroup, keys, putChat, putMessage, senderName, useBotsById, useChat, useMessages } from "./data"
 import { type MessageHandlers, MessageItem } from "./MessageItem"
 import { People } from "./People"
 import { useChatTexts } from "./texts"
@@ -205,7 +204,7 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
           return next
         })),
     showPerson: (userId) => {
-      const m = client.getQueryData<{ pages: Array<Array<Message>> }>(["messages", botId, chatId])?.pages.flat()
+      const m = client.getQueryData<{ pages: Array<Array<Message>> }>(keys.messages(botId, chatId))?.pages.flat()
         .find((x) => x.user_id === userId)
       setPicked({ id: userId, name: m === undefined ? String(userId) : senderName(m, String(userId)) })
       setPeopleOpen(true)
