@@ -118,6 +118,7 @@ export const DeliveriesQuery = Schema.Struct({
 export class DeliveriesGroup extends HttpApiGroup.make("deliveries")
   .add(HttpApiEndpoint.get("list", "/").setUrlParams(DeliveriesQuery).addSuccess(Schema.Array(Delivery.Delivery)))
   .add(HttpApiEndpoint.post("retry", "/retry").setUrlParams(IdParam).addSuccess(Delivery.Delivery))
+  .add(HttpApiEndpoint.post("discard", "/discard").setUrlParams(IdParam).addSuccess(Delivery.Delivery))
   .middleware(Authorization)
   .prefix("/bots/deliveries")
 {}

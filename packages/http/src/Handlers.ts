@@ -114,6 +114,13 @@ const DeliveriesLive = HttpApiBuilder.group(Api, "deliveries", (handlers) =>
           asAdmin(deliveries.retry(urlParams.id)),
           (d) => ({ bot_id: d.bot_id })
         ))
+      .handle("discard", ({ urlParams }) =>
+        audited(
+          "deliveries.discard",
+          { target_type: "delivery", target_id: urlParams.id },
+          asAdmin(deliveries.discard(urlParams.id)),
+          (d) => ({ bot_id: d.bot_id, details: { update_id: d.update_id, last_error: d.last_error } })
+        ))
   }))
 
 const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>

@@ -79,7 +79,8 @@ describe("the API as a web handler on in-memory storage", () => {
       model: "m",
       timeout_ms: 10000,
       api_key: "sk-…6789",
-      configured: true
+      configured: true,
+      fixed: []
     })
   })
 

@@ -21,6 +21,12 @@ const usage = `Usage:
   botrelay secret-key rotate [--database FILE]
                                       re-encrypt the stored secrets with a new key (stop the server first);
                                       the new key is BOTRELAY_NEW_SECRET_KEY, or a generated one
+  botrelay demo [--port 8080] [--speed 1] [--people 20] [--chats 0]
+                                      the offline demo: the server on a throwaway database against a
+                                      simulated Telegram, with people writing to a support desk; prints
+                                      the console address and a one-time login (--port 0: any free port,
+                                      --speed: how much faster the script runs, --people: customers,
+                                      --chats: extra people writing once, to fill the chat list)
 
 Options (each also read from its environment variable):
 ${
@@ -47,8 +53,8 @@ const refuse = (message: string): never => {
 /** Shutdown drains in-flight work; whatever still runs after this long is cut short. */
 const shutdownGrace = 10_000
 
-const serve = (args: ReadonlyArray<string>) => {
-  const config = Config.load(args)
+/** After SIGTERM or SIGINT the runtime stops the server; if that takes longer than the grace, the process exits. */
+const exitAfterGrace = () => {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () =>
       setTimeout(() => {
@@ -56,6 +62,11 @@ const serve = (args: ReadonlyArray<string>) => {
         process.exit(0)
       }, shutdownGrace).unref())
   }
+}
+
+const serve = (args: ReadonlyArray<string>) => {
+  const config = Config.load(args)
+  exitAfterGrace()
   Layer.launch(Main.layer(config)).pipe(
     Effect.catchTag("SecretKeyError", (e) =>
       Effect.sync(() => {
@@ -246,6 +257,42 @@ const rotateSecretKey = (args: ReadonlyArray<string>) => {
   NodeRuntime.runMain(program, { disablePrettyLogger: true })
 }
 
+/** A whole number from `min` to `max` given to `--flag`, or a usage error. */
+const wholeNumber = (value: string, flag: string, min: number, max: number): number => {
+  const n = Number(value)
+  if (value.trim() === "" || !Number.isInteger(n) || n < min || n > max) {
+    fail(`--${flag} must be a whole number from ${min} to ${max}`)
+  }
+  return n
+}
+
+const demo = (args: ReadonlyArray<string>) => {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      port: { type: "string", default: "8080" },
+      speed: { type: "string", default: "1" },
+      people: { type: "string", default: "20" },
+      chats: { type: "string", default: "0" }
+    },
+    strict: true,
+    allowPositionals: false
+  })
+  const speed = Number(values.speed)
+  if (values.speed.trim() === "" || !Number.isFinite(speed) || speed < 0.1 || speed > 10_000) {
+    fail("--speed must be a number from 0.1 to 10000")
+  }
+  const options = {
+    port: wholeNumber(values.port, "port", 0, 65535),
+    speed,
+    people: wholeNumber(values.people, "people", 0, 10_000),
+    chats: wholeNumber(values.chats, "chats", 0, 1_000_000)
+  }
+  exitAfterGrace()
+  // Loaded only here: the demo brings the simulated Telegram (@botrelay/testing), which serving never needs.
+  void import("./Demo.js").then((Demo) => Demo.main(options))
+}
+
 const main = (argv: ReadonlyArray<string>) => {
   const [command, ...rest] = argv
   try {
@@ -260,6 +307,7 @@ const main = (argv: ReadonlyArray<string>) => {
       })
     }
     if (command === "secret-key" && rest[0] === "rotate") return rotateSecretKey(rest.slice(1))
+    if (command === "demo") return demo(rest)
     fail(`unknown command "${argv.join(" ")}"\n\n${usage}`)
   } catch (e) {
     if (

@@ -29,7 +29,14 @@ describe("the LLM settings API", () => {
   it("starts unconfigured with the default timeout", async () => {
     const reply = await server.call("/api/llm")
     assert.strictEqual(reply.status, 200, reply.text)
-    assert.deepStrictEqual(reply.json, { base_url: "", model: "", timeout_ms: 10000, api_key: "", configured: false })
+    assert.deepStrictEqual(reply.json, {
+      base_url: "",
+      model: "",
+      timeout_ms: 10000,
+      api_key: "",
+      configured: false,
+      fixed: []
+    })
   })
 
   it("updates fields partially, returns the key masked and never logs it", async () => {
@@ -42,7 +49,8 @@ describe("the LLM settings API", () => {
       model: "gpt-4o-mini",
       timeout_ms: 10000,
       api_key: "sk-…wxyz",
-      configured: true
+      configured: true,
+      fixed: []
     })
     const timeout = await server.call("/api/llm", { body: { timeout_ms: 2500 } })
     assert.deepStrictEqual(timeout.json, { ...set.json, timeout_ms: 2500 })
@@ -114,7 +122,8 @@ describe("LLM settings across restarts and from the environment", () => {
           model: "m1",
           timeout_ms: 700,
           api_key: "sk-…wxyz",
-          configured: true
+          configured: true,
+          fixed: []
         })
         assertNoKey(second, "")
       } finally {
@@ -141,7 +150,8 @@ describe("LLM settings across restarts and from the environment", () => {
           model: "env-model",
           timeout_ms: 3000,
           api_key: "sk-…wxyz",
-          configured: true
+          configured: true,
+          fixed: ["api_key", "model", "timeout_ms"]
         })
         const refused = await second.call("/api/llm", { body: { model: "other", base_url: "http://new/v1" } })
         assertError(refused, 409, "llm_setting_from_env")

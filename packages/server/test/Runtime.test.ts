@@ -202,6 +202,32 @@ describe("the runtime", () => {
     }
   }, 20_000)
 
+  it("discards a dead delivery for good: never sent, gone from the list, recorded in the audit log", async () => {
+    const hook = await backend(() => ({ status: 500 }))
+    try {
+      const tg = fake.addBot()
+      const bot = await addBot(tg, { proxy_enabled: true, backend_url: hook.url })
+      fake.userSends(tg.id, { text: "given up" })
+      const dead = await eventually(async () => {
+        const reply = await server.call(`/api/bots/deliveries?bot_id=${bot.id}&status=dead`)
+        return reply.json.length === 1 ? reply.json[0] : undefined
+      }, 10_000)
+      const tried = hook.received.length
+      const discarded = await server.call(`/api/bots/deliveries/discard?id=${dead.id}`, { method: "POST" })
+      assert.strictEqual(discarded.status, 200, discarded.text)
+      assert.deepInclude(discarded.json, { id: dead.id, bot_id: bot.id, status: "dead" })
+      assert.deepStrictEqual((await server.call(`/api/bots/deliveries?bot_id=${bot.id}`)).json, [])
+      assertError(await server.call(`/api/bots/deliveries/discard?id=${dead.id}`, { method: "POST" }), 404, "delivery_not_found")
+      assertError(await server.call(`/api/bots/deliveries/retry?id=${dead.id}`, { method: "POST" }), 404, "delivery_not_found")
+      const audit = await server.call(`/api/audit?action=deliveries.discard`)
+      const outcomes = audit.json.items.map((e: any) => [e.outcome, e.target_id, e.bot_id])
+      assert.deepStrictEqual(outcomes, [["failed", String(dead.id), null], ["ok", String(dead.id), bot.id]])
+      assert.strictEqual(hook.received.length, tried)
+    } finally {
+      await hook.close()
+    }
+  }, 20_000)
+
   it("waits retry_after on 429 and reports 409 conflicts without looping hot", async () => {
     const tg = fake.addBot()
     const polls = () => fake.calls.filter((c) => c.botId === tg.id && c.method === "getUpdates")

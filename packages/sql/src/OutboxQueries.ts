@@ -122,6 +122,12 @@ export const retryDelivery = (db: Kysely<Database>, id: number, at: string) =>
     .where("status", "=", "dead")
     .returningAll()
 
+export const discardDelivery = (db: Kysely<Database>, id: number) =>
+  db.deleteFrom("botrelay_deliveries")
+    .where("id", "=", id)
+    .where("status", "=", "dead")
+    .returningAll()
+
 export const retargetDeliveries = (db: Kysely<Database>, botId: number, url: string, at: string) =>
   db.updateTable("botrelay_deliveries")
     .set({ url, attempts: 0, next_attempt_at: at, updated_at: at })

@@ -78,6 +78,9 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => {
     retryDelivery: (id, at) =>
       attempt("retryDelivery", () => first(c.all(OutboxQueries.retryDelivery(db, id, at)), OutboxQueries.toDelivery)),
 
+    discardDelivery: (id) =>
+      attempt("discardDelivery", () => first(c.all(OutboxQueries.discardDelivery(db, id)), OutboxQueries.toDelivery)),
+
     retargetDeliveries: (botId, url, at) =>
       attempt("retargetDeliveries", () => c.run(OutboxQueries.retargetDeliveries(db, botId, url, at))),
 

@@ -28,7 +28,8 @@ export type {
   Options,
   SentMessage,
   UploadedFile,
-  UserMessage
+  UserMessage,
+  UserPhoto
 } from "./fake/Types.js"
 
 

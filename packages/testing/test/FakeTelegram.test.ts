@@ -1079,6 +1079,22 @@ describe("FakeTelegram chats and messages", () => {
         description: "Bad Request: invalid file_id"
       })
     }))
+
+  it("a photo sent as bytes is one size whose file serves exactly those bytes", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const bytes = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 0xff, 0xd9])
+      const message = fake.userSends(bot.id, { photo: { bytes, width: 32, height: 24 }, caption: "box" })
+      assert.strictEqual(message.caption, "box")
+      assert.strictEqual(message.photo!.length, 1)
+      const [size] = message.photo!
+      assert.deepInclude(size, { width: 32, height: 24, file_size: bytes.length })
+      const file = await callApi(fake, bot.token, "getFile", { file_id: size!.file_id })
+      const path = (file.body["result"] as BotApi.File).file_path!
+      const download = await fetch(`${fake.apiRoot}/file/bot${bot.token}/${path}`)
+      assert.strictEqual(download.headers.get("content-type"), "image/jpeg")
+      assert.deepStrictEqual(new Uint8Array(await download.arrayBuffer()), bytes)
+    }))
 })
 
 describe("FakeTelegram error control", () => {

@@ -179,14 +179,16 @@ describe("LlmSettings", () => {
         model: "",
         timeout_ms: LlmSettings.defaultTimeoutMs,
         api_key: "",
-        configured: false
+        configured: false,
+        fixed: []
       })
       assert.deepStrictEqual(views.after, {
         base_url: fake.baseUrl,
         model: "m",
         timeout_ms: LlmSettings.defaultTimeoutMs,
         api_key: "sk-…cdef",
-        configured: true
+        configured: true,
+        fixed: []
       })
       assert.strictEqual(views.cleared.api_key, "")
       assert.isTrue(views.cleared.configured)
@@ -210,7 +212,8 @@ describe("LlmSettings", () => {
       model: "fixed-model",
       timeout_ms: 500,
       api_key: "***",
-      configured: false
+      configured: false,
+      fixed: ["api_key", "model"]
     })
   })
 })

@@ -45,7 +45,9 @@ export const LlmSettingsView = Schema.Struct({
   model: Schema.String,
   timeout_ms: Schema.Int,
   api_key: Schema.String,
-  configured: Schema.Boolean
+  configured: Schema.Boolean,
+  /** The settings the host's environment fixes: shown, never changed through the API. */
+  fixed: Schema.Array(Schema.Literal("base_url", "api_key", "model", "timeout_ms"))
 }).annotations({ identifier: "LlmSettings" })
 export type LlmSettingsView = typeof LlmSettingsView.Type
 
@@ -135,12 +137,13 @@ const fromStored = (stored: Readonly<Record<string, string>>, overrides: Overrid
 }
 
 /** The settings as the API shows them. */
-const toView = (settings: Settings): LlmSettingsView => ({
+const toView = (settings: Settings, fixed: Overrides): LlmSettingsView => ({
   base_url: settings.base_url,
   model: settings.model,
   timeout_ms: settings.timeout_ms,
   api_key: maskKey(settings.api_key),
-  configured: isConfigured(settings)
+  configured: isConfigured(settings),
+  fixed: fields.filter((field) => fixed[field] !== undefined)
 })
 
 /** Builds the service on the `SettingsStore`; `overrides` (the host's environment) win and cannot be changed. */
@@ -173,10 +176,10 @@ export const make = (overrides: Overrides = {}): Effect.Effect<LlmSettingsServic
           if (patch.timeout_ms !== undefined) values[names.timeout_ms] = String(patch.timeout_ms)
           yield* settingsStore.writeSettings(values)
           const settings = fromStored(yield* settingsStore.readSettings(Object.values(names)), fixed)
-          return [toView(settings), Option.some(settings)] as const
+          return [toView(settings, fixed), Option.some(settings)] as const
         }))
 
-    return { get, view: Effect.map(get, toView), update, baseUrlFixed: fixed.base_url !== undefined }
+    return { get, view: Effect.map(get, (settings) => toView(settings, fixed)), update, baseUrlFixed: fixed.base_url !== undefined }
   })
 
 /** `LlmSettings` on the `SettingsStore`, with the host's fixed values. */

@@ -13,7 +13,7 @@ export class DeliveryNotFound extends Schema.TaggedError<DeliveryNotFound>()("De
   }
 }
 
-/** The outbox as operators see it: what is waiting, delivered or dead, and putting dead ones back in line. */
+/** The outbox as operators see it: what is waiting, delivered or dead; putting dead ones back in line, or giving them up. */
 export interface DeliveriesService {
   /** Deliveries newest first, optionally of one bot and one status. */
   readonly list: (filter: {
@@ -25,6 +25,8 @@ export interface DeliveriesService {
   readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
   /** Retries a dead delivery now, behind nothing: its bot's outbox is FIFO again from it. */
   readonly retry: (id: number) => Effect.Effect<Delivery, DeliveryNotFound | StorageError>
+  /** Gives up on a dead delivery: it is removed and never sent. */
+  readonly discard: (id: number) => Effect.Effect<Delivery, DeliveryNotFound | StorageError>
 }
 
 /** The outbox as operators see it. */
@@ -49,6 +51,14 @@ export const make: Effect.Effect<DeliveriesService, never, OutboxStore | InboxSt
             )
         })),
         Effect.withSpan("Deliveries.retry", { attributes: { id } })
+      ),
+    discard: (id) =>
+      outbox.discardDelivery(id).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new DeliveryNotFound({ id })),
+          onSome: Effect.succeed
+        })),
+        Effect.withSpan("Deliveries.discard", { attributes: { id } })
       )
   })
 })

@@ -23,6 +23,8 @@ export interface OutboxStoreService {
   }) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
   /** Puts a dead delivery back in line (pending, due now, attempts 0); `None` when absent or not dead. */
   readonly retryDelivery: (id: number, at: string) => Effect.Effect<Option.Option<Delivery>, StorageError>
+  /** Removes a dead delivery for good; the removed one, `None` when absent or not dead. */
+  readonly discardDelivery: (id: number) => Effect.Effect<Option.Option<Delivery>, StorageError>
   /**
    * Points the bot's pending deliveries at `url`, due at `at` with attempts 0 (the backoff starts over);
    * returns how many.

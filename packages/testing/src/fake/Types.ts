@@ -76,8 +76,11 @@ export interface UserMessage {
   /** A group, supergroup, or a user's private chat (by object or id). Defaults to the user's private chat. */
   readonly chat?: BotApi.Chat | number
   readonly text?: string
-  /** A photo in three sizes, each a file that `getFile` and the download route know. */
-  readonly photo?: boolean
+  /**
+   * A photo in three sizes, each a file that `getFile` and the download route know; or, given as JPEG
+   * bytes and their dimensions, a photo of one size whose file serves exactly those bytes.
+   */
+  readonly photo?: boolean | UserPhoto
   /**
    * A document `getFile` and the download route know; `file_size` (default 30,000) is declared, its
    * bytes made only when downloaded, so a file over getFile's 20 MB limit costs nothing.
@@ -88,4 +91,11 @@ export interface UserMessage {
   readonly entities?: ReadonlyArray<BotApi.MessageEntity>
   /** A message of that chat, as the bot sees it. */
   readonly reply_to_message_id?: number
+}
+
+/** A photo a user sends as it is: JPEG bytes and their dimensions. */
+export interface UserPhoto {
+  readonly bytes: Uint8Array
+  readonly width: number
+  readonly height: number
 }

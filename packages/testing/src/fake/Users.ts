@@ -6,7 +6,7 @@ import { fileTypeFor } from "./MediaKinds.js"
 import { withoutReply } from "./Messages.js"
 import { asText, type Json } from "./Params.js"
 import { botOf, type Handler, type State } from "./State.js"
-import type { UserMessage } from "./Types.js"
+import type { UserMessage, UserPhoto } from "./Types.js"
 import { pushUpdate } from "./Updates.js"
 
 const queryTooOld = badRequest("query is too old and response timeout expired or query ID is invalid")
@@ -43,12 +43,22 @@ const userDocument = (state: State, document: NonNullable<UserMessage["document"
   return field
 }
 
+/** A user's photo: three generated sizes, or one of the bytes given. */
+const userPhoto = (state: State, photo: true | UserPhoto): ReadonlyArray<BotApi.PhotoSize> => {
+  if (photo === true) return photoSizes(state)
+  const file = addFile(state, "photo", Buffer.from(photo.bytes))
+  const sizes = [{ ...fileFields(file), width: photo.width, height: photo.height }]
+  state.mediaOf.set(file.file_id, sizes)
+  return sizes
+}
+
 /** A user writes to a bot; the `message` update goes to that bot, or to every bot in the group. */
 export const userSends = (state: State, botId: number, options: UserMessage): BotApi.Message => {
   const bot = botOf(state, botId)
   const { chat, user } = userContext(state, options)
   const recipients = audience(state, bot, chat)
-  const media = options.photo === true || options.document !== undefined
+  const photo = options.photo === undefined || options.photo === false ? undefined : options.photo
+  const media = photo !== undefined || options.document !== undefined
   if (media && options.text !== undefined) {
     throw new Error("FakeTelegram: a photo or document message takes a caption, not a text")
   }
@@ -73,7 +83,7 @@ export const userSends = (state: State, botId: number, options: UserMessage): Bo
     ...reply,
     ...(media
       ? {
-        ...(options.photo === true ? { photo: photoSizes(state) } : { document: userDocument(state, options.document!) }),
+        ...(photo === undefined ? { document: userDocument(state, options.document!) } : { photo: userPhoto(state, photo) }),
         ...(options.caption === undefined ? {} : { caption: options.caption }),
         ...(options.entities === undefined ? {} : { caption_entities: options.entities })
       }

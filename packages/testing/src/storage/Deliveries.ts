@@ -198,6 +198,30 @@ export const deliveries = (run: Runner): void => {
         ])
       }))
 
+    test("discardDelivery removes only a dead delivery", (storage) =>
+      Effect.gen(function*() {
+        const bot = yield* storage.insertBot(botInput(1))
+        const inputs = [newDelivery(bot.id, 1), newDelivery(bot.id, 2), newDelivery(bot.id, 3)]
+        yield* queue(storage, inputs)
+        yield* storage.recordAttempts([[1, { status: "dead", at: t2, last_error: "HTTP 500 for 24 h" }]])
+        yield* storage.recordAttempts([[2, { status: "delivered", at: t2 }]])
+
+        const discarded = some(yield* storage.discardDelivery(1))
+        assert.deepStrictEqual(discarded, {
+          ...queued(1, inputs[0]!),
+          status: "dead",
+          attempts: 1,
+          last_error: "HTTP 500 for 24 h",
+          updated_at: t2
+        })
+        assert.deepStrictEqual(yield* storage.listDeliveries({ status: "dead", limit: 10 }), [])
+        assert.isTrue(Option.isNone(yield* storage.discardDelivery(1)))
+        assert.isTrue(Option.isNone(yield* storage.discardDelivery(2)))
+        assert.isTrue(Option.isNone(yield* storage.discardDelivery(3)))
+        assert.deepStrictEqual((yield* storage.listDeliveries({ limit: 10 })).map((d) => d.id), [3, 2])
+        assert.deepStrictEqual(yield* nextDelivery(storage, bot.id), Option.some(queued(3, inputs[2]!)))
+      }))
+
     test("retargetDeliveries points only the bot's pending deliveries at the URL, due now, backoff reset", (storage) =>
       Effect.gen(function*() {
         const bot = yield* storage.insertBot(botInput(1))

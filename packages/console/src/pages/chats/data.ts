@@ -1,6 +1,7 @@
 import { type InfiniteData, type QueryClient, useInfiniteQuery, useQuery } from "@tanstack/react-query"
 import { api, type Bot, type Chat, type Message, type Schemas, unwrap } from "../../api/client"
 import type { LiveEvent } from "../../live"
+import { botsKey, useBots } from "../../ui/BotPicker"
 
 export type ChatPage = Schemas["ChatPage"]
 export type FoundMessage = Schemas["FoundMessage"]
@@ -8,7 +9,7 @@ export type Person = Schemas["Person"]
 
 /** Query keys of the chats area. The chat lists are `["chats", "list", q]`, one chat `["chats", "one", bot, chat]`. */
 export const keys = {
-  bots: ["bots"] as const,
+  bots: botsKey,
   lists: ["chats", "list"] as const,
   list: (q: string) => ["chats", "list", q] as const,
   chat: (botId: number, chatId: number) => ["chats", "one", botId, chatId] as const,
@@ -22,9 +23,6 @@ export const keys = {
 /** Chats per page of the list; messages per page of a chat. */
 export const chatPageSize = 100
 export const messagePageSize = 50
-
-export const useBots = () =>
-  useQuery({ queryKey: keys.bots, queryFn: () => unwrap(api.GET("/api/bots")), staleTime: 60_000 })
 
 /** The bots by id (empty while loading). */
 export const useBotsById = (): ReadonlyMap<number, Bot> => {
