@@ -1,0 +1,269 @@
+import { type InfiniteData, type QueryClient, useInfiniteQuery, useQuery } from "@tanstack/react-query"
+import { api, type Bot, type Chat, type Message, type Schemas, unwrap } from "../../api/client"
+import type { LiveEvent } from "../../live"
+import { botsKey, useBots } from "../../ui/BotPicker"
+
+export type ChatPage = Schemas["ChatPage"]
+export type FoundMessage = Schemas["FoundMessage"]
+export type Person = Schemas["Person"]
+
+/** Query keys of the chats area. The chat lists are `["chats", "list", q]`, one chat `["chats", "one", bot, chat]`. */
+export const keys = {
+  bots: botsKey,
+  lists: ["chats", "list"] as const,
+  list: (q: string) => ["chats", "list", q] as const,
+  chat: (botId: number, chatId: number) => ["chats", "one", botId, chatId] as const,
+  messages: (botId: number, chatId: number) => ["messages", botId, chatId] as const,
+  allMessages: ["messages"] as const,
+  person: (userId: number) => ["people", "one", userId] as const,
+  tags: (botId: number, chatId: number, userId: number) => ["tags", botId, chatId, userId] as const,
+  search: (q: string) => ["search", q] as const
+}
+
+/** Chats per page of the list; messages per page of a chat. */
+export const chatPageSize = 100
+export const messagePageSize = 50
+
+/** The bots by id (empty while loading). */
+export const useBotsById = (): ReadonlyMap<number, Bot> => {
+  const { data } = useBots()
+  return new Map((data ?? []).map((b) => [b.id, b]))
+}
+
+/** The chats, newest activity first, a page at a time by the API's cursor; `q` filters on the server. */
+export const useChatList = (q: string) =>
+  useInfiniteQuery({
+    queryKey: keys.list(q),
+    queryFn: ({ pageParam }) =>
+      unwrap(api.GET("/api/chats", {
+        params: {
+          query: {
+            limit: String(chatPageSize),
+            ...(q === "" ? {} : { q }),
+            ...(pageParam === undefined ? {} : { cursor: pageParam })
+          }
+        }
+      })),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last: ChatPage) => last.next_cursor ?? undefined,
+    staleTime: 30_000
+  })
+
+export const useChat = (botId: number, chatId: number) =>
+  useQuery({
+    queryKey: keys.chat(botId, chatId),
+    queryFn: () =>
+      unwrap(api.GET("/api/chats/get", { params: { query: { bot_id: String(botId), chat_id: String(chatId) } } })),
+    staleTime: 30_000
+  })
+
+/** Distinct messages of the loaded pages, oldest first (the API pages newest first). */
+export const chronological = (pages: ReadonlyArray<ReadonlyArray<Message>>): Array<Message> => {
+  const byId = new Map<number, Message>()
+  for (const page of pages) {
+    for (const m of page) if (!byId.has(m.id)) byId.set(m.id, m)
+  }
+  return [...byId.values()].sort((a, b) => a.date - b.date || a.id - b.id)
+}
+
+const distinctCount = (pages: ReadonlyArray<ReadonlyArray<Message>>) => {
+  const ids = new Set<number>()
+  for (const page of pages) for (const m of page) ids.add(m.id)
+  return ids.size
+}
+
+/**
+ * One chat's history, newest page first. Pages are by offset; live messages are added to the first
+ * page, so the count of distinct messages loaded is the offset of the next older page (an overlap,
+ * after missed events, is removed by `chronological`).
+ */
+export const useMessages = (botId: number, chatId: number) =>
+  useInfiniteQuery({
+    queryKey: keys.messages(botId, chatId),
+    queryFn: ({ pageParam }) =>
+      unwrap(api.GET("/api/messages", {
+        params: {
+          query: {
+            bot_id: String(botId),
+            chat_id: String(chatId),
+            limit: String(messagePageSize),
+            offset: String(pageParam)
+          }
+        }
+      })),
+    initialPageParam: 0,
+    getNextPageParam: (last: ReadonlyArray<Message>, all: ReadonlyArray<ReadonlyArray<Message>>) =>
+      last.length < messagePageSize ? undefined : distinctCount(all),
+    staleTime: 30_000
+  })
+
+export const usePerson = (userId: number | undefined) =>
+  useQuery({
+    queryKey: keys.person(userId ?? 0),
+    queryFn: () => unwrap(api.GET("/api/people/get", { params: { query: { user_id: String(userId) } } })),
+    enabled: userId !== undefined && userId > 0,
+    staleTime: 30_000
+  })
+
+export const useTags = (botId: number, chatId: number, userId: number | undefined) =>
+  useQuery({
+    queryKey: keys.tags(botId, chatId, userId ?? 0),
+    queryFn: () =>
+      unwrap(api.GET("/api/tags", {
+        params: { query: { bot_id: String(botId), chat_id: String(chatId), user_id: String(userId) } }
+      })),
+    enabled: userId !== undefined && userId > 0
+  })
+
+export const searchPageSize = 30
+
+export const useMessageSearch = (q: string) =>
+  useInfiniteQuery({
+    queryKey: keys.search(q),
+    queryFn: ({ pageParam }) =>
+      unwrap(api.GET("/api/search", {
+        params: {
+          query: { q, limit: String(searchPageSize), ...(pageParam === undefined ? {} : { cursor: pageParam }) }
+        }
+      })),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last: Schemas["SearchPage"]) => last.next_cursor ?? undefined,
+    enabled: q.trim() !== ""
+  })
+
+// --- names ---
+
+const joined = (...parts: ReadonlyArray<string>) => parts.filter((p) => p !== "").join(" ")
+
+/** A group's title, or a private chat's person's "First Last" (else @username, else the id). */
+export const chatName = (chat: Chat): string =>
+  (chat.type === "private" ? joined(chat.first_name, chat.last_name) : chat.title) ||
+  (chat.username === "" ? String(chat.chat_id) : "@" + chat.username)
+
+/** A message's sender: "First Last", else @username, else the bot's name for its own messages. */
+export const senderName = (m: Pick<Message, "first_name" | "last_name" | "username" | "user_id">, fallback: string) =>
+  joined(m.first_name, m.last_name) || (m.username === "" ? fallback : "@" + m.username)
+
+export const personName = (p: Pick<Person, "first_name" | "last_name" | "username" | "user_id">) =>
+  joined(p.first_name, p.last_name) || (p.username === "" ? String(p.user_id) : "@" + p.username)
+
+export const isGroup = (chat: Pick<Chat, "type">) => chat.type === "group" || chat.type === "supergroup"
+
+export const mediaUrl = (botId: number, fileId: string) =>
+  `api/media?bot_id=${botId}&file_id=${encodeURIComponent(fileId)}`
+
+// --- caches: the list, one chat, its messages; patched from answers and live events ---
+
+/** The list's order: `last_message_at` desc, then `bot_id` desc, then `chat_id` desc (as the API sorts). */
+const before = (a: Chat, b: Chat) =>
+  a.last_message_at !== b.last_message_at
+    ? a.last_message_at > b.last_message_at
+    : a.bot_id !== b.bot_id
+    ? a.bot_id > b.bot_id
+    : a.chat_id > b.chat_id
+
+const sameChat = (a: Pick<Chat, "bot_id" | "chat_id">, b: Pick<Chat, "bot_id" | "chat_id">) =>
+  a.bot_id === b.bot_id && a.chat_id === b.chat_id
+
+/** Whether a chat passes the list's `q` as the API filters (title, username, first or last name contain it). */
+const matches = (chat: Chat, q: string) => {
+  if (q === "") return true
+  const needle = q.toLocaleLowerCase()
+  return [chat.title, chat.username, chat.first_name, chat.last_name].some((s) =>
+    s.toLocaleLowerCase().includes(needle)
+  )
+}
+
+/**
+ * Puts a chat where it now belongs in one loaded list: out of its old place, into the page its sort
+ * key falls in. A chat that falls after the loaded pages, while more are to come, is left for the
+ * page that will bring it.
+ */
+const placeChat = (data: InfiniteData<ChatPage, string | undefined>, chat: Chat, q: string) => {
+  const pages = data.pages.map((page) => ({ ...page, items: page.items.filter((c) => !sameChat(c, chat)) }))
+  if (matches(chat, q)) {
+    let placed = false
+    for (const page of pages) {
+      const at = page.items.findIndex((c) => before(chat, c))
+      if (at >= 0) {
+        page.items.splice(at, 0, chat)
+        placed = true
+        break
+      }
+    }
+    const last = pages.at(-1)
+    if (!placed && last !== undefined && last.next_cursor === null) last.items.push(chat)
+  }
+  return { ...data, pages }
+}
+
+/** A chat as the API now shows it, into every loaded list and its own query. */
+export const putChat = (client: QueryClient, chat: Chat) => {
+  for (const [key, data] of client.getQueriesData<InfiniteData<ChatPage, string | undefined>>({ queryKey: keys.lists })) {
+    if (data === undefined) continue
+    client.setQueryData(key, placeChat(data, chat, typeof key[2] === "string" ? key[2] : ""))
+  }
+  client.setQueryData(keys.chat(chat.bot_id, chat.chat_id), chat)
+}
+
+/** A message as stored now, into its chat's loaded history (replaced where it is, else added as newest). */
+export const putMessage = (client: QueryClient, message: Message) => {
+  client.setQueryData<InfiniteData<Array<Message>, number>>(keys.messages(message.bot_id, message.chat_id), (data) => {
+    if (data === undefined) return data
+    let found = false
+    const pages = data.pages.map((page) =>
+      page.map((m) => {
+        if (m.id !== message.id) return m
+        found = true
+        return message
+      })
+    )
+    if (!found) pages[0] = [message, ...(pages[0] ?? [])]
+    return { ...data, pages }
+  })
+}
+
+/**
+ * Reloads the loaded pages of each list and chat history: refetched in place when few are loaded,
+ * else back to the first page (older pages come back as they are scrolled to); and the open chats.
+ */
+export const reloadAll = (client: QueryClient) => {
+  for (const prefix of [keys.lists, keys.allMessages]) {
+    for (const [queryKey, data] of client.getQueriesData<InfiniteData<unknown>>({ queryKey: prefix })) {
+      if (data !== undefined && data.pages.length > 3) void client.resetQueries({ queryKey, exact: true })
+      else void client.invalidateQueries({ queryKey, exact: true })
+    }
+  }
+  void client.invalidateQueries({ queryKey: ["chats", "one"] })
+  void client.invalidateQueries({ queryKey: keys.bots })
+}
+
+/** The chats area's caches kept live: the lists, the chat, its messages, the bots. */
+export const applyLiveEvent = (client: QueryClient, event: LiveEvent) => {
+  switch (event.type) {
+    case "message":
+    case "message_edited":
+    case "message_deleted":
+      putMessage(client, event.message)
+      return
+    case "chat":
+      if (event.chat !== undefined) putChat(client, event.chat)
+      else {
+        void client.invalidateQueries({ queryKey: keys.chat(event.bot_id, event.chat_id) })
+        void client.resetQueries({ queryKey: keys.lists })
+      }
+      return
+    case "bot":
+      client.setQueryData<Array<Bot>>(keys.bots, (bots) => {
+        if (bots === undefined) return bots
+        const others = bots.filter((b) => b.id !== event.bot_id)
+        return event.bot === null ? others : [...others, event.bot].sort((a, b) => a.id - b.id)
+      })
+      return
+    case "reset":
+      reloadAll(client)
+      return
+    case "delivery":
+      return
+  }
+}
