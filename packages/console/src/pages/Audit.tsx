@@ -1,10 +1,11 @@
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query"
-import { useEffect, useId, useMemo, useState } from "react"
+import { useId, useMemo, useState } from "react"
 import { api, type AuditEntry, unwrap } from "../api/client"
 import type { paths } from "../api/schema"
 import { defineTexts, useLanguage } from "../i18n"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert } from "../ui/Alert"
+import { useDebounced } from "../ui/useDebounced"
 import { useBots } from "../ui/BotPicker"
 import { SelectField } from "../ui/Field"
 
@@ -131,16 +132,6 @@ const actorFilter = (value: string): Pick<Query, "actor_type" | "actor_id"> => {
   return {}
 }
 
-/** The value that settles 300 ms after the last change. */
-const useSettled = (value: string) => {
-  const [settled, setSettled] = useState(value)
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), 300)
-    return () => clearTimeout(timer)
-  }, [value])
-  return settled
-}
-
 const detailText = (details: AuditEntry["details"]) =>
   Object.entries(details)
     .map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)
@@ -157,7 +148,7 @@ export const AuditPage = () => {
   const [actor, setActor] = useState("")
   const [actionInput, setActionInput] = useState("")
   const [bot, setBot] = useState("")
-  const action = useSettled(actionInput.trim())
+  const action = useDebounced(actionInput.trim(), 300)
   const actionsId = useId()
   const filters: Query = {
     ...actorFilter(actor),

@@ -96,7 +96,6 @@ describe.skipIf(!hasChromium)("the console's frame", () => {
     await world.signIn({ page })
     await page.getByRole("navigation", { name: "Main" }).waitFor()
     assert.isAtMost(await page.evaluate(() => document.documentElement.scrollWidth), 360)
-    await world.screenshot("chats-mobile-frame", page)
   })
 
   it("signs out: the session ends on the server and the page returns to sign-in", async () => {

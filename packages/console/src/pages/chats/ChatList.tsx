@@ -4,18 +4,9 @@ import { useEffect, useId, useMemo, useRef, useState } from "react"
 import type { Bot, Chat, Message } from "../../api/client"
 import { useFormatTime } from "../../i18n"
 import { ErrorAlert } from "../../ui/Alert"
+import { useDebounced } from "../../ui/useDebounced"
 import { chatName, senderName, useBotsById, useChatList } from "./data"
 import { useChatTexts } from "./texts"
-
-/** `value`, once it has not changed for `ms`. */
-export const useDebounced = <T,>(value: T, ms: number): T => {
-  const [settled, setSettled] = useState(value)
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms)
-    return () => clearTimeout(timer)
-  }, [value, ms])
-  return settled
-}
 
 /** Each row's height in pixels; fixed, so 10,000 rows cost as little to lay out as 10. */
 const rowHeight = 64
