@@ -13,7 +13,8 @@ export const root = resolve(here, "../..")
 /** The compiled bench, for children such as `bare.js`. */
 export const distDir = here
 
-const serverBin = join(root, "packages/server/dist/bin.js")
+/** The built `botrelay` bin. */
+export const serverBin = join(root, "packages/server/dist/bin.js")
 
 /** A positive integer from the environment; `allowZero` lets 0 switch a part off. */
 export const envInt = (name: string, fallback: number, allowZero = false): number => {
