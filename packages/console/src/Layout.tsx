@@ -60,7 +60,17 @@ export const Layout = () => {
   const admin = isAdmin(session.data)
   return (
     <div className="app">
-      <a className="skip-link" href="#main">{texts.skipToContent}</a>
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(e) => {
+          // with <base href>, "#main" would load the base page: move the focus instead
+          e.preventDefault()
+          document.getElementById("main")?.focus()
+        }}
+      >
+        {texts.skipToContent}
+      </a>
       <header className="topbar">
         <span className="brand">Botrelay</span>
         <nav aria-label={texts.main} className="main-nav">

@@ -88,6 +88,26 @@ describe.skipIf(!hasChromium)("the console's frame", () => {
     assert.strictEqual(await page.getByRole("button", { name: "Toggle theme" }).getAttribute("aria-pressed"), String(dark))
   })
 
+  it("works from the keyboard alone: sign in, skip to the content, move through the navigation", async () => {
+    const page = await world.newPage()
+    await page.waitForURL(/\/sign-in/)
+    await page.getByRole("textbox", { name: "Username" }).waitFor()
+    assert.strictEqual(await page.evaluate(() => document.activeElement?.getAttribute("name")), "username")
+    await page.keyboard.type("admin")
+    await page.keyboard.press("Tab")
+    await page.keyboard.type("correct horse battery")
+    await page.keyboard.press("Enter")
+    await page.waitForURL(/\/chats$/)
+    await page.keyboard.press("Tab")
+    assert.strictEqual(await page.evaluate(() => document.activeElement?.textContent), "Skip to content")
+    await page.keyboard.press("Enter")
+    assert.strictEqual(await page.evaluate(() => document.activeElement?.id), "main")
+    await page.getByRole("link", { name: "Bots" }).focus()
+    await page.keyboard.press("Enter")
+    await page.waitForURL(/\/bots$/)
+    await page.getByRole("table", { name: "Bots" }).waitFor()
+  })
+
   it("keeps the sign-in page and the frame within 360 px", async () => {
     const page = await world.newPage({ width: 360, height: 740 })
     await page.waitForURL(/\/sign-in/)
