@@ -1,26 +1,18 @@
 import { useEffect, useRef, useSyncExternalStore } from "react"
 import { href, type Schemas } from "./api/client"
 
+type Data = Schemas["LiveEvent"]
+type With<K extends keyof Data> = Data & Required<Pick<Data, K>>
+
 /**
- * One event of `GET /api/events` (docs/http-api.md, "Live events"): `{type, bot_id, chat_id, ...}`
- * with the API's own Message, Chat, Bot or Delivery. The OpenAPI document describes the stream as
- * text, so the envelope is spelled here; what it carries is the contract's schemas.
+ * One event of `GET /api/events` (docs/http-api.md, "Live events"): the contract's `LiveEvent`, told
+ * apart by `type` (what each type always carries made required), or a `reset`.
  */
 export type LiveEvent =
-  | {
-    readonly type: "message" | "message_edited" | "message_deleted"
-    readonly bot_id: number
-    readonly chat_id: number
-    readonly message: Schemas["Message"]
-  }
-  | { readonly type: "chat"; readonly bot_id: number; readonly chat_id: number; readonly chat?: Schemas["Chat"] }
-  | { readonly type: "bot"; readonly bot_id: number; readonly chat_id: number; readonly bot: Schemas["Bot"] | null }
-  | {
-    readonly type: "delivery"
-    readonly bot_id: number
-    readonly chat_id: number
-    readonly delivery: Omit<Schemas["Delivery"], "payload">
-  }
+  | With<"message"> & { readonly type: "message" | "message_edited" | "message_deleted" }
+  | Data & { readonly type: "chat" }
+  | With<"bot"> & { readonly type: "bot" }
+  | With<"delivery"> & { readonly type: "delivery" }
   /** The stream could not replay what was missed: reload what is shown, then read on. */
   | { readonly type: "reset" }
 

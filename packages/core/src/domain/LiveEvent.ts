@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { BotView } from "./Bot.js"
+import { Chat } from "./Chat.js"
 import { Delivery } from "./Delivery.js"
 import { Message } from "./Message.js"
 
@@ -50,7 +51,7 @@ export const LiveEvent = Schema.Struct({
   bot_id: Schema.Int,
   chat_id: Schema.Int,
   message: Schema.optionalWith(Message, { exact: true }),
-  chat: Schema.optionalWith(Schema.Unknown, { exact: true }),
+  chat: Schema.optionalWith(Chat, { exact: true }),
   bot: Schema.optionalWith(Schema.NullOr(BotView), { exact: true }),
   delivery: Schema.optionalWith(DeliveryEvent, { exact: true })
 }).annotations({ identifier: "LiveEvent" })
