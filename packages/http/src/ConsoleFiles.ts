@@ -38,8 +38,11 @@ const etagOf = (bytes: Uint8Array) => {
   return `"${(hash >>> 0).toString(36)}-${bytes.length.toString(36)}"`
 }
 
-/** Paths the console never answers: the API, the Bot API proxy, webhooks, metrics. */
-const reserved = /^\/(api|tgapi|telegram|metrics)(\/|$)/
+/**
+ * Paths the console never answers: the API, the Bot API proxy, webhooks, metrics, and Telegram's own
+ * `/bot<token>/<method>` (a client pointed at the root instead of /tgapi gets a JSON 404, not a page).
+ */
+const reserved = /^\/+(?:(?:api|tgapi|telegram|metrics)(?:\/|$)|bot\d+:)/
 
 const immutable = "public, max-age=31536000, immutable"
 
@@ -80,7 +83,7 @@ export const make = (
   return {
     respond: (request) => {
       if (index === undefined || (request.method !== "GET" && request.method !== "HEAD")) return Option.none()
-      const path = new URL(request.url, "http://localhost").pathname
+      const path = request.url.split("?", 1)[0]!
       if (reserved.test(path)) return Option.none()
       const found = byPath.get(path)
       const [servedPath, file] = found === undefined || path === "/" ? ["/index.html", index] : [path, found]

@@ -56,7 +56,9 @@ describe("ConsoleFiles", () => {
   })
 
   it("leaves the API, the proxy, webhooks, metrics and other methods alone", async () => {
-    for (const path of ["/api/bots", "/api", "/tgapi/bot1:x/getMe", "/telegram/webhook/1", "/metrics"]) {
+    for (
+      const path of ["/api/bots", "/api", "//api/x", "/tgapi/bot1:x/getMe", "/telegram/webhook/1", "/metrics", "/bot12:AAx/getMe"]
+    ) {
       assert.isUndefined(await respond(served, path), path)
     }
     assert.isUndefined(await respond(served, "/chats", { method: "POST", body: "{}" }))

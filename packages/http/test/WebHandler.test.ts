@@ -103,6 +103,7 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/bots/add",
       "/api/bots/delete",
       "/api/bots/deliveries",
+      "/api/bots/deliveries/discard",
       "/api/bots/deliveries/retry",
       "/api/bots/toggle-disabled",
       "/api/bots/update",

@@ -51,6 +51,8 @@ export interface Config {
   readonly sessionMaxAge: number
   /** How long, in seconds, the audit log keeps entries. */
   readonly auditRetention: number
+  /** How long, in seconds, a delivery to a backend is retried before it is dead. */
+  readonly deliveryMaxAge: number
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -85,7 +87,8 @@ export const settings = {
   eventsKeep: { flag: "events-keep", env: "BOTRELAY_EVENTS_KEEP", default: "100000" },
   sessionIdleTimeout: { flag: "session-idle-timeout", env: "BOTRELAY_SESSION_IDLE_TIMEOUT", default: "7d" },
   sessionMaxAge: { flag: "session-max-age", env: "BOTRELAY_SESSION_MAX_AGE", default: "30d" },
-  auditRetention: { flag: "audit-retention", env: "BOTRELAY_AUDIT_RETENTION", default: "365d" }
+  auditRetention: { flag: "audit-retention", env: "BOTRELAY_AUDIT_RETENTION", default: "365d" },
+  deliveryMaxAge: { flag: "delivery-max-age", env: "BOTRELAY_DELIVERY_MAX_AGE", default: "24h" }
 } as const
 
 /** The secret key's variable; read from the environment only, so that it never shows in a process list. */
@@ -258,7 +261,7 @@ export const fromValues = (
   if (!Number.isInteger(eventsKeep) || eventsKeep < 0 || eventsKeep > 100_000_000) {
     throw new ConfigError("BOTRELAY_EVENTS_KEEP / --events-keep must be an integer from 0 to 100000000")
   }
-  const seconds = (name: "sessionIdleTimeout" | "sessionMaxAge" | "auditRetention") => {
+  const seconds = (name: "sessionIdleTimeout" | "sessionMaxAge" | "auditRetention" | "deliveryMaxAge") => {
     const value = parseSeconds(read(name)!)
     if (value === undefined) {
       const { env, flag } = settings[name]
@@ -297,7 +300,8 @@ export const fromValues = (
     eventsKeep,
     sessionIdleTimeout: seconds("sessionIdleTimeout"),
     sessionMaxAge: seconds("sessionMaxAge"),
-    auditRetention: seconds("auditRetention")
+    auditRetention: seconds("auditRetention"),
+    deliveryMaxAge: seconds("deliveryMaxAge")
   }
 }
 

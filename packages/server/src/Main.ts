@@ -56,6 +56,7 @@ export const botrelayOptions = (
         | "sessionIdleTimeout"
         | "sessionMaxAge"
         | "auditRetention"
+        | "deliveryMaxAge"
       >
     >,
   runtime: Supervisor.Options = Supervisor.defaults
@@ -84,9 +85,13 @@ export const botrelayOptions = (
     ...(config.sessionMaxAge === undefined ? {} : { maxAge: Duration.seconds(config.sessionMaxAge) })
   },
   audit: config.auditRetention === undefined ? {} : { retention: Duration.seconds(config.auditRetention) },
-  runtime: config.routeMappingTtl === undefined
-    ? runtime
-    : { ...runtime, routing: { mappingTtl: Duration.seconds(config.routeMappingTtl) } }
+  runtime: {
+    ...runtime,
+    ...(config.routeMappingTtl === undefined ? {} : { routing: { mappingTtl: Duration.seconds(config.routeMappingTtl) } }),
+    ...(config.deliveryMaxAge === undefined
+      ? {}
+      : { outbox: { ...runtime.outbox, maxAge: Duration.seconds(config.deliveryMaxAge) } })
+  }
 })
 
 /** Where the generated admin key is written. */

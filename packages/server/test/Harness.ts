@@ -7,7 +7,7 @@ import { Supervisor } from "@botrelay/core"
 import { eventually, type FakeTelegram } from "@botrelay/testing"
 import type { UserFromGetMe } from "grammy/types"
 import type { Botrelay } from "@botrelay/node"
-import { type Effect, Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
+import { Duration, type Effect, Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
 import { assert } from "vitest"
 import * as Config from "../src/Config.js"
 import * as Main from "../src/Main.js"
@@ -93,6 +93,9 @@ export const startServer = async (
 ) => {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "botrelay-test-"))
   const adminKey = newKey()
+  const runtimeOptions = options.runtime ?? fastRuntime
+  // BOTRELAY_DELIVERY_MAX_AGE carries the runtime's dead-letter window (2 s in fastRuntime)
+  const deliveryMaxAge = Math.max(1, Math.ceil(Duration.toSeconds(Duration.decode(runtimeOptions.outbox.maxAge))))
   const config = Config.fromValues({
     port: String(options.port ?? 0),
     host: "127.0.0.1",
@@ -105,12 +108,13 @@ export const startServer = async (
     ...(options.bufferMaxUpdates === undefined ? {} : { "buffer-max-updates": String(options.bufferMaxUpdates) }),
     ...(options.bufferMaxAge === undefined ? {} : { "buffer-max-age": options.bufferMaxAge }),
     ...(options.allowPrivateBackends === true ? { "backend-allow-private": "true" } : {}),
+    "delivery-max-age": String(deliveryMaxAge),
     ...options.flags
   }, {})
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(
-    Main.layer(config, options.runtime ?? fastRuntime).pipe(
+    Main.layer(config, runtimeOptions).pipe(
       Layer.provide(Layer.mergeAll(
         Logger.replace(Logger.defaultLogger, capture),
         Logger.minimumLogLevel(LogLevel.All),

@@ -2,6 +2,9 @@ import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
+import { Duration } from "effect"
+import * as Config from "../src/Config.js"
+import * as Main from "../src/Main.js"
 import { assertError, eventually, fastRuntime, startServer, type TestServer } from "./Harness.js"
 
 let fake: FakeTelegram.FakeTelegram
@@ -201,6 +204,14 @@ describe("the runtime", () => {
       await hook.close()
     }
   }, 20_000)
+
+  it("retries deliveries for BOTRELAY_DELIVERY_MAX_AGE before they are dead (24 h by default)", () => {
+    assert.strictEqual(Config.fromValues({}, {}).deliveryMaxAge, 86_400)
+    assert.strictEqual(Config.fromValues({}, { BOTRELAY_DELIVERY_MAX_AGE: "15m" }).deliveryMaxAge, 900)
+    assert.throws(() => Config.fromValues({ "delivery-max-age": "0" }, {}), Config.ConfigError, /DELIVERY_MAX_AGE/)
+    const outbox = Main.botrelayOptions(Config.fromValues({ "delivery-max-age": "90" }, {})).runtime?.outbox
+    assert.isTrue(Duration.equals(Duration.decode(outbox!.maxAge), Duration.seconds(90)))
+  })
 
   it("discards a dead delivery for good: never sent, gone from the list, recorded in the audit log", async () => {
     const hook = await backend(() => ({ status: 500 }))
