@@ -259,6 +259,44 @@ describe.skipIf(!hasChromium)("the chats", () => {
     assert.strictEqual(await spam.getByRole("button", { name: "Delete", exact: true }).count(), 0)
   })
 
+  it("restricts and promotes a group member from People", async () => {
+    const page = world.page
+    const lea = world.fake.addUser({ first_name: "Lea", last_name: "Stone" })
+    const group = world.fake.addGroup({ type: "supergroup", title: "Sellers" })
+    world.fake.addMember(group.id, lea.id)
+    world.fake.setRights(group.id, bot.tg.id, {
+      can_manage_chat: true,
+      can_restrict_members: true,
+      can_promote_members: true,
+      can_delete_messages: true
+    })
+    world.fake.userSends(bot.tg.id, { chat: group, user: lea, text: "Selling my bike" })
+    await chatList(page).getByRole("link", { name: "Sellers · Support" }).click()
+    await article(page, "Selling my bike").getByRole("button", { name: "Lea Stone" }).click()
+    const panel = people(page)
+    await panel.getByRole("heading", { name: "Lea Stone" }).waitFor()
+
+    await panel.getByRole("button", { name: "Restrict", exact: true }).click()
+    const restrict = page.getByRole("dialog", { name: "Restrict" })
+    await restrict.getByRole("checkbox", { name: "Send messages" }).uncheck()
+    await restrict.getByRole("button", { name: "Restrict", exact: true }).click()
+    await restrict.waitFor({ state: "hidden" })
+    await expect.poll(() => world.fake.chatMember(group.id, lea.id, bot.tg.id).status).toBe("restricted")
+    assert.isFalse(world.fake.chatMember(group.id, lea.id, bot.tg.id).can_send_messages)
+    await page.getByRole("status").filter({ hasText: "Lea Stone was restricted." }).waitFor()
+
+    await panel.getByRole("button", { name: "Promote", exact: true }).click()
+    const promote = page.getByRole("dialog", { name: "Promote" })
+    for (const right of await promote.getByRole("checkbox").all()) await right.uncheck()
+    await promote.getByRole("checkbox", { name: "Delete messages" }).check()
+    await promote.getByRole("button", { name: "Promote", exact: true }).click()
+    await promote.waitFor({ state: "hidden" })
+    await expect.poll(() => world.fake.chatMember(group.id, lea.id, bot.tg.id).status).toBe("administrator")
+    assert.isTrue(world.fake.chatMember(group.id, lea.id, bot.tg.id).can_delete_messages)
+    const audit = await world.server.call("/api/audit?action=chats.promote")
+    assert.strictEqual(audit.json.items[0]?.outcome, "ok")
+  })
+
   it("finds messages across chats and opens the chat at one", async () => {
     const page = world.page
     const search = page.getByRole("searchbox", { name: "Search messages" })
@@ -282,7 +320,7 @@ describe.skipIf(!hasChromium)("the chats", () => {
     await page.getByRole("searchbox", { name: "Search chats" }).fill("ann")
     await expect.poll(() => list.getByRole("link").allTextContents()).toEqual(["Ann Lee · Support"])
     await page.getByRole("searchbox", { name: "Search chats" }).fill("")
-    await expect.poll(() => list.getByRole("link").count()).toBe(2)
+    await expect.poll(() => list.getByRole("link").count()).toBe(3)
   })
 
   it("works at 360 px: the list, then the chat with a way back", async () => {
