@@ -11,8 +11,10 @@ import * as Deliveries from "./services/Deliveries.js"
 import * as EventLog from "./runtime/EventLog.js"
 import * as Events from "./runtime/Events.js"
 import * as FloodControl from "./runtime/FloodControl.js"
+import type { InvalidInput } from "./domain/Errors.js"
 import * as Health from "./services/Health.js"
 import * as Housekeeping from "./runtime/Housekeeping.js"
+import * as Identity from "./runtime/Identity.js"
 import * as Inbox from "./runtime/Inbox.js"
 import * as LlmRouter from "./runtime/LlmRouter.js"
 import * as LlmSettings from "./runtime/LlmSettings.js"
@@ -26,6 +28,7 @@ import * as Routes from "./services/Routes.js"
 import * as Search from "./services/Search.js"
 import * as SentMessages from "./runtime/SentMessages.js"
 import * as Statistics from "./services/Statistics.js"
+import * as StatusReport from "./services/StatusReport.js"
 import type { Stores } from "./stores/Stores.js"
 import * as Supervisor from "./runtime/Supervisor.js"
 import * as Tags from "./services/Tags.js"
@@ -34,6 +37,11 @@ import * as Webhooks from "./services/Webhooks.js"
 
 /** How an instance runs, whatever its storage and HTTP client. */
 export interface Config {
+  /**
+   * This instance's id, carried by every HTTP answer as `X-Botrelay-Instance`: 1 to 64 characters of
+   * `A-Z a-z 0-9 . _ -`; a new random one (`i-` and 8 hexadecimal characters) at each start when omitted.
+   */
+  readonly instanceId?: string | undefined
   /** The Bot API root; `https://api.telegram.org` by default. */
   readonly telegramApi?: string | undefined
   /**
@@ -86,6 +94,8 @@ export type Services =
   | Webhooks.Webhooks
   | SentMessages.SentMessages
   | Health.Health
+  | StatusReport.StatusReport
+  | Identity.Identity
   | LongPoll.LongPoll
   | LlmSettings.LlmSettings
   | LlmRouter.LlmRouter
@@ -101,11 +111,11 @@ export type Services =
  * The whole instance, built once: services, event bus, and the runtime (ingress, pipeline, outbox,
  * routing, housekeeping), which starts when the layer is built and stops when it is released. The host
  * provides the stores and the HTTP client, and for accounts a `PasswordHasher` (without one, creating an
- * account or logging in is a defect that says so).
+ * account or logging in is a defect that says so). Fails when `instanceId` is not a valid instance id.
  */
 export const layer = (
   config: Config = {}
-): Layer.Layer<Services, never, Stores | HttpExchange.HttpExchange> => {
+): Layer.Layer<Services, InvalidInput, Stores | HttpExchange.HttpExchange> => {
   const publicUrl = config.publicUrl ?? config.runtime?.publicUrl
   const options: Supervisor.Options = {
     ...(config.runtime ?? Supervisor.defaults),
@@ -132,7 +142,8 @@ export const layer = (
     AuditLog.layer,
     Deliveries.layer,
     Webhooks.layer,
-    Health.layer
+    Health.layer,
+    StatusReport.layer
   ).pipe(
     Layer.provideMerge(Supervisor.layer(options)),
     Layer.provideMerge(EventLog.layer({ ...EventLog.defaults, ...config.events }).pipe(Layer.provide(Chats.views))),
@@ -148,6 +159,7 @@ export const layer = (
     Layer.provideMerge(Layer.succeed(BackendPolicy.BackendPolicy, {
       mode: config.backendPolicy?.mode ?? "default",
       allowPrivate: config.backendPolicy?.allowPrivate ?? false
-    }))
+    })),
+    Layer.provideMerge(Identity.layer(config.instanceId))
   )
 }

@@ -6,7 +6,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
-import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, ChatTag } from "@botrelay/core"
+import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, ChatTag, Status } from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
 import { Context, type Redacted, Schema } from "effect"
 import { AccountsGroup, LoginGroup, SessionGroup } from "./AccountsApi.js"
@@ -83,6 +83,12 @@ export class HealthGroup extends HttpApiGroup.make("health")
       .addSuccess(Health)
       .addError(ApiError.ServiceUnavailable)
   )
+{}
+
+/** Which instances run and which bots each runs; admins only. */
+export class StatusGroup extends HttpApiGroup.make("status")
+  .add(HttpApiEndpoint.get("get", "/status").addSuccess(Status.Status))
+  .middleware(Authorization)
 {}
 
 /** Registered bots. */
@@ -288,6 +294,7 @@ const documentWireErrors = (spec: Json): Json => {
 /** The Botrelay management API. */
 export class Api extends HttpApi.make("botrelay")
   .add(HealthGroup)
+  .add(StatusGroup)
   .add(BotsGroup)
   .add(DeliveriesGroup)
   .add(RoutesGroup)

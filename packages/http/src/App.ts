@@ -33,6 +33,7 @@ import type {
   Tags,
   Webhooks
 } from "@botrelay/core"
+import { Identity, type StatusReport } from "@botrelay/core"
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
 import { Api } from "./Api.js"
@@ -127,16 +128,8 @@ const tooLarge = json(413, {
 
 const isBodyLimit = (cause: unknown) => cause instanceof Error && cause.message === "maxBytes exceeded"
 
-/**
- * Reads every body as JSON whatever its content type (so `curl -d '{...}'` works), answers 413
- * before reading a body declared over the limit (except under /tgapi, which passes bodies on as they
- * are and has its own limit), 400 to JSON nested deeper than `maxJsonDepth`, and renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
- * 400 with `details`, unknown paths as 404 or 405, over-large bodies as 413, defects as a bare 500.
- * A GET outside the API's paths is the console's (see ConsoleFiles) when the host provides it.
- */
-export const errorResponses = HttpApiBuilder.middleware(
-  Api,
-  Effect.map(Effect.serviceOption(ConsoleFiles.ConsoleFiles), (files) => (app: PlatformHttpApp.Default<never>) =>
+/** The answer to a request, every failure rendered; see `errorResponses`. */
+const answer = (files: Option.Option<ConsoleFiles.ConsoleFiles["Type"]>, app: PlatformHttpApp.Default<never>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (TgApi.isProxyUrl(request.url)) return yield* app
@@ -180,7 +173,23 @@ export const errorResponses = HttpApiBuilder.middleware(
         return json(500, { error: "internal error", code: "internal_error" })
       })
     )
-  ))
+  )
+
+/**
+ * Reads every body as JSON whatever its content type (so `curl -d '{...}'` works), answers 413
+ * before reading a body declared over the limit (except under /tgapi, which passes bodies on as they
+ * are and has its own limit), 400 to JSON nested deeper than `maxJsonDepth`, and renders every failure as `{ error, code }` JSON: API errors with their status, decode errors as
+ * 400 with `details`, unknown paths as 404 or 405, over-large bodies as 413, defects as a bare 500.
+ * A GET outside the API's paths is the console's (see ConsoleFiles) when the host provides it.
+ * Every answer carries the instance id (`X-Botrelay-Instance`).
+ */
+export const errorResponses = HttpApiBuilder.middleware(
+  Api,
+  Effect.map(
+    Effect.all([Effect.serviceOption(ConsoleFiles.ConsoleFiles), Identity.Identity]),
+    ([files, identity]) => (app: PlatformHttpApp.Default<never>) =>
+      Effect.map(answer(files, app), HttpServerResponse.setHeader(Identity.header, identity.id))
+  )
 )
 
 /**
@@ -192,6 +201,8 @@ export const layer: Layer.Layer<
   HttpApi.Api,
   never,
   | Health.Health
+  | StatusReport.StatusReport
+  | Identity.Identity
   | Accounts.Accounts
   | AuditLog.AuditLog
   | LoginThrottle.LoginThrottle

@@ -1,5 +1,18 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ApiKeys, Bot, Bots, Deliveries, Health, LlmSettings, LongPoll, Messages, Routes, ChatTag, Tags } from "@botrelay/core"
+import {
+  ApiKeys,
+  Bot,
+  Bots,
+  ChatTag,
+  Deliveries,
+  Health,
+  LlmSettings,
+  LongPoll,
+  Messages,
+  Routes,
+  StatusReport,
+  Tags
+} from "@botrelay/core"
 // In scope so that the inferred type of `layer` can name the services these groups need.
 import type {
   Accounts as _Accounts,
@@ -36,6 +49,9 @@ const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
           Effect.fail(new ApiError.ServiceUnavailable({ error: "storage is unavailable", code: "storage_unavailable" }))
         )
       ))))
+
+const StatusLive = HttpApiBuilder.group(Api, "status", (handlers) =>
+  Effect.map(StatusReport.StatusReport, (report) => handlers.handle("get", () => asAdmin(report.get))))
 
 const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
   Effect.gen(function*() {
@@ -259,6 +275,7 @@ const LlmLive = HttpApiBuilder.group(Api, "llm", (handlers) =>
 /** Every group of the API, on the core services and the Telegram client. */
 export const layer = Layer.mergeAll(
   HealthLive,
+  StatusLive,
   BotsLive,
   DeliveriesLive,
   RoutesLive,

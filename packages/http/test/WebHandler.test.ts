@@ -6,7 +6,9 @@ import { HttpExchange } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 
-const services = Runtime.layer({ telegramApi: "http://127.0.0.1:9" }).pipe(
+const instanceId = "web-1"
+
+const services = Runtime.layer({ telegramApi: "http://127.0.0.1:9", instanceId }).pipe(
   Layer.provideMerge(SqliteStores.layer({ filename: ":memory:" })),
   Layer.provideMerge(HttpExchange.layer),
   Layer.provideMerge(TgApi.upstream("http://127.0.0.1:9")),
@@ -48,6 +50,26 @@ describe("the API as a web handler on in-memory storage", () => {
       error: "missing API key or session: send Authorization: Bearer <key>, or sign in",
       code: "unauthorized"
     })
+  })
+
+  it("names the instance on every answer, and GET /api/status shows it", async () => {
+    const auth = { authorization: `Bearer ${secret}` }
+    const answers = await Promise.all([
+      request("/api/health"),
+      request("/api/bots"),
+      request("/api/nowhere", { headers: auth }),
+      request("/api/bots/add", { method: "POST", headers: auth, body: "{" }),
+      request("/telegram/webhook/999", { method: "POST", body: "{}" }),
+      request("/tgapi/bot1:unknown/getMe"),
+      request("/api/status", { headers: auth })
+    ])
+    assert.deepStrictEqual(
+      answers.map((response) => [response.status, response.headers.get("x-botrelay-instance")]),
+      [200, 401, 404, 400, 404, 401, 200].map((status) => [status, instanceId])
+    )
+    const status = await answers[6].json()
+    assert.strictEqual(status.self, instanceId)
+    assert.deepStrictEqual(status.instances.map((i: { id: string }) => i.id), [instanceId])
   })
 
   it("reads a multipart send-media past the 1 MiB limit as a stream: its fields decide first", async () => {
@@ -140,6 +162,7 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/routes/update",
       "/api/search",
       "/api/stats",
+      "/api/status",
       "/api/tags",
       "/api/tags/add",
       "/api/tags/remove",

@@ -67,9 +67,9 @@ export type Services = Runtime.Services | HttpExchange.HttpExchange | Stores.Sto
 
 /**
  * `Runtime.layer` on SQLite, node:http and Argon2id: the runtime starts when the layer is built and stops
- * when it is released.
+ * when it is released. Fails with `InvalidInput` when `instanceId` is not a valid instance id.
  */
-export const servicesLayer = (options: Options): Layer.Layer<Services, StorageOpenError> =>
+export const servicesLayer = (options: Options): Layer.Layer<Services, StorageOpenError | Errors.InvalidInput> =>
   Runtime.layer(options).pipe(
     Layer.provideMerge(storageLayer(options.database, options)),
     Layer.provideMerge(NodeHttpExchange.layer),

@@ -5,7 +5,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "@botrelay/console"
-import { EventLog, LongPoll } from "@botrelay/core"
+import { EventLog, Identity, LongPoll } from "@botrelay/core"
 import { BotApiAnswer, App, ConsoleFiles, LiveEvents, TgApi } from "@botrelay/http"
 import { Effect, Layer, type Scope } from "effect"
 import * as BodyGuard from "./BodyGuard.js"
@@ -97,7 +97,8 @@ const stopped = (req: IncomingMessage, res: ServerResponse) => {
 /**
  * Builds the handler on the instance's services: the HTTP app (with its 1 MiB body limit and no
  * per-request spans, whose URLs would carry tokens) behind the /tgapi fast path and the body guard,
- * under `prefix`. The standalone server's request listener is this handler too.
+ * under `prefix`. Everything it answers carries the instance id (`X-Botrelay-Instance`). The standalone
+ * server's request listener is this handler too.
  */
 export const make = (options: {
   readonly prefix?: string | undefined
@@ -130,9 +131,12 @@ export const make = (options: {
     yield* Effect.addFinalizer(() => Effect.sync(() => void (running = false)))
     const fast = options.fastPath === false ? () => false : yield* ProxyFastPath.make
     const guard = BodyGuard.make(options.body)
+    const instance = (yield* Identity.Identity).id
     const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => {
       const url = within(req.url ?? "/", prefix)
-      if (url === undefined) return next === undefined ? notFound(res) : next()
+      if (url === undefined && next !== undefined) return next()
+      res.setHeader(Identity.header, instance)
+      if (url === undefined) return notFound(res)
       const consumed = consumedBody(req)
       const request = consumed === undefined ? req : BodyGuard.replayed(req, consumed)
       request.url = url

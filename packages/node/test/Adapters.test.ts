@@ -48,8 +48,12 @@ const createInstance = () =>
     telegramApi: fake.apiRoot,
     adminKey,
     prefix,
-    logLevel: "None"
+    logLevel: "None",
+    instanceId: `embedded-${instances}`
   })
+
+/** The instance an answer names. */
+const instanceOf = (response: Response) => response.headers.get("x-botrelay-instance")
 
 /** A host app listening on 127.0.0.1, with Botrelay mounted in it. */
 interface Host {
@@ -195,6 +199,7 @@ for (const [name, mount] of cases) {
     it("asks for the admin key", async () => {
       const response = await fetch(`${origin}${prefix}/api/bots`)
       assert.strictEqual(response.status, 401)
+      assert.match(instanceOf(response) ?? "", /^embedded-\d+$/)
     })
 
     it("leaves the host's own routes to the host", async () => {
@@ -208,6 +213,7 @@ for (const [name, mount] of cases) {
         const response = await fetch(`${origin}${path}`)
         assert.strictEqual(response.status, 404, path)
         assert.strictEqual(await response.text(), hostMissing, path)
+        assert.isNull(instanceOf(response), path)
       }
     })
 
@@ -226,9 +232,11 @@ for (const [name, mount] of cases) {
       assert.isFalse(polled)
       const api = await fetch(`${origin}${prefix}/api/bots`, { headers: auth })
       assert.strictEqual(api.status, 503)
+      assert.match(instanceOf(api) ?? "", /^embedded-\d+$/)
       assert.deepStrictEqual(await api.json(), { error: "this Botrelay instance is stopped", code: "unavailable" })
       const tgapi = await fetch(`${origin}${prefix}/tgapi/bot${bot.token}/getMe`)
       assert.strictEqual(tgapi.status, 503)
+      assert.strictEqual(instanceOf(tgapi), instanceOf(api))
       assert.deepInclude(await tgapi.json(), { ok: false, error_code: 503 })
     })
   })

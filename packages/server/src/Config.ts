@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util"
-import { Bot } from "@botrelay/core"
+import { Bot, Status } from "@botrelay/core"
 import { LogLevel, Redacted } from "effect"
 
 /** The standalone server's configuration; flags override environment variables. */
@@ -7,6 +7,8 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly database: string
+  /** This instance's id (`X-Botrelay-Instance`); a new random one at each start when unset. */
+  readonly instanceId: string | undefined
   /** `BOTRELAY_SECRET_KEY`: 64 hexadecimal characters; without it, the key file beside the database. */
   readonly secretKey: Redacted.Redacted<string> | undefined
   readonly telegramApi: string
@@ -63,6 +65,7 @@ export const settings = {
   port: { flag: "port", env: "BOTRELAY_PORT", default: "8080" },
   host: { flag: "host", env: "BOTRELAY_HOST", default: "0.0.0.0" },
   database: { flag: "database", env: "BOTRELAY_DATABASE", default: "./data/botrelay.db" },
+  instanceId: { flag: "instance-id", env: "BOTRELAY_INSTANCE_ID", default: undefined, shown: "a new random id" },
   telegramApi: { flag: "telegram-api", env: "BOTRELAY_TELEGRAM_API", default: "https://api.telegram.org" },
   adminKey: { flag: "admin-key", env: "BOTRELAY_ADMIN_KEY", default: undefined },
   publicUrl: { flag: "public-url", env: "BOTRELAY_PUBLIC_URL", default: undefined },
@@ -177,6 +180,10 @@ export const fromValues = (
       `${secretKeyEnv} must be 64 hexadecimal characters (32 random bytes: \`openssl rand -hex 32\`)`
     )
   }
+  const instanceId = read("instanceId")
+  if (instanceId !== undefined && !Status.instanceIdPattern.test(instanceId)) {
+    throw new ConfigError("BOTRELAY_INSTANCE_ID / --instance-id must be 1 to 64 characters of A-Z a-z 0-9 . _ -")
+  }
   const logLevel = logLevels[read("logLevel")!.toLowerCase()]
   if (logLevel === undefined) {
     throw new ConfigError(`BOTRELAY_LOG_LEVEL / --log-level must be one of ${Object.keys(logLevels).join(", ")}`)
@@ -275,6 +282,7 @@ export const fromValues = (
     port,
     host: read("host")!,
     database: read("database")!,
+    instanceId,
     secretKey: secretKey === undefined ? undefined : Redacted.make(secretKey),
     telegramApi,
     adminKey: adminKey === undefined ? undefined : Redacted.make(adminKey),

@@ -22,7 +22,6 @@ import {
   AuditLog,
   Bot,
   Bots,
-  type Errors,
   Message,
   Messages,
   Route,
@@ -485,10 +484,7 @@ const script = (world: World, options: Options): Effect.Effect<void, never, Mess
  */
 export const layer = (
   options: Options
-): Layer.Layer<
-  Demo | HttpServer.HttpServer | Botrelay.Services,
-  HttpServerError.ServeError | Botrelay.StorageOpenError | Errors.InvalidInput | Errors.StorageError
-> =>
+): Layer.Layer<Demo | HttpServer.HttpServer | Botrelay.Services, Main.StartError> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "botrelay-demo-"))),

@@ -8,6 +8,7 @@ import { App } from "@botrelay/http"
 import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
+import * as DatabaseLock from "./DatabaseLock.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
@@ -38,6 +39,7 @@ export const botrelayOptions = (
     & Partial<
       Pick<
         Config,
+        | "instanceId"
         | "secretKey"
         | "publicUrl"
         | "bufferMaxUpdates"
@@ -62,6 +64,7 @@ export const botrelayOptions = (
   runtime: Supervisor.Options = Supervisor.defaults
 ): Botrelay.Options => ({
   database: config.database,
+  instanceId: config.instanceId,
   ...secretKeyOptions(config),
   telegramApi: config.telegramApi,
   publicUrl: config.publicUrl,
@@ -213,25 +216,33 @@ export const printConsoleUrl = (publicUrl: string | undefined): Layer.Layer<neve
     HttpServer.addressWith((address) => Console.log(`\nConsole: ${consoleUrl(address, publicUrl)}\n`))
   )
 
+/** Why the server cannot start. */
+export type StartError =
+  | HttpServerError.ServeError
+  | Botrelay.StorageOpenError
+  | Errors.InvalidInput
+  | Errors.StorageError
+  | DatabaseLock.DatabaseInUse
+  | DatabaseLock.LockFileError
+
 /**
- * The whole standalone server: storage, services, first-start duties and the HTTP API on a socket.
- * Storage is opened before the socket and closed after it, so in-flight requests finish first.
- * `runtime` tunes polling and delivery (tests shorten the waits); the services stay reachable (tests use them).
+ * The whole standalone server: the SQLite file's lock (see DatabaseLock), storage, services, first-start
+ * duties and the HTTP API on a socket. The lock is taken first and released last; storage is opened before
+ * the socket and closed after it, so in-flight requests finish first. `runtime` tunes polling and delivery
+ * (tests shorten the waits); the services stay reachable (tests use them).
  */
 export const layer = (
   config: Config,
   runtime: Supervisor.Options = Supervisor.defaults
-): Layer.Layer<
-  HttpServer.HttpServer | Botrelay.Services,
-  HttpServerError.ServeError | Botrelay.StorageOpenError | Errors.InvalidInput | Errors.StorageError
-> => {
+): Layer.Layer<HttpServer.HttpServer | Botrelay.Services, StartError> => {
   const services = Layer.effectDiscard(bootstrap(config)).pipe(
     Layer.provideMerge(Botrelay.servicesLayer(botrelayOptions(config, runtime)))
   )
   return NodeHandler.endHeldRequestsOnStop.pipe(
     Layer.provideMerge(HttpServer.withLogAddress(nodeServer(config))),
     Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
-    Layer.provideMerge(services)
+    Layer.provideMerge(services),
+    Layer.provide(DatabaseLock.layer(config.database))
   )
 }
 

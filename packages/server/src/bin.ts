@@ -31,7 +31,7 @@ const usage = `Usage:
 Options (each also read from its environment variable):
 ${
   Object.values(Config.settings).map((s) =>
-    `  --${s.flag.padEnd(14)} ${s.env.padEnd(24)} default: ${s.default ?? "(none)"}`
+    `  --${s.flag.padEnd(14)} ${s.env.padEnd(24)} default: ${s.default ?? ("shown" in s ? s.shown : "(none)")}`
   ).join("\n")
 }
   (env only)         ${Config.secretKeyEnv.padEnd(24)} default: <data dir>/secret.key, generated
@@ -68,11 +68,11 @@ const serve = (args: ReadonlyArray<string>) => {
   const config = Config.load(args)
   exitAfterGrace()
   Layer.launch(Main.printConsoleUrl(config.publicUrl).pipe(Layer.provideMerge(Main.layer(config)))).pipe(
-    Effect.catchTag("SecretKeyError", (e) =>
-      Effect.sync(() => {
-        process.stderr.write(`botrelay: ${e.message}\n`)
-        process.exit(1)
-      })),
+    Effect.catchTags({
+      SecretKeyError: (e) => Effect.sync(() => refuse(e.message)),
+      DatabaseInUse: (e) => Effect.sync(() => refuse(e.message)),
+      LockFileError: (e) => Effect.sync(() => refuse(e.message))
+    }),
     Effect.provide(Main.loggerLayer(config)),
     NodeRuntime.runMain({ disablePrettyLogger: true })
   )

@@ -1,2 +1,3 @@
 export * as Config from "./Config.js"
+export * as DatabaseLock from "./DatabaseLock.js"
 export * as Main from "./Main.js"

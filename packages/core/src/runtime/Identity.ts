@@ -1,0 +1,41 @@
+import { Context, Effect, Layer, ParseResult, Schema } from "effect"
+import { InvalidInput } from "../domain/Errors.js"
+import { InstanceId } from "../domain/Status.js"
+import { nowIso } from "../internal/Time.js"
+
+/** Which instance this is: its id and when it started. */
+export interface IdentityInfo {
+  /** Carried by every HTTP answer as `X-Botrelay-Instance`. */
+  readonly id: string
+  /** ISO 8601. */
+  readonly started_at: string
+}
+
+/** This instance's identity. */
+export class Identity extends Context.Tag("@botrelay/core/Identity")<Identity, IdentityInfo>() {}
+
+/** The header every HTTP answer carries the instance id in. */
+export const header = "X-Botrelay-Instance"
+
+/** A new id: `i-` and 8 random hexadecimal characters. */
+export const generateId: Effect.Effect<string> = Effect.sync(() =>
+  `i-${Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) => b.toString(16).padStart(2, "0")).join("")}`
+)
+
+const decodeId = Schema.decodeUnknown(InstanceId)
+
+/** The identity with `id` (a new random one when omitted), started now; fails when `id` is not a valid instance id. */
+export const make = (id?: string): Effect.Effect<IdentityInfo, InvalidInput> =>
+  Effect.gen(function*() {
+    const chosen = id === undefined
+      ? yield* generateId
+      : yield* decodeId(id).pipe(
+        Effect.mapError((e) =>
+          InvalidInput.field("instance_id", ParseResult.ArrayFormatter.formatErrorSync(e)[0]?.message ?? "invalid")
+        )
+      )
+    return { id: chosen, started_at: yield* nowIso }
+  })
+
+/** The identity as a layer; see `make`. */
+export const layer = (id?: string): Layer.Layer<Identity, InvalidInput> => Layer.effect(Identity, make(id))
