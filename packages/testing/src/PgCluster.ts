@@ -219,12 +219,19 @@ export const start = async (options: Options = {}): Promise<Cluster> => {
       query,
       createDatabase: async (options = {}) => {
         const name = options.name ?? `botrelay_${process.pid}_${++databases}`
-        await query(
-          `CREATE DATABASE ${quoteIdent(name)}${
-            options.template === undefined ? "" : ` TEMPLATE ${quoteIdent(options.template)} STRATEGY FILE_COPY`
-          }`
-        )
-        return url(name)
+        const create = `CREATE DATABASE ${quoteIdent(name)}${
+          options.template === undefined ? "" : ` TEMPLATE ${quoteIdent(options.template)} STRATEGY FILE_COPY`
+        }`
+        // A template a closed pool just used may still show its last connections for a moment (55006).
+        for (let attempt = 1;; attempt++) {
+          try {
+            await query(create)
+            return url(name)
+          } catch (error) {
+            if ((error as { code?: string }).code !== "55006" || attempt >= 40) throw error
+            await new Promise((resolve) => setTimeout(resolve, 50))
+          }
+        }
       },
       dropDatabase: async (nameOrUrl) => {
         const name = nameOrUrl.includes("://") ? databaseOf(nameOrUrl) : nameOrUrl
