@@ -67,7 +67,7 @@ export interface Cluster {
   readonly createDatabase: (options?: { readonly template?: string; readonly name?: string }) => Promise<string>
   /** Drops a database (by name or URL), ending its connections. */
   readonly dropDatabase: (nameOrUrl: string) => Promise<void>
-  /** Runs SQL as the superuser on a database (default `postgres`); its rows. */
+  /** Runs SQL (statements separated by `;`) as the superuser on a database (default `postgres`); the last one's rows. */
   readonly query: (text: string, database?: string) => Promise<Array<Record<string, unknown>>>
   /** Stops the server and removes the temp dir; safe to call twice. */
   readonly stop: () => Promise<void>
@@ -184,7 +184,8 @@ export const start = async (options: Options = {}): Promise<Cluster> => {
       const client = new pg.Client({ connectionString: url(database) })
       await client.connect()
       try {
-        return (await client.query(text)).rows as Array<Record<string, unknown>>
+        const result: pg.QueryResult | Array<pg.QueryResult> = await client.query(text)
+        return (Array.isArray(result) ? result[result.length - 1]!.rows : result.rows) as Array<Record<string, unknown>>
       } finally {
         await client.end()
       }
