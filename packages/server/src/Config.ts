@@ -6,8 +6,14 @@ import { LogLevel, Redacted } from "effect"
 export interface Config {
   readonly port: number
   readonly host: string
+  /** A SQLite file, or a `postgres://` / `postgresql://` URL. */
   readonly database: string
-  /** `BOTRELAY_SECRET_KEY`: 64 hexadecimal characters; without it, the key file beside the database. */
+  /** `BOTRELAY_DATABASE_POOL`: the most connections of the PostgreSQL pool. */
+  readonly databasePool: number
+  /**
+   * `BOTRELAY_SECRET_KEY`: 64 hexadecimal characters; without it, the key file beside the (SQLite) database.
+   * Required with PostgreSQL.
+   */
   readonly secretKey: Redacted.Redacted<string> | undefined
   readonly telegramApi: string
   readonly adminKey: Redacted.Redacted<string> | undefined
@@ -63,6 +69,7 @@ export const settings = {
   port: { flag: "port", env: "BOTRELAY_PORT", default: "8080" },
   host: { flag: "host", env: "BOTRELAY_HOST", default: "0.0.0.0" },
   database: { flag: "database", env: "BOTRELAY_DATABASE", default: "./data/botrelay.db" },
+  databasePool: { flag: "database-pool", env: "BOTRELAY_DATABASE_POOL", default: "10" },
   telegramApi: { flag: "telegram-api", env: "BOTRELAY_TELEGRAM_API", default: "https://api.telegram.org" },
   adminKey: { flag: "admin-key", env: "BOTRELAY_ADMIN_KEY", default: undefined },
   publicUrl: { flag: "public-url", env: "BOTRELAY_PUBLIC_URL", default: undefined },
@@ -177,6 +184,18 @@ export const fromValues = (
       `${secretKeyEnv} must be 64 hexadecimal characters (32 random bytes: \`openssl rand -hex 32\`)`
     )
   }
+  const database = read("database")!
+  const postgres = /^postgres(ql)?:\/\//i.test(database)
+  if (postgres && secretKey === undefined) {
+    throw new ConfigError(
+      `${secretKeyEnv} is required with a PostgreSQL database: 64 hexadecimal characters, the same on every ` +
+        "instance (`openssl rand -hex 32`)"
+    )
+  }
+  const databasePool = Number(read("databasePool"))
+  if (!Number.isInteger(databasePool) || databasePool < 1 || databasePool > 1000) {
+    throw new ConfigError("BOTRELAY_DATABASE_POOL / --database-pool must be an integer from 1 to 1000")
+  }
   const logLevel = logLevels[read("logLevel")!.toLowerCase()]
   if (logLevel === undefined) {
     throw new ConfigError(`BOTRELAY_LOG_LEVEL / --log-level must be one of ${Object.keys(logLevels).join(", ")}`)
@@ -274,7 +293,8 @@ export const fromValues = (
   return {
     port,
     host: read("host")!,
-    database: read("database")!,
+    database,
+    databasePool,
     secretKey: secretKey === undefined ? undefined : Redacted.make(secretKey),
     telegramApi,
     adminKey: adminKey === undefined ? undefined : Redacted.make(adminKey),

@@ -3,7 +3,7 @@ import { existsSync, renameSync, rmSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Account, Accounts, ApiKey, ApiKeys, AuditLog } from "@botrelay/core"
-import { NodePasswordHasher } from "@botrelay/node"
+import { Botrelay, NodePasswordHasher } from "@botrelay/node"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { Effect, Layer, ParseResult, Redacted, Schema } from "effect"
 import * as Config from "./Config.js"
@@ -34,7 +34,7 @@ ${
     `  --${s.flag.padEnd(14)} ${s.env.padEnd(24)} default: ${s.default ?? "(none)"}`
   ).join("\n")
 }
-  (env only)         ${Config.secretKeyEnv.padEnd(24)} default: <data dir>/secret.key, generated
+  (env only)         ${Config.secretKeyEnv.padEnd(24)} default: <data dir>/secret.key, generated (required with PostgreSQL)
 
 In production run \`node packages/server/dist/bin.js\` (or the botrelay bin) directly:
 pnpm does not pass SIGTERM on to its child.`
@@ -68,11 +68,18 @@ const serve = (args: ReadonlyArray<string>) => {
   const config = Config.load(args)
   exitAfterGrace()
   Layer.launch(Main.printConsoleUrl(config.publicUrl).pipe(Layer.provideMerge(Main.layer(config)))).pipe(
-    Effect.catchTag("SecretKeyError", (e) =>
-      Effect.sync(() => {
-        process.stderr.write(`botrelay: ${e.message}\n`)
-        process.exit(1)
-      })),
+    Effect.catchTags({
+      SecretKeyError: (e) =>
+        Effect.sync(() => {
+          process.stderr.write(`botrelay: ${e.message}\n`)
+          process.exit(1)
+        }),
+      ConnectionError: (e) =>
+        Effect.sync(() => {
+          process.stderr.write(`botrelay: ${e.message}\n`)
+          process.exit(1)
+        })
+    }),
     Effect.provide(Main.loggerLayer(config)),
     NodeRuntime.runMain({ disablePrettyLogger: true })
   )
@@ -198,6 +205,7 @@ const rotateSecretKey = (args: ReadonlyArray<string>) => {
   const config = Config.fromValues(values, process.env)
   const database = config.database
   if (database === ":memory:" || database === "") fail("secret-key rotate needs a database file (--database)")
+  if (Botrelay.isPostgresUrl(database)) fail("secret-key rotate works on SQLite database files only")
   if (!existsSync(database)) fail(`there is no database at ${database}`)
   const keyFile = SecretKey.keyFileFor(database)
   const pending = `${keyFile}.new`
