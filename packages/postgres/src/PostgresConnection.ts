@@ -2,7 +2,7 @@ import { Errors } from "@botrelay/core"
 import { SecretKey, type Tables } from "@botrelay/sql"
 import type { Scope } from "effect"
 import { Data, Effect, Option } from "effect"
-import type { Compilable } from "kysely"
+import type { Compilable, PostgresPool, PostgresPoolClient } from "kysely"
 import { Kysely, Migrator, PostgresDialect, sql } from "kysely"
 import pg from "pg"
 import { parse as parseUrl } from "pg-connection-string"
@@ -73,6 +73,34 @@ const reasonOf = (cause: unknown): string => {
     return cause.message !== "" ? cause.message : code ?? cause.name
   }
   return String(cause)
+}
+
+/**
+ * PostgreSQL text cannot hold NUL (U+0000), which SQLite and Telegram's strings can: a string parameter's NULs
+ * are stored as U+FFFD, so a message or name with one is stored (changed) rather than failing its whole write.
+ */
+const withoutNul = (value: unknown): unknown =>
+  typeof value === "string" && value.includes("\u0000") ? value.replaceAll("\u0000", "\uFFFD") : value
+
+/** The pool as Kysely sees it, string parameters `withoutNul`. */
+const nulFree = (pool: pg.Pool): PostgresPool => {
+  const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>()
+  return {
+    connect: async () => {
+      const client = await pool.connect()
+      let wrapped = clients.get(client)
+      if (wrapped === undefined) {
+        wrapped = {
+          query: ((text: string, parameters: ReadonlyArray<unknown>) =>
+            client.query(text, parameters.map(withoutNul))) as unknown as PostgresPoolClient["query"],
+          release: () => client.release()
+        }
+        clients.set(client, wrapped)
+      }
+      return wrapped
+    },
+    end: () => pool.end()
+  }
 }
 
 /** An open, migrated database: the pool's Kysely, the cipher of its secrets. */
@@ -203,7 +231,7 @@ export const open = (
 > =>
   Effect.gen(function*() {
     const pool = yield* openPool(options)
-    const db = new Kysely<Tables.Database>({ dialect: new PostgresDialect({ pool }) })
+    const db = new Kysely<Tables.Database>({ dialect: new PostgresDialect({ pool: nulFree(pool) }) })
     const cipher = SecretKey.cipher(options.secretKey)
     yield* migrate(db, cipher)
     yield* verifyKey(db, cipher, options.secretKeySource ?? "the given secret key")

@@ -208,6 +208,16 @@ if (PgCluster.available) {
         assert.strictEqual(yield* storage.ingressOffset(99), 0)
       }))
 
+    it.scoped("a NUL in a string is stored as U+FFFD instead of failing the write (PostgreSQL text cannot hold it)", () =>
+      Effect.gen(function*() {
+        const storage = yield* open({ url: yield* emptyDatabase, secretKey })
+        const bot = yield* storage.insertBot(botInput(1))
+        yield* storage.saveMessage({ ...message(bot.id, 5, 1, 10), text: "a\u0000b", first_name: "\u0000" })
+        const [stored] = yield* storage.listMessages({ bot_id: bot.id, chat_id: 5, limit: 10, offset: 0 })
+        assert.strictEqual(stored!.text, "a\uFFFDb")
+        assert.strictEqual(stored!.first_name, "\uFFFD")
+      }))
+
     it.effect("an unreachable server is a ConnectionError naming host and port, never the password", () =>
       Effect.gen(function*() {
         const port = yield* Effect.promise(closedPort)
