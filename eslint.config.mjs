@@ -31,9 +31,9 @@ export default tseslint.config(
     rules: { "no-console": "error" }
   },
   {
-    // Raw better-sqlite3 rows and Kysely<any> migrations (as Kysely recommends: a migration must not
+    // Raw better-sqlite3 and pg rows and Kysely<any> migrations (as Kysely recommends: a migration must not
     // depend on today's schema types) are untyped by design.
-    files: ["packages/sqlite/src/**/*.ts", "packages/sql/src/**/*.ts"],
+    files: ["packages/sqlite/src/**/*.ts", "packages/sql/src/**/*.ts", "packages/postgres/src/**/*.ts"],
     rules: {
       "@typescript-eslint/no-explicit-any": "off",
       "@typescript-eslint/no-unsafe-argument": "off",

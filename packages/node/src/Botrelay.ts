@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { type Errors, type PasswordHasher, Runtime, type Stores } from "@botrelay/core"
+import { PostgresStores } from "@botrelay/postgres"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import type { HttpExchange } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
@@ -10,14 +11,18 @@ import * as NodePasswordHasher from "./NodePasswordHasher.js"
 /** How a Botrelay instance is set up: where it keeps its data, which Telegram it talks to, and its runtime. */
 export interface Options extends Runtime.Config {
   /**
-   * The SQLite file (its folder is created; `":memory:"` keeps nothing), or a better-sqlite3 `Database`
-   * the host opened: Botrelay adds its `botrelay_*` tables and never closes it.
+   * A PostgreSQL URL (`postgres://` or `postgresql://`); else the SQLite file (its folder is created;
+   * `":memory:"` keeps nothing), or a better-sqlite3 `Database` the host opened: Botrelay adds its
+   * `botrelay_*` tables and never closes it.
    */
   readonly database: string | SqliteStores.SqliteDatabase
+  /** The most connections of the PostgreSQL pool; 10 by default. Unused with SQLite. */
+  readonly databasePool?: number | undefined
   /**
    * The key that encrypts bot tokens, webhook secrets and the LLM key at rest: 64 hexadecimal characters.
-   * Without it the key is read from `secret.key` beside the database file, generated (mode 0600) on
-   * first start; an in-memory database gets a new key each time.
+   * Required with PostgreSQL (the same on every instance). With SQLite, without it the key is read from
+   * `secret.key` beside the database file, generated (mode 0600) on first start; an in-memory database
+   * gets a new key each time.
    */
   readonly secretKey?: string | Redacted.Redacted<string> | undefined
   /** How error messages name where `secretKey` came from; "the secretKey option" by default. */
@@ -29,8 +34,20 @@ export const telegramApi = Runtime.telegramApi
 
 const isFile = (database: string) => database !== ":memory:" && database !== ""
 
-/** The errors of opening storage: a migration that failed, a secret key that does not fit, storage itself. */
-export type StorageOpenError = SqliteStores.MigrationError | SqliteStores.SecretKeyError | Errors.StorageError
+/** Whether `database` selects PostgreSQL: a `postgres://` or `postgresql://` URL; anything else is SQLite. */
+export const isPostgresUrl = (database: Options["database"]): database is string =>
+  typeof database === "string" && /^postgres(ql)?:\/\//i.test(database)
+
+/**
+ * The errors of opening storage: a database that cannot be reached (PostgreSQL), a migration that failed, a
+ * secret key that does not fit or is missing, storage itself.
+ */
+export type StorageOpenError =
+  | PostgresStores.ConnectionError
+  | PostgresStores.MigrationError
+  | SqliteStores.MigrationError
+  | SqliteStores.SecretKeyError
+  | Errors.StorageError
 
 /** The key options of the SQLite driver from `secretKey`; fails when it is not 64 hexadecimal characters. */
 const keyOptions = (
@@ -49,29 +66,47 @@ const keyOptions = (
 }
 
 /**
- * SQLite storage: on a file (creating its folder, mode 0700) or on a database the host opened; secrets
- * encrypted with `secretKey` or the key file beside the database.
+ * The storage `database` selects: PostgreSQL for a `postgres://` or `postgresql://` URL (a pool of `pool`
+ * connections; `secretKey` required), else SQLite on a file (creating its folder, mode 0700) or on a database
+ * the host opened, secrets encrypted with `secretKey` or the key file beside the database.
  */
 export const storageLayer = (
   database: Options["database"],
-  secret: Pick<Options, "secretKey" | "secretKeySource"> = {}
+  secret: Pick<Options, "secretKey" | "secretKeySource"> = {},
+  pool?: number
 ): Layer.Layer<Stores.Stores, StorageOpenError> =>
-  Layer.unwrapEffect(Effect.map(keyOptions(secret), (keys) => {
-    if (typeof database !== "string") return SqliteStores.layer({ database, ...keys })
+  Layer.unwrapEffect(Effect.flatMap(keyOptions(secret), (keys) => {
+    if (isPostgresUrl(database)) {
+      return keys.secretKey === undefined
+        ? Effect.fail(
+          new SecretKey.SecretKeyError({
+            reason: "invalid",
+            detail: `a secret key (${secret.secretKeySource ?? "the secretKey option"}: 64 hexadecimal characters) ` +
+              "is required with PostgreSQL: there is no key file, and every instance must use the same key"
+          })
+        )
+        : Effect.succeed(PostgresStores.layer({
+          url: database,
+          pool,
+          secretKey: keys.secretKey,
+          secretKeySource: keys.secretKeySource
+        }))
+    }
+    if (typeof database !== "string") return Effect.succeed(SqliteStores.layer({ database, ...keys }))
     if (isFile(database)) mkdirSync(dirname(database), { recursive: true, mode: 0o700 })
-    return SqliteStores.layer({ filename: database, ...keys })
+    return Effect.succeed(SqliteStores.layer({ filename: database, ...keys }))
   }))
 
 /** Everything an instance runs: the services and the runtime, their stores, HTTP client and password hasher. */
 export type Services = Runtime.Services | HttpExchange.HttpExchange | Stores.Stores | PasswordHasher.PasswordHasher
 
 /**
- * `Runtime.layer` on SQLite, node:http and Argon2id: the runtime starts when the layer is built and stops
+ * `Runtime.layer` on SQLite or PostgreSQL, node:http and Argon2id: the runtime starts when the layer is built and stops
  * when it is released. Fails with `InvalidInput` when `instanceId` is not a valid instance id.
  */
 export const servicesLayer = (options: Options): Layer.Layer<Services, StorageOpenError | Errors.InvalidInput> =>
   Runtime.layer(options).pipe(
-    Layer.provideMerge(storageLayer(options.database, options)),
+    Layer.provideMerge(storageLayer(options.database, options, options.databasePool)),
     Layer.provideMerge(NodeHttpExchange.layer),
     Layer.provideMerge(NodePasswordHasher.layer)
   )

@@ -6,10 +6,16 @@ import { LogLevel, Redacted } from "effect"
 export interface Config {
   readonly port: number
   readonly host: string
+  /** A SQLite file, or a `postgres://` / `postgresql://` URL. */
   readonly database: string
   /** This instance's id (`X-Botrelay-Instance`); a new random one at each start when unset. */
   readonly instanceId: string | undefined
-  /** `BOTRELAY_SECRET_KEY`: 64 hexadecimal characters; without it, the key file beside the database. */
+  /** `BOTRELAY_DATABASE_POOL`: the most connections of the PostgreSQL pool. */
+  readonly databasePool: number
+  /**
+   * `BOTRELAY_SECRET_KEY`: 64 hexadecimal characters; without it, the key file beside the (SQLite) database.
+   * Required with PostgreSQL.
+   */
   readonly secretKey: Redacted.Redacted<string> | undefined
   readonly telegramApi: string
   readonly adminKey: Redacted.Redacted<string> | undefined
@@ -66,6 +72,7 @@ export const settings = {
   host: { flag: "host", env: "BOTRELAY_HOST", default: "0.0.0.0" },
   database: { flag: "database", env: "BOTRELAY_DATABASE", default: "./data/botrelay.db" },
   instanceId: { flag: "instance-id", env: "BOTRELAY_INSTANCE_ID", default: undefined, shown: "a new random id" },
+  databasePool: { flag: "database-pool", env: "BOTRELAY_DATABASE_POOL", default: "10" },
   telegramApi: { flag: "telegram-api", env: "BOTRELAY_TELEGRAM_API", default: "https://api.telegram.org" },
   adminKey: { flag: "admin-key", env: "BOTRELAY_ADMIN_KEY", default: undefined },
   publicUrl: { flag: "public-url", env: "BOTRELAY_PUBLIC_URL", default: undefined },
@@ -184,6 +191,18 @@ export const fromValues = (
   if (instanceId !== undefined && !Status.instanceIdPattern.test(instanceId)) {
     throw new ConfigError("BOTRELAY_INSTANCE_ID / --instance-id must be 1 to 64 characters of A-Z a-z 0-9 . _ -")
   }
+  const database = read("database")!
+  const postgres = /^postgres(ql)?:\/\//i.test(database)
+  if (postgres && secretKey === undefined) {
+    throw new ConfigError(
+      `${secretKeyEnv} is required with a PostgreSQL database: 64 hexadecimal characters, the same on every ` +
+        "instance (`openssl rand -hex 32`)"
+    )
+  }
+  const databasePool = Number(read("databasePool"))
+  if (!Number.isInteger(databasePool) || databasePool < 1 || databasePool > 1000) {
+    throw new ConfigError("BOTRELAY_DATABASE_POOL / --database-pool must be an integer from 1 to 1000")
+  }
   const logLevel = logLevels[read("logLevel")!.toLowerCase()]
   if (logLevel === undefined) {
     throw new ConfigError(`BOTRELAY_LOG_LEVEL / --log-level must be one of ${Object.keys(logLevels).join(", ")}`)
@@ -281,8 +300,9 @@ export const fromValues = (
   return {
     port,
     host: read("host")!,
-    database: read("database")!,
+    database,
     instanceId,
+    databasePool,
     secretKey: secretKey === undefined ? undefined : Redacted.make(secretKey),
     telegramApi,
     adminKey: adminKey === undefined ? undefined : Redacted.make(adminKey),

@@ -48,7 +48,8 @@ const magic = 0x42524c4b
 /** Where the lock of a database file lives: beside it, never the database itself. */
 export const fileFor = (database: string) => `${database}.lock`
 
-const isMemory = (database: string) => database === ":memory:" || database === ""
+/** Databases that take no file lock: SQLite in memory, and PostgreSQL (where instances share by design). */
+const takesNoLock = (database: string) => database === ":memory:" || database === "" || /^postgres(ql)?:\/\//i.test(database)
 
 /** Lock files this process holds, by real path. */
 const heldHere = new Set<string>()
@@ -97,10 +98,10 @@ const take = (file: string): BetterSqlite3.Database | undefined => {
 
 /**
  * Holds `<database>.lock` for the scope's lifetime (creating the database's folder, 0700, when missing);
- * `:memory:` takes none. Fails with `DatabaseInUse` when another server, in this process or another, holds it.
+ * `:memory:` and PostgreSQL take none. Fails with `DatabaseInUse` when another server, in this process or another, holds it.
  */
 export const acquire = (database: string): Effect.Effect<void, DatabaseInUse | LockFileError, Scope.Scope> =>
-  isMemory(database) ? Effect.void : Effect.gen(function*() {
+  takesNoLock(database) ? Effect.void : Effect.gen(function*() {
     const file = yield* Effect.try({
       try: () => {
         mkdirSync(dirname(database), { recursive: true, mode: 0o700 })

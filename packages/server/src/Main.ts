@@ -12,15 +12,21 @@ import * as DatabaseLock from "./DatabaseLock.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
+/** Whether the database has no data dir: in memory, or on PostgreSQL. */
+const noDataDir = (database: string) => inMemory(database) || Botrelay.isPostgresUrl(database)
+
 /** The secret key options: `BOTRELAY_SECRET_KEY` when set, else the key file beside the database. */
 const secretKeyOptions = (config: Partial<Pick<Config, "secretKey">>) =>
   config.secretKey === undefined ? {} : { secretKey: config.secretKey, secretKeySource: "BOTRELAY_SECRET_KEY" }
 
-/** SQLite storage on the configured file, creating its folder; secrets encrypted with the configured key. */
+/**
+ * The configured storage: PostgreSQL for a URL, else SQLite on the file (creating its folder); secrets
+ * encrypted with the configured key.
+ */
 export const storageLayer = (
-  config: Pick<Config, "database" | "secretKey">
+  config: Pick<Config, "database" | "secretKey"> & Partial<Pick<Config, "databasePool">>
 ): Layer.Layer<Stores.Stores, Botrelay.StorageOpenError> =>
-  Botrelay.storageLayer(config.database, secretKeyOptions(config))
+  Botrelay.storageLayer(config.database, secretKeyOptions(config), config.databasePool)
 
 /** The LLM router's fixed settings: those the environment sets. */
 const llmOverrides = (
@@ -40,6 +46,7 @@ export const botrelayOptions = (
       Pick<
         Config,
         | "instanceId"
+        | "databasePool"
         | "secretKey"
         | "publicUrl"
         | "bufferMaxUpdates"
@@ -65,6 +72,7 @@ export const botrelayOptions = (
 ): Botrelay.Options => ({
   database: config.database,
   instanceId: config.instanceId,
+  databasePool: config.databasePool,
   ...secretKeyOptions(config),
   telegramApi: config.telegramApi,
   publicUrl: config.publicUrl,
@@ -107,6 +115,9 @@ const shellWord = (word: string) => /^[\w./:@%+=,-]+$/.test(word) ? word : `'${w
 export const firstAccountHint = (database: string): string =>
   inMemory(database)
     ? "no console account exists; the database is in memory, so create one with POST /api/accounts and an admin key"
+    : Botrelay.isPostgresUrl(database)
+    ? "no console account exists yet; create the first admin with: botrelay accounts create --username NAME " +
+      "--role admin (with BOTRELAY_DATABASE and BOTRELAY_SECRET_KEY set as for the server)"
     : `no console account exists yet; create the first admin with: botrelay accounts create --database ${
       shellWord(database)
     } --username NAME --role admin`
@@ -149,7 +160,7 @@ export const bootstrap = (
       const secret = yield* ApiKeys.generateKey
       yield* keys.ensureAdmin(secret, "admin (generated)")
       yield* recordKeyCreated(keys, secret)
-      const file = inMemory(config.database) ? undefined : adminKeyFile(config.database)
+      const file = noDataDir(config.database) ? undefined : adminKeyFile(config.database)
       if (file !== undefined) {
         yield* Effect.sync(() => {
           writeFileSync(file, `${Redacted.value(secret)}\n`, { mode: 0o600 })

@@ -3,7 +3,7 @@ import { existsSync, renameSync, rmSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Account, Accounts, ApiKey, ApiKeys, AuditLog } from "@botrelay/core"
-import { NodePasswordHasher } from "@botrelay/node"
+import { Botrelay, NodePasswordHasher } from "@botrelay/node"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { Effect, Layer, ParseResult, Redacted, Schema } from "effect"
 import * as Config from "./Config.js"
@@ -34,7 +34,7 @@ ${
     `  --${s.flag.padEnd(14)} ${s.env.padEnd(24)} default: ${s.default ?? ("shown" in s ? s.shown : "(none)")}`
   ).join("\n")
 }
-  (env only)         ${Config.secretKeyEnv.padEnd(24)} default: <data dir>/secret.key, generated
+  (env only)         ${Config.secretKeyEnv.padEnd(24)} default: <data dir>/secret.key, generated (required with PostgreSQL)
 
 In production run \`node packages/server/dist/bin.js\` (or the botrelay bin) directly:
 pnpm does not pass SIGTERM on to its child.`
@@ -71,7 +71,8 @@ const serve = (args: ReadonlyArray<string>) => {
     Effect.catchTags({
       SecretKeyError: (e) => Effect.sync(() => refuse(e.message)),
       DatabaseInUse: (e) => Effect.sync(() => refuse(e.message)),
-      LockFileError: (e) => Effect.sync(() => refuse(e.message))
+      LockFileError: (e) => Effect.sync(() => refuse(e.message)),
+      ConnectionError: (e) => Effect.sync(() => refuse(e.message))
     }),
     Effect.provide(Main.loggerLayer(config)),
     NodeRuntime.runMain({ disablePrettyLogger: true })
@@ -198,6 +199,7 @@ const rotateSecretKey = (args: ReadonlyArray<string>) => {
   const config = Config.fromValues(values, process.env)
   const database = config.database
   if (database === ":memory:" || database === "") fail("secret-key rotate needs a database file (--database)")
+  if (Botrelay.isPostgresUrl(database)) fail("secret-key rotate works on SQLite database files only")
   if (!existsSync(database)) fail(`there is no database at ${database}`)
   const keyFile = SecretKey.keyFileFor(database)
   const pending = `${keyFile}.new`

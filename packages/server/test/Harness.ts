@@ -4,18 +4,18 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { HttpServer } from "@effect/platform"
 import { Supervisor } from "@botrelay/core"
-import { eventually, type FakeTelegram } from "@botrelay/testing"
+import { eventually, type FakeTelegram, PgCluster } from "@botrelay/testing"
 import type { UserFromGetMe } from "grammy/types"
 import type { Botrelay } from "@botrelay/node"
 import { Duration, type Effect, Layer, Logger, LogLevel, ManagedRuntime, Tracer } from "effect"
-import { assert } from "vitest"
+import { afterAll, assert } from "vitest"
 import * as Config from "../src/Config.js"
 import * as Main from "../src/Main.js"
 
 /** A Telegram API root where nothing listens. */
 export const unreachableTelegram = "http://127.0.0.1:9"
 
-/** The real server, in-process, on 127.0.0.1 port 0 with SQLite in a temp dir. */
+/** The real server, in-process, on 127.0.0.1 port 0 with SQLite in a temp dir (or PostgreSQL: `onPostgres`). */
 export interface TestServer {
   readonly baseUrl: string
   readonly adminKey: string
@@ -68,6 +68,33 @@ export const fastRuntime: Supervisor.Options = {
 
 export const newKey = () => `brk_${randomBytes(32).toString("base64url")}`
 
+/**
+ * `BOTRELAY_TEST_DATABASE=postgres`: the servers of a test file run on PostgreSQL (one throwaway cluster per
+ * file, a database per data dir) instead of SQLite files.
+ */
+export const onPostgres = process.env["BOTRELAY_TEST_DATABASE"] === "postgres"
+
+const postgresKey = "5".repeat(64)
+let cluster: Promise<PgCluster.Cluster> | undefined
+const postgresDatabases = new Map<string, string>()
+
+if (onPostgres) {
+  if (!PgCluster.available) throw new Error(`BOTRELAY_TEST_DATABASE=postgres: ${PgCluster.unavailableReason}`)
+  afterAll(async () => {
+    await (await cluster)?.stop()
+  })
+}
+
+/** The PostgreSQL database of a data dir, made on first use. */
+const postgresDatabase = async (dir: string): Promise<string> => {
+  const known = postgresDatabases.get(dir)
+  if (known !== undefined) return known
+  cluster ??= PgCluster.start()
+  const url = await (await cluster).createDatabase()
+  postgresDatabases.set(dir, url)
+  return url
+}
+
 export const startServer = async (
   options: {
     readonly telegramApi?: string
@@ -99,7 +126,7 @@ export const startServer = async (
   const config = Config.fromValues({
     port: String(options.port ?? 0),
     host: "127.0.0.1",
-    database: join(dir, "botrelay.db"),
+    database: onPostgres ? await postgresDatabase(dir) : join(dir, "botrelay.db"),
     "telegram-api": options.telegramApi ?? unreachableTelegram,
     "admin-key": adminKey,
     "log-level": "trace",
@@ -110,7 +137,7 @@ export const startServer = async (
     ...(options.allowPrivateBackends === true ? { "backend-allow-private": "true" } : {}),
     "delivery-max-age": String(deliveryMaxAge),
     ...options.flags
-  }, {})
+  }, onPostgres ? { BOTRELAY_SECRET_KEY: postgresKey } : {})
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(
@@ -152,7 +179,14 @@ export const startServer = async (
     run: (effect) => runtime.runPromise(effect),
     close: async () => {
       await runtime.dispose()
-      if (options.dir === undefined) rmSync(dir, { recursive: true, force: true })
+      if (options.dir === undefined) {
+        rmSync(dir, { recursive: true, force: true })
+        const url = postgresDatabases.get(dir)
+        if (url !== undefined) {
+          postgresDatabases.delete(dir)
+          await (await cluster!).dropDatabase(url)
+        }
+      }
     }
   } satisfies TestServer
 }

@@ -34,7 +34,10 @@ export const insertUpdate = (
 export const raiseOffset = (db: Kysely<Database>, botId: number, offset: number) =>
   db.insertInto("botrelay_ingress").values({ bot_id: botId, offset }).onConflict((oc) =>
     oc.column("bot_id").doUpdateSet((eb) => ({
-      offset: eb.fn<number>("max", [eb.ref("botrelay_ingress.offset"), eb.ref("excluded.offset")])
+      offset: eb.case().when(eb.ref("excluded.offset"), ">", eb.ref("botrelay_ingress.offset"))
+        .then(eb.ref("excluded.offset"))
+        .else(eb.ref("botrelay_ingress.offset"))
+        .end()
     }))
   )
 

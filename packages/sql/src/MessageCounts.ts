@@ -1,5 +1,5 @@
 import { Chat, type Message } from "@botrelay/core"
-import type { Kysely } from "kysely"
+import type { Kysely, RawBuilder } from "kysely"
 import { sql } from "kysely"
 import type { ChatsTable, Database } from "./Tables.js"
 
@@ -75,11 +75,18 @@ export const countsOf = (messages: ReadonlyArray<Message.Message>): Counts => {
 }
 
 /**
- * Adds new messages to a chat's counters, creating the chat: unread are the incoming ones after its read
- * mark (`inDates` as a JSON array is read only when the oldest of them is not after it), and the newest
- * becomes its last message unless it already has a later one.
+ * How a dialect counts the numbers of a JSON array (text, a bound parameter) that are greater than an
+ * expression (SQLite: `json_each`, Postgres: `jsonb_array_elements_text`).
  */
-export const addToChat = (
+export type CountGreater = (jsonArray: string, than: RawBuilder<number>) => RawBuilder<number>
+
+/**
+ * Adds new messages to a chat's counters, creating the chat: unread are the incoming ones after its read
+ * mark (`inDates` as a JSON array is read, with the dialect's `countGreater`, only when the oldest of them
+ * is not after it), and the newest becomes its last message unless it already has a later one.
+ */
+export const addToChat = (countGreater: CountGreater) =>
+(
   db: Kysely<Database>,
   botId: number,
   chatId: number,
@@ -100,15 +107,16 @@ export const addToChat = (
     last_message_id: lastId,
     last_message_at: lastAt
   }).onConflict((oc) =>
-    oc.columns(["bot_id", "chat_id"]).doUpdateSet((eb) => ({
+    oc.columns(["bot_id", "chat_id"]).doUpdateSet({
       message_count: sql<number>`botrelay_chats.message_count + excluded.message_count`,
       unread_count: sql<number>`botrelay_chats.unread_count + case when ${oldestIn} > botrelay_chats.read_at
         then excluded.unread_count
-        else (select count(*) from json_each(${inDates}) where value > botrelay_chats.read_at) end`,
+        else ${countGreater(inDates, sql<number>`botrelay_chats.read_at`)} end`,
       last_message_id: sql<number>`case when excluded.last_message_at >= botrelay_chats.last_message_at
         then excluded.last_message_id else botrelay_chats.last_message_id end`,
-      last_message_at: eb.fn<number>("max", [eb.ref("botrelay_chats.last_message_at"), eb.ref("excluded.last_message_at")])
-    }))
+      last_message_at: sql<number>`case when excluded.last_message_at > botrelay_chats.last_message_at
+        then excluded.last_message_at else botrelay_chats.last_message_at end`
+    })
   )
 
 /** The parameters of `addToChat` for a chat's count. */

@@ -2,6 +2,7 @@ import type { Message, MessageStore } from "@botrelay/core"
 import { Errors } from "@botrelay/core"
 import { MessageCounts, MessageQueries } from "@botrelay/sql"
 import { Effect } from "effect"
+import { sql } from "kysely"
 import { attempt, compile, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const messagePageQuery = compile(MessageQueries.messagePage)
@@ -9,7 +10,9 @@ const findMessageQuery = compile(MessageQueries.findMessage)
 const hasFileQuery = compile(MessageQueries.hasFile)
 const writes = compileAll({
   insertMessage: MessageQueries.insertMessage,
-  addToChat: MessageCounts.addToChat,
+  addToChat: MessageCounts.addToChat((inDates, than) =>
+    sql<number>`(select count(*) from json_each(${inDates}) where value > ${than})`
+  ),
   addToHour: MessageCounts.addToHour,
   addToDay: MessageCounts.addToDay
 })

@@ -5,3 +5,4 @@
 export * as FakeTelegram from "./FakeTelegram.js"
 export * as FakeLlm from "./FakeLlm.js"
 export { eventually } from "./Eventually.js"
+export * as PgCluster from "./PgCluster.js"

@@ -1,0 +1,23 @@
+import type { SecretKey } from "@botrelay/sql"
+import type { Migration } from "kysely"
+import * as m0001Init from "./migrations/0001_init.js"
+
+/** The table in which Kysely's `Migrator` records applied migrations. */
+export const migrationTableName = "botrelay_migrations"
+
+/** The table Kysely's `Migrator` keeps beside it. */
+export const migrationLockTableName = "botrelay_migrations_lock"
+
+/**
+ * The session advisory lock every instance takes while it migrates, so that instances starting together on
+ * an empty database migrate one after the other ("botrelay" in ASCII).
+ */
+export const advisoryLock = "7093009174389530489"
+
+/**
+ * Every schema change, in order, for a database whose secrets `cipher` encrypts; each is a module of
+ * `migrations/`. A migration is frozen once released: change the schema by adding a new one.
+ */
+export const migrations = (cipher: SecretKey.Cipher): Record<string, Migration> => ({
+  "0001_init": m0001Init.migration(cipher)
+})

@@ -1,0 +1,40 @@
+import type { EventStore } from "@botrelay/core"
+import { EventQueries } from "@botrelay/sql"
+import { Effect } from "effect"
+import { sql } from "kysely"
+import { all, type Connection, first, run } from "./PostgresConnection.js"
+
+/** The `EventStore` on Postgres: ids are handed out a batch at a time from `botrelay_event_state`, under its row lock. */
+export const make = (c: Connection): EventStore.EventStoreService => ({
+  appendEvents: (entries) =>
+    entries.length === 0 ? Effect.succeed([]) : c.transaction("appendEvents", async (db) => {
+      const [state] = await all(
+        db,
+        db.updateTable("botrelay_event_state")
+          .set((eb) => ({ last_id: eb("last_id", "+", entries.length) }))
+          .where("id", "=", sql.lit(1))
+          .returning("last_id")
+      )
+      const start = state!.last_id - entries.length + 1
+      for (const [i, e] of entries.entries()) {
+        await run(db, EventQueries.appendEvent(db, start + i, e.bot_id, e.chat_id, e.type, e.data, e.created_at))
+      }
+      return entries.map((_, i) => start + i)
+    }),
+
+  readEvents: (query) =>
+    c.use("readEvents", async (db) => (await all(db, EventQueries.readEvents(db, query))).map(EventQueries.toLogEntry)),
+
+  oldestEventId: c.use("oldestEventId", async (db) => first(await all(db, EventQueries.oldestEventId(db)), (r) => r.id)),
+
+  newestEvent: c.use("newestEvent", async (db) => first(await all(db, EventQueries.newestEvent(db)), EventQueries.toLogEntry)),
+
+  pruneEvents: (before, keep, limit) =>
+    c.transaction("pruneEvents", async (db) => {
+      const newest = (await all(db, EventQueries.newestEvent(db)))[0]?.id
+      if (newest === undefined) return 0
+      const since = (await all(db, EventQueries.firstEventSince(db, before)))[0]?.id
+      const upTo = Math.min(newest - Math.max(0, keep), since === undefined ? newest : since - 1)
+      return upTo <= 0 ? 0 : run(db, EventQueries.pruneEvents(db, upTo, before, limit))
+    })
+})

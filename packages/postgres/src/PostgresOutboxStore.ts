@@ -1,0 +1,84 @@
+import type { OutboxStore } from "@botrelay/core"
+import { Columns, MappingQueries, OutboxQueries } from "@botrelay/sql"
+import { all, type Connection, first, run } from "./PostgresConnection.js"
+
+/** The `OutboxStore` on Postgres. */
+export const make = (c: Connection): OutboxStore.OutboxStoreService => ({
+  nextDeliveries: (botId, limit) =>
+    c.use("nextDeliveries", async (db) =>
+      (await all(db, OutboxQueries.nextDeliveries(db, botId, limit))).map(OutboxQueries.toDelivery)),
+
+  recordAttempts: (attempts) =>
+    c.transaction("recordAttempts", async (db) => {
+      for (const [id, outcome] of attempts) {
+        switch (outcome.status) {
+          case "delivered":
+            await run(db, OutboxQueries.delivered(db, outcome.at, id))
+            break
+          case "pending":
+            await run(db, OutboxQueries.retryLater("botrelay_deliveries")(db, outcome.next_attempt_at, outcome.last_error, outcome.at, id))
+            break
+          case "dead":
+            await run(db, OutboxQueries.dead("botrelay_deliveries")(db, outcome.last_error, outcome.at, id))
+            break
+        }
+      }
+    }),
+
+  listDeliveries: (filter) =>
+    c.use("listDeliveries", async (db) =>
+      (await all(db, OutboxQueries.listDeliveries(db, filter))).map(OutboxQueries.toDelivery)),
+
+  retryDelivery: (id, at) =>
+    c.use("retryDelivery", async (db) => first(await all(db, OutboxQueries.retryDelivery(db, id, at)), OutboxQueries.toDelivery)),
+
+  discardDelivery: (id) =>
+    c.use("discardDelivery", async (db) => first(await all(db, OutboxQueries.discardDelivery(db, id)), OutboxQueries.toDelivery)),
+
+  retargetDeliveries: (botId, url, at) =>
+    c.use("retargetDeliveries", (db) => run(db, OutboxQueries.retargetDeliveries(db, botId, url, at))),
+
+  nextSends: (botId, limit) =>
+    c.use("nextSends", async (db) => (await all(db, OutboxQueries.nextSends(db, botId, limit))).map(OutboxQueries.toRouteSend)),
+
+  recordSend: (id, outcome, mappings) =>
+    c.transaction("recordSend", async (db) => {
+      let changed: number
+      switch (outcome.status) {
+        case "sent":
+          changed = await run(db, OutboxQueries.sent(db, outcome.at, id))
+          break
+        case "pending":
+          changed = await run(
+            db,
+            OutboxQueries.retryLater("botrelay_route_sends")(db, outcome.next_attempt_at, outcome.last_error, outcome.at, id)
+          )
+          break
+        case "dead":
+          changed = await run(db, OutboxQueries.dead("botrelay_route_sends")(db, outcome.last_error, outcome.at, id))
+          break
+      }
+      if (changed === 0) return
+      for (const m of mappings) {
+        await run(
+          db,
+          MappingQueries.insertMapping(
+            db,
+            m.route_id,
+            m.source_bot_id,
+            m.source_chat_id,
+            m.source_message_id,
+            m.target_bot_id,
+            m.target_chat_id,
+            m.target_message_id,
+            m.hop,
+            Columns.bit(m.reversible),
+            m.created_at
+          )
+        )
+      }
+    }),
+
+  listSends: (filter) =>
+    c.use("listSends", async (db) => (await all(db, OutboxQueries.listSends(db, filter))).map(OutboxQueries.toRouteSend))
+})

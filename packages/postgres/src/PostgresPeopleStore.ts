@@ -1,0 +1,33 @@
+import type { PeopleStore, Person } from "@botrelay/core"
+import { PeopleQueries, type Tables, TagQueries } from "@botrelay/sql"
+import { Option } from "effect"
+import type { Kysely } from "kysely"
+import { all, type Connection } from "./PostgresConnection.js"
+
+/** The `PeopleStore` on Postgres. */
+export const make = (c: Connection): PeopleStore.PeopleStoreService => {
+  /** The people with these ids as the bots saw them, in that order. */
+  const people = async (
+    db: Kysely<Tables.Database>,
+    botIds: ReadonlyArray<number>,
+    userIds: ReadonlyArray<number>
+  ): Promise<Array<Person.Person>> =>
+    userIds.length === 0 ? [] : PeopleQueries.toPeople(
+      userIds,
+      await all(db, PeopleQueries.sightingsOf(db, botIds, userIds)),
+      await all(db, PeopleQueries.chatsOf(db, botIds, userIds)),
+      (await all(db, PeopleQueries.tagsOf(db, botIds, userIds))).map(TagQueries.toTag)
+    )
+
+  return {
+    listPeople: (query) =>
+      c.use("listPeople", async (db) =>
+        query.bot_ids.length === 0
+          ? []
+          : people(db, query.bot_ids, (await all(db, PeopleQueries.pageOfPeople(db, query))).map((r) => r.user_id))),
+
+    findPerson: (userId, botIds) =>
+      c.use("findPerson", async (db) =>
+        botIds.length === 0 ? Option.none() : Option.fromNullable((await people(db, botIds, [userId]))[0]))
+  }
+}

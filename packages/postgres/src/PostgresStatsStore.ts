@@ -1,0 +1,63 @@
+import { Chat, type StatsStore } from "@botrelay/core"
+import { StatsQueries } from "@botrelay/sql"
+import { all, type Connection } from "./PostgresConnection.js"
+
+/** The median of some numbers; 0 for none. */
+const median = (values: Array<number>): number => {
+  if (values.length === 0) return 0
+  values.sort((a, b) => a - b)
+  const middle = values.length >> 1
+  return values.length % 2 === 1 ? values[middle]! : Math.round((values[middle - 1]! + values[middle]!) / 2)
+}
+
+/** The `StatsStore` on Postgres. */
+export const make = (c: Connection): StatsStore.StatsStoreService => ({
+  hourCounts: (botIds, fromHour, toHour) =>
+    c.use("hourCounts", async (db) =>
+      botIds.length === 0 ? [] : (await all(db, StatsQueries.hourCounts(db, botIds, fromHour, toHour))).map((r) => ({
+        hour: r.hour,
+        in: r.in_count,
+        out: r.out_count
+      }))),
+
+  topChats: (botIds, fromDay, toDay, limit) =>
+    c.use("topChats", async (db) => {
+      if (botIds.length === 0) return []
+      const top = await all(db, StatsQueries.topChats(db, botIds, fromDay, toDay, limit))
+      return Promise.all(top.map(async (r) => {
+        const [names] = await all(db, StatsQueries.chatNames(db, r.bot_id, r.chat_id))
+        return {
+          bot_id: r.bot_id,
+          chat_id: r.chat_id,
+          title: names === undefined ? "" : Chat.displayTitle(names),
+          messages: r.messages
+        }
+      }))
+    }),
+
+  activeChats: (botIds, fromDay, toDay) =>
+    c.use("activeChats", async (db) =>
+      botIds.length === 0 ? 0 : (await all(db, StatsQueries.activeChats(db, botIds, fromDay, toDay)))[0]!.n),
+
+  totals: (botIds) =>
+    c.use("totals", async (db) =>
+      botIds.length === 0 ? { chats: 0, people: 0 } : {
+        chats: (await all(db, StatsQueries.chatCount(db, botIds)))[0]!.n,
+        people: (await all(db, StatsQueries.peopleCount(db, botIds)))[0]!.n
+      }),
+
+  deliveries: (botIds, from, to) =>
+    c.use("deliveries", async (db) => {
+      if (botIds.length === 0) return { delivered: 0, retrying: 0, dead: 0, p50_ms: 0 }
+      const counts = new Map((await all(db, StatsQueries.deliveryCounts(db, botIds, from, to))).map((r) => [r.status, r.n]))
+      const durations = (await all(db, StatsQueries.deliveryTimes(db, botIds, from, to)))
+        .map((r) => Date.parse(r.updated_at) - Date.parse(r.created_at))
+        .filter(Number.isFinite)
+      return {
+        delivered: counts.get("delivered") ?? 0,
+        retrying: counts.get("pending") ?? 0,
+        dead: counts.get("dead") ?? 0,
+        p50_ms: Math.max(0, median(durations))
+      }
+    })
+})

@@ -1,0 +1,2 @@
+export * as Migrations from "./Migrations.js"
+export * as PostgresStores from "./PostgresStores.js"

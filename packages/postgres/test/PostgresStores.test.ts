@@ -1,0 +1,274 @@
+import type { BotStore, InboxStore, KeyStore, MessageStore, OutboxStore, StoreHealth } from "@botrelay/core"
+import { PostgresStores } from "@botrelay/postgres"
+import { SecretKey } from "@botrelay/sql"
+import { PgCluster } from "@botrelay/testing"
+import * as StoreSuite from "@botrelay/testing/StoreSuite"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, Layer, Option, Redacted } from "effect"
+import { createServer } from "node:net"
+import { afterAll, beforeAll } from "vitest"
+
+const secretKey = SecretKey.generate()
+
+let cluster: PgCluster.Cluster | undefined
+let template = ""
+
+/** Every store on a fresh database: a copy of a migrated template, dropped when the layer is released. */
+const freshDatabase = Layer.unwrapScoped(
+  Effect.map(
+    Effect.suspend(() => PgCluster.database(cluster!, { template })),
+    (url) => PostgresStores.layer({ url, secretKey, pool: 4 })
+  )
+)
+
+type AllStores =
+  & BotStore.BotStoreService
+  & MessageStore.MessageStoreService
+  & KeyStore.KeyStoreService
+  & InboxStore.InboxStoreService
+  & OutboxStore.OutboxStoreService
+  & StoreHealth.StoreHealthService
+
+/** `PostgresStores.make`, with the stores merged into one object (their method names differ). */
+const open = (options: PostgresStores.Options) =>
+  Effect.map(PostgresStores.make(options), (context): AllStores => Object.assign({}, ...context.unsafeMap.values()))
+
+/** A new empty database for the scope. */
+const emptyDatabase = Effect.suspend(() => PgCluster.database(cluster!))
+
+const botInput = (n: number) => ({
+  token: Redacted.make(`${n}:token-${n}`),
+  name: `bot ${n}`,
+  source: "web" as const,
+  manage_enabled: true,
+  proxy_enabled: false,
+  backend_url: "",
+  secret_token: Redacted.make("secret"),
+  long_poll_enabled: false,
+  description: "",
+  created_at: "2025-01-01T00:00:00.000Z"
+})
+
+const message = (botId: number, chatId: number, id: number, date: number) => ({
+  id,
+  chat_id: chatId,
+  bot_id: botId,
+  user_id: 7,
+  username: "u",
+  first_name: "U",
+  last_name: "",
+  text: `m${id}`,
+  date,
+  direction: "in" as const,
+  edit_date: 0
+})
+
+const update = (updateId: number) => ({
+  update_id: updateId,
+  payload: `{"update_id":${updateId},"message":{"text":"привет 👋","id":123456789012345678901234567890}}`,
+  received_at: "2025-01-01T00:00:01.000Z"
+})
+
+const closedPort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 1))
+    })
+  })
+
+const query = (url: string, text: string) => Effect.promise(() => cluster!.query(text, PgCluster.databaseOf(url)))
+
+if (PgCluster.available) {
+  beforeAll(async () => {
+    cluster = await PgCluster.start()
+    const url = await cluster.createDatabase()
+    await Effect.runPromise(Effect.scoped(PostgresStores.make({ url, secretKey })))
+    template = PgCluster.databaseOf(url)
+  })
+  afterAll(() => cluster?.stop())
+
+  StoreSuite.suite("postgres", freshDatabase)
+
+  describe("PostgresStores", () => {
+    it.scoped("data survives closing and reopening; ids are never reused", () =>
+      Effect.gen(function*() {
+        const url = yield* emptyDatabase
+        yield* Effect.scoped(Effect.gen(function*() {
+          const storage = yield* open({ url, secretKey })
+          const bot = yield* storage.insertBot(botInput(1))
+          yield* storage.saveMessage(message(bot.id, -1001234567890, 1, 10))
+          yield* storage.insertApiKey({ name: "k", role: "operator", bot_ids: [bot.id], prefix: "brk_x", created_at: "", hash: "h" })
+          yield* storage.deleteBot((yield* storage.insertBot(botInput(2))).id)
+          assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(100), update(101)], 102), 2)
+        }))
+        const storage = yield* open({ url, secretKey })
+        const bot = Option.getOrThrow(yield* storage.findBotByToken("1:token-1"))
+        assert.strictEqual(Redacted.value(bot.secret_token), "secret")
+        assert.deepStrictEqual(yield* storage.listMessages({ bot_id: bot.id, chat_id: -1001234567890, limit: 10, offset: 0 }), [
+          message(bot.id, -1001234567890, 1, 10)
+        ])
+        assert.deepStrictEqual(Option.getOrThrow(yield* storage.findApiKeyByHash("h")).bot_ids, [bot.id])
+        assert.strictEqual((yield* storage.insertBot(botInput(3))).id, 3)
+        assert.strictEqual(yield* storage.ingressOffset(bot.id), 102)
+        assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 10), [
+          { bot_id: bot.id, ...update(100) },
+          { bot_id: bot.id, ...update(101) }
+        ])
+      }))
+
+    it.scoped("secrets are stored encrypted, and another key is refused", () =>
+      Effect.gen(function*() {
+        const url = yield* emptyDatabase
+        yield* Effect.scoped(Effect.flatMap(open({ url, secretKey }), (storage) => storage.insertBot(botInput(1))))
+        const [row] = yield* query(url, "SELECT token, secret_token FROM botrelay_bots")
+        assert.notInclude(JSON.stringify(row), "token-1")
+        assert.notInclude(JSON.stringify(row), "secret\"")
+        const other = yield* Effect.either(Effect.scoped(open({ url, secretKey: SecretKey.generate(), secretKeySource: "BOTRELAY_SECRET_KEY" })))
+        assert.isTrue(Either.isLeft(other))
+        if (Either.isLeft(other)) {
+          assert.strictEqual(other.left._tag, "SecretKeyError")
+          assert.include(other.left.message, "BOTRELAY_SECRET_KEY does not decrypt this database's secrets")
+        }
+      }))
+
+    it.scoped("instances starting together on an empty database migrate once, under the advisory lock", () =>
+      Effect.gen(function*() {
+        const url = yield* emptyDatabase
+        const stores = yield* Effect.all(Array.from({ length: 4 }, () => open({ url, secretKey, pool: 2 })), {
+          concurrency: "unbounded"
+        })
+        for (const storage of stores) yield* storage.ping
+        const applied = yield* query(url, "SELECT name FROM botrelay_migrations ORDER BY name")
+        assert.deepStrictEqual(applied, [{ name: "0001_init" }])
+        yield* Effect.scoped(open({ url, secretKey }))
+        assert.deepStrictEqual(yield* query(url, "SELECT count(*)::int AS n FROM botrelay_migrations"), [{ n: 1 }])
+      }))
+
+    it.scoped("the pool holds at most `pool` connections", () =>
+      Effect.gen(function*() {
+        const url = yield* emptyDatabase
+        const storage = yield* open({ url, secretKey, pool: 2 })
+        const bot = yield* storage.insertBot(botInput(1))
+        yield* Effect.all(Array.from({ length: 20 }, (_, i) => storage.saveMessage(message(bot.id, 5, i + 1, i))), {
+          concurrency: "unbounded"
+        })
+        const [row] = yield* query(
+          url,
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = '${PgCluster.databaseOf(url)}' AND application_name = 'botrelay'`
+        )
+        assert.isAtMost(row!["n"] as number, 2)
+        assert.strictEqual((yield* storage.listMessages({ bot_id: bot.id, chat_id: 5, limit: 50, offset: 0 })).length, 20)
+      }))
+
+    it.scoped("saveMessages saves the others when one cannot be saved, and fails", () =>
+      Effect.gen(function*() {
+        const storage = yield* open({ url: yield* emptyDatabase, secretKey })
+        const bot = yield* storage.insertBot(botInput(1))
+        const gone = yield* storage.insertBot(botInput(2))
+        yield* storage.deleteBot(gone.id)
+        const saved = yield* Effect.either(storage.saveMessages([
+          message(bot.id, 10, 1, 10),
+          message(gone.id, 10, 2, 20),
+          message(bot.id, 10, 3, 30)
+        ]))
+        assert.isTrue(Either.isLeft(saved))
+        assert.strictEqual(Either.isLeft(saved) ? saved.left.operation : "", "saveMessages")
+        const stored = yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 10, offset: 0 })
+        assert.deepStrictEqual(stored.map((m) => m.id), [3, 1])
+      }))
+
+    it.scoped("a completion that fails is a StorageError and is rolled back whole", () =>
+      Effect.gen(function*() {
+        const url = yield* emptyDatabase
+        const storage = yield* open({ url, secretKey })
+        const bot = yield* storage.insertBot(botInput(1))
+        yield* storage.commitUpdates(bot.id, [update(1)], 2)
+        const delivery = (botId: number) => ({
+          bot_id: botId,
+          update_id: 1,
+          url: "https://backend.example/hook",
+          payload: "{}",
+          created_at: "2025-01-01T00:00:03.000Z"
+        })
+        const result = yield* Effect.either(storage.completeUpdates([{
+          bot_id: bot.id,
+          update_id: 1,
+          messages: [message(bot.id, 5, 1, 10)],
+          deliveries: [delivery(bot.id), delivery(99)]
+        }]))
+        assert.isTrue(Either.isLeft(result))
+        assert.strictEqual(Either.isLeft(result) ? result.left._tag : "", "StorageError")
+        assert.deepStrictEqual(yield* storage.pendingUpdates(bot.id, 10), [{ bot_id: bot.id, ...update(1) }])
+        assert.deepStrictEqual(yield* storage.listMessages({ bot_id: bot.id, chat_id: 5, limit: 10, offset: 0 }), [])
+        assert.deepStrictEqual(yield* query(url, "SELECT count(*)::int AS n FROM botrelay_deliveries"), [{ n: 0 }])
+        const commit = yield* Effect.either(storage.commitUpdates(99, [update(1)], 2))
+        assert.isTrue(Either.isLeft(commit))
+        assert.strictEqual(yield* storage.ingressOffset(99), 0)
+      }))
+
+    it.scoped("a NUL in a string is stored as U+FFFD instead of failing the write (PostgreSQL text cannot hold it)", () =>
+      Effect.gen(function*() {
+        const storage = yield* open({ url: yield* emptyDatabase, secretKey })
+        const bot = yield* storage.insertBot(botInput(1))
+        yield* storage.saveMessage({ ...message(bot.id, 5, 1, 10), text: "a\u0000b", first_name: "\u0000" })
+        const [stored] = yield* storage.listMessages({ bot_id: bot.id, chat_id: 5, limit: 10, offset: 0 })
+        assert.strictEqual(stored!.text, "a\uFFFDb")
+        assert.strictEqual(stored!.first_name, "\uFFFD")
+      }))
+
+    it.effect("an unreachable server is a ConnectionError naming host and port, never the password", () =>
+      Effect.gen(function*() {
+        const port = yield* Effect.promise(closedPort)
+        const started = Date.now()
+        const result = yield* Effect.either(
+          Effect.scoped(open({ url: `postgres://botrelay:hunter2%21@127.0.0.1:${port}/botrelay`, secretKey }))
+        )
+        assert.isBelow(Date.now() - started, 10_000)
+        assert.isTrue(Either.isLeft(result))
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "ConnectionError")
+          assert.match(result.left.message, new RegExp(`^cannot connect to PostgreSQL at 127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`))
+          assert.notInclude(result.left.message, "hunter2")
+        }
+      }))
+
+    it.effect("a database that does not exist and a malformed URL are ConnectionErrors", () =>
+      Effect.gen(function*() {
+        const missing = yield* Effect.either(Effect.scoped(open({ url: cluster!.url("no_such_database"), secretKey })))
+        assert.isTrue(Either.isLeft(missing))
+        if (Either.isLeft(missing)) {
+          assert.strictEqual(missing.left.message, `cannot connect to PostgreSQL at ${cluster!.dir}:5432: database "no_such_database" does not exist`)
+        }
+        const malformed = yield* Effect.either(Effect.scoped(open({ url: "postgres://user:pa ss@[::1/x", secretKey })))
+        assert.isTrue(Either.isLeft(malformed))
+        if (Either.isLeft(malformed)) {
+          assert.strictEqual(malformed.left._tag, "ConnectionError")
+          assert.notInclude(malformed.left.message, "pa ss")
+        }
+      }))
+
+    it.scoped("search reads the GIN index, and a chat's page its index", () =>
+      Effect.gen(function*() {
+        const url = yield* emptyDatabase
+        yield* Effect.scoped(open({ url, secretKey }))
+        const plan = async (text: string) => {
+          const rows = await cluster!.query(`SET enable_seqscan = off; EXPLAIN ${text}`, PgCluster.databaseOf(url))
+          return rows.map((r) => String(r["QUERY PLAN"])).join("\n")
+        }
+        const search = yield* Effect.promise(() =>
+          plan("SELECT position FROM botrelay_messages WHERE search_vector @@ '''hello'':*'::tsquery ORDER BY position DESC LIMIT 5")
+        )
+        assert.match(search, /botrelay_messages_search|botrelay_messages_position/)
+        const page = yield* Effect.promise(() =>
+          plan("SELECT id FROM botrelay_messages WHERE bot_id = 1 AND chat_id = 2 ORDER BY date DESC, id DESC LIMIT 10")
+        )
+        assert.match(page, /botrelay_messages_chat_date/)
+      }))
+  })
+} else {
+  describe("postgres storage", () => {
+    it.skip(PgCluster.unavailableReason, () => {})
+  })
+}
