@@ -43,6 +43,7 @@ export * as SessionStore from "./stores/SessionStore.js"
 export * as SettingsStore from "./stores/SettingsStore.js"
 export * as StatsStore from "./stores/StatsStore.js"
 export * as StoreHealth from "./stores/StoreHealth.js"
+export * as StoreLock from "./stores/StoreLock.js"
 export * as Stores from "./stores/Stores.js"
 export * as TagStore from "./stores/TagStore.js"
 

@@ -109,6 +109,8 @@ export interface Connection {
   readonly cipher: SecretKey.Cipher
   /** Runs `f` on the pool; a failure becomes a `StorageError` of the operation. */
   readonly use: <A>(operation: string, f: (db: Kysely<Tables.Database>) => Promise<A>) => Effect.Effect<A, Errors.StorageError>
+  /** A new connection of its own (outside the pool), e.g. to hold a session lock; the caller ends it. */
+  readonly connect: () => Promise<pg.Client>
   /** Runs `f` in a transaction; a failure rolls it back and becomes a `StorageError` of the operation. */
   readonly transaction: <A>(
     operation: string,
@@ -238,6 +240,16 @@ export const open = (
     return {
       db,
       cipher,
+      connect: async () => {
+        const client = new pg.Client({
+          connectionString: options.url,
+          connectionTimeoutMillis: 5_000,
+          application_name: "botrelay"
+        })
+        client.on("error", () => {})
+        await client.connect()
+        return client
+      },
       use: (operation, f) =>
         Effect.tryPromise({ try: () => f(db), catch: (cause) => new Errors.StorageError({ operation, cause }) }),
       transaction: (operation, f) =>

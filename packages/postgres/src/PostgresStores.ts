@@ -1,4 +1,4 @@
-import type { Errors, Stores } from "@botrelay/core"
+import { Errors, type Stores } from "@botrelay/core"
 import {
   AccountStore,
   AuditStore,
@@ -18,6 +18,7 @@ import {
   SettingsStore,
   StatsStore,
   StoreHealth,
+  StoreLock,
   TagStore
 } from "@botrelay/core"
 import type { SecretKey } from "@botrelay/sql"
@@ -75,6 +76,27 @@ export const make = (options: Options): Effect.Effect<Context.Context<Stores.Sto
       Context.add(AccountStore.AccountStore, PostgresAccountStore.make(c)),
       Context.add(SessionStore.SessionStore, PostgresSessionStore.make(c)),
       Context.add(AuditStore.AuditStore, PostgresAuditStore.make(c)),
+      Context.add(StoreLock.StoreLock, {
+        exclusive: (name, effect) =>
+          Effect.acquireUseRelease(
+            Effect.tryPromise({
+              try: async () => {
+                const client = await c.connect()
+                try {
+                  await client.query("SELECT pg_advisory_lock(hashtext($1)::bigint)", [`botrelay:${name}`])
+                } catch (error) {
+                  await client.end().catch(() => undefined)
+                  throw error
+                }
+                return client
+              },
+              catch: (cause) => new Errors.StorageError({ operation: "exclusive", cause })
+            }),
+            () => effect,
+            // Ending the session releases its advisory lock.
+            (client) => Effect.promise(() => client.end().catch(() => undefined))
+          )
+      }),
       Context.add(StoreHealth.StoreHealth, {
         ping: c.use("ping", async (db) => {
           await sql`SELECT 1`.execute(db)

@@ -1,10 +1,11 @@
 import type { BotStore, InboxStore, KeyStore, MessageStore, OutboxStore, StoreHealth } from "@botrelay/core"
+import { StoreLock } from "@botrelay/core"
 import { PostgresStores } from "@botrelay/postgres"
 import { SecretKey } from "@botrelay/sql"
 import { PgCluster } from "@botrelay/testing"
 import * as StoreSuite from "@botrelay/testing/StoreSuite"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import { createServer } from "node:net"
 import { afterAll, beforeAll } from "vitest"
 
@@ -233,6 +234,29 @@ if (PgCluster.available) {
         for (let i = 0; i < 4; i++) yield* storage.ping
         assert.strictEqual(Option.getOrThrow(yield* storage.findBot(bot.id)).name, "bot 1")
       }), 60_000)
+
+    it.scopedLive("exclusive: instances on one database hold the lock one at a time; another name is not held", () =>
+      Effect.gen(function*() {
+        const url = yield* emptyDatabase
+        const locks = yield* Effect.all(
+          [1, 2, 3].map(() => Effect.map(PostgresStores.make({ url, secretKey, pool: 1 }), Context.get(StoreLock.StoreLock)))
+        )
+        const log: Array<string> = []
+        const hold = (lock: StoreLock.StoreLockService, i: number) =>
+          lock.exclusive(
+            "bootstrap",
+            Effect.gen(function*() {
+              log.push(`in ${i}`)
+              yield* Effect.sleep("100 millis")
+              log.push(`out ${i}`)
+            })
+          )
+        yield* Effect.all(locks.map(hold), { concurrency: "unbounded" })
+        for (let i = 0; i < log.length; i += 2) assert.strictEqual(log[i + 1], log[i]!.replace("in", "out"), log.join(", "))
+        assert.strictEqual(log.length, 6)
+        const other = yield* locks[0]!.exclusive("bootstrap", locks[1]!.exclusive("other", Effect.succeed("both")))
+        assert.strictEqual(other, "both")
+      }))
 
     it.effect("an unreachable server is a ConnectionError naming host and port, never the password", () =>
       Effect.gen(function*() {

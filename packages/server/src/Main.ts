@@ -3,7 +3,17 @@ import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpServer, type HttpServerError } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Accounts, ApiKeys, AuditLog, Bots, type Errors, type LlmSettings, type Stores, Supervisor } from "@botrelay/core"
+import {
+  Accounts,
+  ApiKeys,
+  AuditLog,
+  Bots,
+  type Errors,
+  type LlmSettings,
+  StoreLock,
+  type Stores,
+  Supervisor
+} from "@botrelay/core"
 import { App } from "@botrelay/http"
 import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
@@ -139,16 +149,17 @@ const recordKeyCreated = (keys: ApiKeys.ApiKeysService, secret: Redacted.Redacte
 /**
  * First-start duties: the configured admin key exists; with no key at all, one is generated,
  * printed once and written to `<data dir>/admin.key` (mode 0600); with no account, how to create the
- * first admin is printed; the command-line bot is registered.
+ * first admin is printed; the command-line bot is registered. Under the storage-wide lock, so instances
+ * starting together on one PostgreSQL database do them once.
  */
 export const bootstrap = (
   config: Pick<Config, "adminKey" | "botToken" | "database">
 ): Effect.Effect<
   void,
   Errors.InvalidInput | Errors.StorageError,
-  ApiKeys.ApiKeys | Accounts.Accounts | AuditLog.AuditLog | Bots.Bots
+  ApiKeys.ApiKeys | Accounts.Accounts | AuditLog.AuditLog | Bots.Bots | StoreLock.StoreLock
 > =>
-  Effect.gen(function*() {
+  Effect.flatMap(StoreLock.StoreLock, (lock) => lock.exclusive("bootstrap", Effect.gen(function*() {
     const keys = yield* ApiKeys.ApiKeys
     if (config.adminKey !== undefined) {
       const created = yield* keys.ensureAdmin(config.adminKey, "admin (BOTRELAY_ADMIN_KEY)")
@@ -180,7 +191,7 @@ export const bootstrap = (
       const bot = yield* Bots.Bots.pipe(Effect.flatMap((bots) => bots.ensureCli(config.botToken!)))
       yield* Effect.logInfo("command-line bot registered").pipe(Effect.annotateLogs({ bot_id: bot.id }))
     }
-  }).pipe(Effect.withSpan("bootstrap"))
+  }))).pipe(Effect.withSpan("bootstrap"))
 
 /**
  * The socket: a node:http server with the configured limits whose request listener is the embedding

@@ -104,6 +104,22 @@ if (PgCluster.available) {
       assert.notInclude(first.output() + second.output(), password)
     }, 60_000)
 
+    it("servers starting together on an empty database all serve; the first-start duties happen once", async () => {
+      const adminKey = `brk_${"q".repeat(43)}`
+      for (const env of [{ BOTRELAY_ADMIN_KEY: adminKey }, {}]) {
+        const database = PgCluster.databaseOf(await cluster!.createDatabase())
+        const runs = [1, 2, 3].map(() => runBin({ BOTRELAY_DATABASE: urlOf(database), BOTRELAY_SECRET_KEY: key, ...env }))
+        const urls = await Promise.all(runs.map(listening))
+        for (const url of urls) assert.strictEqual((await fetch(`${url}/api/health`)).status, 200)
+        const keys = await cluster!.query("SELECT role FROM botrelay_api_keys", database)
+        assert.deepStrictEqual(keys, [{ role: "admin" }])
+        const printed = runs.filter((run) => /brk_[A-Za-z0-9_-]{43}/.test(run.output()))
+        assert.strictEqual(printed.length, "BOTRELAY_ADMIN_KEY" in env ? 0 : 1)
+        for (const run of runs) run.child.kill("SIGTERM")
+        assert.deepStrictEqual(await Promise.all(runs.map((run) => run.exited)), [0, 0, 0])
+      }
+    }, 90_000)
+
     it("PostgreSQL without BOTRELAY_SECRET_KEY is refused: exit 2", async () => {
       const run = runBin({ BOTRELAY_DATABASE: urlOf("postgres") })
       assert.strictEqual(await run.exited, 2)

@@ -19,6 +19,7 @@ import {
   SettingsStore,
   StatsStore,
   StoreHealth,
+  StoreLock,
   TagStore
 } from "@botrelay/core"
 import type { Scope } from "effect"
@@ -84,6 +85,8 @@ export const make = (
       Context.add(AccountStore.AccountStore, SqliteAccountStore.make(c)),
       Context.add(SessionStore.SessionStore, SqliteSessionStore.make(c)),
       Context.add(AuditStore.AuditStore, SqliteAuditStore.make(c)),
+      // One server per SQLite file (the server's OS lock), so nothing else can hold this lock.
+      Context.add(StoreLock.StoreLock, { exclusive: (_name, effect) => effect }),
       Context.add(StoreHealth.StoreHealth, {
         ping: attempt("ping", () => {
           c.statement("SELECT 1").all()

@@ -1,6 +1,6 @@
-import { type Stores, StoreHealth } from "@botrelay/core"
-import { describe } from "@effect/vitest"
-import type { Layer } from "effect"
+import { type Stores, StoreHealth, StoreLock } from "@botrelay/core"
+import { assert, describe } from "@effect/vitest"
+import { Effect, type Layer } from "effect"
 import { bots } from "./storage/Bots.js"
 import { routes } from "./storage/Routes.js"
 import { messages } from "./storage/Messages.js"
@@ -54,5 +54,11 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     audit(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
+    run(StoreLock.StoreLock)("exclusive runs the effect and gives its result or its failure", (lock) =>
+      Effect.gen(function*() {
+        assert.strictEqual(yield* lock.exclusive("test", Effect.succeed(7)), 7)
+        assert.deepStrictEqual(yield* Effect.flip(lock.exclusive("test", Effect.fail("no"))), "no")
+        assert.strictEqual(yield* lock.exclusive("test", Effect.succeed(8)), 8)
+      }))
   })
 }

@@ -16,6 +16,7 @@ import type { SessionStore } from "./SessionStore.js"
 import type { SettingsStore } from "./SettingsStore.js"
 import type { StatsStore } from "./StatsStore.js"
 import type { StoreHealth } from "./StoreHealth.js"
+import type { StoreLock } from "./StoreLock.js"
 import type { TagStore } from "./TagStore.js"
 
 /**
@@ -37,6 +38,7 @@ export type Stores =
   | OutboxStore
   | EventStore
   | StoreHealth
+  | StoreLock
   | ChatStore
   | PeopleStore
   | StatsStore
