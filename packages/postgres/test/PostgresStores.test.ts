@@ -218,6 +218,22 @@ if (PgCluster.available) {
         assert.strictEqual(stored!.first_name, "\uFFFD")
       }))
 
+    it.scoped("a lost database fails queries with StorageError; they work again once it is back (the pool reconnects)", () =>
+      Effect.gen(function*() {
+        const own = yield* PgCluster.scoped()
+        const storage = yield* open({ url: yield* PgCluster.database(own), secretKey, pool: 3 })
+        const bot = yield* storage.insertBot(botInput(1))
+        yield* Effect.all(Array.from({ length: 3 }, () => storage.ping), { concurrency: "unbounded" })
+        yield* Effect.promise(() => own.halt())
+        const lost = yield* Effect.either(storage.findBot(bot.id))
+        assert.isTrue(Either.isLeft(lost))
+        assert.strictEqual(Either.isLeft(lost) ? lost.left._tag : "", "StorageError")
+        assert.isTrue(Either.isLeft(yield* Effect.either(storage.ping)))
+        yield* Effect.promise(() => own.resume())
+        for (let i = 0; i < 4; i++) yield* storage.ping
+        assert.strictEqual(Option.getOrThrow(yield* storage.findBot(bot.id)).name, "bot 1")
+      }), 60_000)
+
     it.effect("an unreachable server is a ConnectionError naming host and port, never the password", () =>
       Effect.gen(function*() {
         const port = yield* Effect.promise(closedPort)

@@ -59,7 +59,7 @@ export interface Cluster {
   readonly port: number
   /** The server's log file. */
   readonly log: string
-  /** The postmaster's pid. */
+  /** The postmaster's pid (a new one after `resume`). */
   readonly pid: number
   /** The URL of a database of the cluster (user `postgres`, no password). */
   readonly url: (database: string) => string
@@ -69,6 +69,10 @@ export interface Cluster {
   readonly dropDatabase: (nameOrUrl: string) => Promise<void>
   /** Runs SQL (statements separated by `;`) as the superuser on a database (default `postgres`); the last one's rows. */
   readonly query: (text: string, database?: string) => Promise<Array<Record<string, unknown>>>
+  /** Stops the server (a lost database: its connections are ended), keeping its data; `resume` starts it again. */
+  readonly halt: () => Promise<void>
+  /** Starts the server `halt` stopped, on the same data, host and port. */
+  readonly resume: () => Promise<void>
   /** Stops the server and removes the temp dir; safe to call twice. */
   readonly stop: () => Promise<void>
 }
@@ -165,12 +169,27 @@ export const start = async (options: Options = {}): Promise<Cluster> => {
       "-c max_connections=200",
       "-c shared_buffers=32MB"
     ].join(" ")
-    await run(join(bin, "pg_ctl"), ["-D", data, "-l", log, "-o", settings, "-w", "-t", "30", "start"], as)
-    const pid = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0])
+    const pidFile = join(data, "postmaster.pid")
+    const startServer = async () => {
+      await run(join(bin, "pg_ctl"), ["-D", data, "-l", log, "-o", settings, "-w", "-t", "30", "start"], as)
+      return Number(readFileSync(pidFile, "utf8").split("\n")[0])
+    }
+    /** "immediate" loses the last commits (synchronous_commit is off): for the end only. */
+    const stopServer = async (mode: "fast" | "immediate") => {
+      if (!existsSync(pidFile)) return
+      await run(join(bin, "pg_ctl"), ["-D", data, "-m", mode, "-w", "-t", "30", "stop"], as)
+      // The postmaster exits just after it removes its pid file.
+      for (let i = 0; i < 100 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    let pid = await startServer()
     // Stops the server and removes the dir once this process is gone, unless `stop` ended the watchdog first.
     watchdog = spawn(
       "/bin/sh",
-      ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -QUIT ${pid} 2>/dev/null; sleep 1; rm -rf '${dir}'`],
+      [
+        "-c",
+        `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ` +
+        `kill -QUIT "$(head -n 1 '${pidFile}' 2>/dev/null)" 2>/dev/null; sleep 1; rm -rf '${dir}'`
+      ],
       { detached: true, stdio: "ignore" }
     )
     watchdog.unref()
@@ -202,12 +221,10 @@ export const start = async (options: Options = {}): Promise<Cluster> => {
           }
         }
         try {
-          await run(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "-t", "30", "stop"], as)
+          await stopServer("immediate")
         } finally {
           remove()
         }
-        // The postmaster exits just after it removes its pid file.
-        for (let i = 0; i < 100 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 50))
       })()
 
     return {
@@ -215,9 +232,15 @@ export const start = async (options: Options = {}): Promise<Cluster> => {
       host,
       port,
       log,
-      pid,
+      get pid() {
+        return pid
+      },
       url,
       query,
+      halt: () => stopServer("fast"),
+      resume: async () => {
+        pid = await startServer()
+      },
       createDatabase: async (options = {}) => {
         const name = options.name ?? `botrelay_${process.pid}_${++databases}`
         const create = `CREATE DATABASE ${quoteIdent(name)}${

@@ -41,6 +41,24 @@ describe.skipIf(!PgCluster.available)("PgCluster", () => {
     await cluster.stop()
   }, 60_000)
 
+  it("halts and resumes the server on the same data; stop removes everything after a halt too", async () => {
+    const cluster = await PgCluster.start()
+    try {
+      const url = await cluster.createDatabase()
+      await select(url, "CREATE TABLE t (n int); INSERT INTO t VALUES (1)")
+      const before = cluster.pid
+      await cluster.halt()
+      assert.isFalse(PgCluster.alive(before))
+      await cluster.resume()
+      assert.notStrictEqual(cluster.pid, before)
+      assert.deepStrictEqual(await select(url, "SELECT n FROM t"), [{ n: 1 }])
+      await cluster.halt()
+    } finally {
+      await cluster.stop()
+    }
+    assert.isFalse(existsSync(cluster.dir))
+  }, 60_000)
+
   it("listens on 127.0.0.1 on a free port when asked", async () => {
     const cluster = await PgCluster.start({ listen: "tcp" })
     try {
