@@ -1,4 +1,4 @@
-import { ApiKeys, type Errors } from "@botrelay/core"
+import { ApiKeys, type Errors, StoreLock } from "@botrelay/core"
 import { Context, Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
 import * as Botrelay from "./Botrelay.js"
 import * as NodeHandler from "./NodeHandler.js"
@@ -18,11 +18,15 @@ export interface Options extends Botrelay.Options {
 /** The instance's request handler. */
 export class Handler extends Context.Tag("@botrelay/node/Instance/Handler")<Handler, NodeHandler.Handler>() {}
 
-/** Registers the configured admin key. */
+/** Registers the configured admin key, under the storage-wide lock (instances may share a PostgreSQL database). */
 const registerAdminKey = (adminKey: Options["adminKey"]) =>
   adminKey === undefined ? Layer.empty : Layer.effectDiscard(
-    Effect.flatMap(ApiKeys.ApiKeys, (keys) =>
-      keys.ensureAdmin(typeof adminKey === "string" ? Redacted.make(adminKey) : adminKey, "admin (embedded)"))
+    Effect.flatMap(StoreLock.StoreLock, (lock) =>
+      lock.exclusive(
+        "bootstrap",
+        Effect.flatMap(ApiKeys.ApiKeys, (keys) =>
+          keys.ensureAdmin(typeof adminKey === "string" ? Redacted.make(adminKey) : adminKey, "admin (embedded)"))
+      ))
   )
 
 /** Everything an instance runs, with its handler: storage, services, the runtime and the HTTP surface. */
