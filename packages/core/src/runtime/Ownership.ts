@@ -92,10 +92,16 @@ export const make = (
         held.delete(botId) ? events.publish(Event.OwnershipChanged({ bot_id: botId, owned: false })) : Effect.void
       )
 
+    /** Takes a bot over: its ingress is not running until it starts here. */
     const take = (botId: number, epoch: number, now: number) =>
       Effect.suspend(() => {
         held.set(botId, { epoch, trustedUntil: now + trust })
-        return events.publish(Event.OwnershipChanged({ bot_id: botId, owned: true }))
+        return Effect.zipRight(
+          events.isRunning(botId)
+            ? events.receive(Event.BotStatusChanged({ bot_id: botId, running: false }))
+            : Effect.void,
+          events.publish(Event.OwnershipChanged({ bot_id: botId, owned: true }))
+        )
       })
 
     const tick = Effect.gen(function*() {
