@@ -40,6 +40,8 @@ export type Event = Data.TaggedEnum<{
   LongPollStarted: { readonly bot_id: number; readonly poll: string }
   /** Entries were appended to the event log (by another instance, when it came from one). */
   LogAppended: {}
+  /** An instance gave up leases (rebalancing or shutting down): the others may take them now. */
+  LeasesReleased: {}
   /** This instance started or stopped running the bot's ingress, pipeline and outbox (its lease). */
   OwnershipChanged: { readonly bot_id: number; readonly owned: boolean }
   /** Events of other instances may have been missed (the link to them was down): read everything again. */

@@ -69,7 +69,8 @@ const iso = (ms: number) => new Date(ms).toISOString()
 /**
  * Runs the bots this instance holds leases of, in the scope. Every `renewEvery` it beats, renews its leases,
  * drops those it lost, gives up those beyond its share (⌈bots / live instances⌉) and takes free ones up to
- * it; every `checkEvery` it drops leases it could not renew in time. Each change is published as
+ * it, and at once when bots change or another instance gives leases up (`LeasesReleased`); every
+ * `checkEvery` it drops leases it could not renew in time. Each change is published as
  * `OwnershipChanged`, and whether each of its bots' ingress runs is recorded in its lease, for every
  * instance's `running`. Closing the scope frees every lease at once (a clean shutdown).
  */
@@ -124,6 +125,7 @@ export const make = (
         const fences = excess.map((botId) => fenceOf(botId, held.get(botId)!.epoch))
         for (const botId of excess) yield* drop(botId)
         yield* leases.release(fences)
+        yield* events.publish(Event.LeasesReleased())
       }
       const all = yield* leases.leases
       const taken = new Map(all.map((lease) => [lease.bot_id, lease]))
@@ -150,15 +152,22 @@ export const make = (
     })
 
     const statuses = yield* events.subscribe("BotStatusChanged")
+    const nudges = yield* events.subscribe("BotChanged", "LeasesReleased", "Resynced")
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         for (const botId of [...held.keys()]) yield* drop(botId)
         yield* leases.leave(identity.id)
+        yield* events.publish(Event.LeasesReleased())
       }).pipe(Effect.catchAll((e) => Effect.logWarning("could not give up the leases", e.cause)))
     )
-    yield* tick.pipe(
-      Effect.catchAll((e) => Effect.logWarning("could not renew the leases", e.cause)),
-      Effect.zipRight(Effect.sleep(options.renewEvery)),
+    const ticking = yield* Effect.makeSemaphore(1)
+    const renewal = ticking.withPermits(1)(
+      tick.pipe(Effect.catchAll((e) => Effect.logWarning("could not renew the leases", e.cause)))
+    )
+    yield* renewal.pipe(Effect.zipRight(Effect.sleep(options.renewEvery)), Effect.forever, Effect.forkScoped)
+    yield* Queue.take(nudges).pipe(
+      Effect.zipRight(Queue.takeAll(nudges)),
+      Effect.zipRight(renewal),
       Effect.forever,
       Effect.forkScoped
     )

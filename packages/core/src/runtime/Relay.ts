@@ -19,7 +19,8 @@ export const relayed = [
   "UpdatesBuffered",
   "BotStatusChanged",
   "LongPollStarted",
-  "LogAppended"
+  "LogAppended",
+  "LeasesReleased"
 ] as const
 
 type Relayed = Extract<Event, { readonly _tag: typeof relayed[number] }>
