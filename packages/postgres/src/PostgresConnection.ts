@@ -90,6 +90,8 @@ const nulFree = (pool: pg.Pool): PostgresPool => {
       const client = await pool.connect()
       let wrapped = clients.get(client)
       if (wrapped === undefined) {
+        // A connection lost while checked out fails its queries; its error event must not crash the process.
+        client.on("error", () => {})
         wrapped = {
           query: ((text: string, parameters: ReadonlyArray<unknown>) =>
             client.query(text, parameters.map(withoutNul))) as unknown as PostgresPoolClient["query"],
