@@ -154,6 +154,7 @@ const openPool = (options: Options) =>
           types,
           connectionTimeoutMillis: 5_000,
           idle_in_transaction_session_timeout: 8_000,
+          statement_timeout: 8_000,
           application_name: "botrelay"
         })
       } catch {
@@ -189,6 +190,7 @@ const migrate = (db: Kysely<Tables.Database>, cipher: SecretKey.Cipher) =>
           }).migrateToLatest()
         } finally {
           await sql`SELECT pg_advisory_unlock(${sql.lit(advisoryLock)})`.execute(conn)
+          await sql`RESET statement_timeout`.execute(conn)
         }
       }),
     catch: (cause) => new MigrationError({ cause })

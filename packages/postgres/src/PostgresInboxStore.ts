@@ -54,6 +54,12 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
       )
     }),
 
+  webhookUrl: (botId) =>
+    c.use("webhookUrl", async (db) => (await all(db, InboxQueries.webhookUrl(db, botId)))[0]?.url ?? ""),
+
+  setWebhookUrl: (botId, url) =>
+    c.use("setWebhookUrl", async (db) => void (await run(db, InboxQueries.setWebhookUrl(db, botId, url)))),
+
   pendingUpdates: (botId, limit) =>
     c.use("pendingUpdates", async (db) =>
       (await all(db, InboxQueries.pendingUpdates(db, botId, limit))).map(InboxQueries.toInboxUpdate)),

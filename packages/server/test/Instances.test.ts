@@ -136,7 +136,7 @@ if (PgCluster.available) {
       await eventually(() => hooks.received.filter((r) => r.bot.startsWith("share-")).length >= 30 || undefined, 10_000)
       for (let i = 0; i < 6; i++) {
         const got = hooks.received.filter((r) => r.bot === `share-${i}`).map((r) => r.update_id)
-        assert.strictEqual(got.length, 5, `bot ${i}: ${got}`)
+        assert.strictEqual(got.length, 5, `bot ${i}: ${got.join(",")}`)
         assert.deepStrictEqual(got, [...got].sort((x, y) => x - y), "in order")
       }
       const stored = await cluster.query(
@@ -161,6 +161,21 @@ if (PgCluster.available) {
       const arrived = await eventually(() => hooks.received.find((r) => r.bot === "after"), 5_000)
       assert.isBelow(arrived.at - at, 2_000)
       assert.isUndefined(hooks.received.find((r) => r.bot === "before"))
+    }, 30_000)
+
+    it("an API key disabled through one instance is refused by the other at once; LLM settings changed on one are read on the other", async () => {
+      const created = await a.call("/api/auth/api-keys", { body: { name: "short-lived", role: "admin" } })
+      assert.strictEqual(created.status, 200, created.text)
+      const key = created.json.key as string
+      assert.strictEqual((await b.call("/api/bots", { key })).status, 200, "b knows the key (and remembers it)")
+      const toggled = await a.call(`/api/auth/api-keys/toggle?id=${created.json.id}`, { method: "POST" })
+      assert.strictEqual(toggled.status, 200, toggled.text)
+      await eventually(async () => (await b.call("/api/bots", { key })).status === 401 || undefined, 2_000)
+
+      assert.strictEqual((await b.call("/api/llm")).json.model, "")
+      const set = await a.call("/api/llm", { body: { model: "shared-model" } })
+      assert.strictEqual(set.status, 200, set.text)
+      await eventually(async () => (await b.call("/api/llm")).json.model === "shared-model" || undefined, 2_000)
     }, 30_000)
 
     it("a newer long poll on one instance ends the older one on the other with 409 within 1 s", async () => {
