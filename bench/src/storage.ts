@@ -29,18 +29,20 @@ export interface Storage {
   readonly dispose: () => Promise<void>
 }
 
-/** A SQLite file in a new temp folder. */
+/** A SQLite file at a path the caller owns; `dispose` leaves it. */
+export const sqliteFile = (database: string): Storage => ({
+  kind: "sqlite",
+  database,
+  env: {},
+  layer: SqliteStores.layer({ filename: database }),
+  ticks: () => 0,
+  dispose: () => Promise.resolve()
+})
+
+/** A SQLite file in a new temp folder, removed by `dispose`. */
 export const sqlite = (): Storage => {
   const dir = makeTempDir()
-  const database = join(dir, "botrelay.db")
-  return {
-    kind: "sqlite",
-    database,
-    env: {},
-    layer: SqliteStores.layer({ filename: database }),
-    ticks: () => 0,
-    dispose: () => Promise.resolve(removeTempDir(dir))
-  }
+  return { ...sqliteFile(join(dir, "botrelay.db")), dispose: () => Promise.resolve(removeTempDir(dir)) }
 }
 
 /** A throwaway PostgreSQL cluster shared by the runs of a suite. */
