@@ -1,11 +1,12 @@
 import type { Delivery, InboxStore, Message, RouteSend, Sighting } from "@botrelay/core"
-import { InboxQueries, OutboxQueries, type Tables } from "@botrelay/sql"
+import { InboxQueries, LeaseQueries, OutboxQueries, type Tables } from "@botrelay/sql"
 import { Option } from "effect"
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
 import * as Batches from "./Batches.js"
 import { all, type Connection, run } from "./PostgresConnection.js"
 import { writeSightings } from "./PostgresChatStore.js"
+import { checkFence } from "./PostgresLeaseStore.js"
 import { saveMessages } from "./PostgresMessageStore.js"
 
 /** The oldest processed inbox rows received before a time, oldest first. */
@@ -26,13 +27,14 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
   ingressOffset: (botId) =>
     c.use("ingressOffset", async (db) => (await all(db, InboxQueries.ingressOffset(db, botId)))[0]?.offset ?? 0),
 
-  commitUpdates: (botId, updates, nextOffset) =>
-    c.transaction("commitUpdates", async (db) => {
+  commitUpdates: (botId, updates, nextOffset, fence) =>
+    LeaseQueries.surfaceLeaseLost(c.transaction("commitUpdates", async (db) => {
+      await checkFence(db, fence)
       let added = 0
       for (const chunk of Batches.chunks(updates)) added += await run(db, Batches.insertUpdates(db, botId, chunk))
       await run(db, InboxQueries.raiseOffset(db, botId, nextOffset))
       return added
-    }),
+    })),
 
   webhookSecret: (botId) =>
     c.use("webhookSecret", async (db) =>
@@ -55,8 +57,9 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
     c.use("pendingUpdates", async (db) =>
       (await all(db, InboxQueries.pendingUpdates(db, botId, limit))).map(InboxQueries.toInboxUpdate)),
 
-  completeUpdates: (completions) =>
-    c.transaction("completeUpdates", async (db) => {
+  completeUpdates: (completions, fence) =>
+    LeaseQueries.surfaceLeaseLost(c.transaction("completeUpdates", async (db) => {
+      await checkFence(db, fence)
       const byBot = new Map<number, Set<number>>()
       for (const { bot_id, update_id } of completions) {
         let ids = byBot.get(bot_id)
@@ -89,7 +92,7 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
       for (const chunk of Batches.chunks(buffered)) await run(db, Batches.insertBuffered(db, chunk))
       await saveMessages(db, messages)
       if (sightings !== undefined) await writeSightings(db, sightings)
-    }),
+    })),
 
   backlog: (botId) => c.use("backlog", async (db) => (await all(db, InboxQueries.backlog(db, botId, botId)))[0]!.backlog),
 

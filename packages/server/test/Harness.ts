@@ -116,6 +116,10 @@ export const startServer = async (
     readonly flags?: Readonly<Record<string, string>>
     /** BOTRELAY_BACKEND_ALLOW_PRIVATE, for tests whose backends set through /tgapi listen on 127.0.0.1. */
     readonly allowPrivateBackends?: boolean
+    /** A PostgreSQL database (URL) to share with other servers; the caller drops it. */
+    readonly database?: string
+    /** BOTRELAY_INSTANCE_ID; a random one by default. */
+    readonly instanceId?: string
   } = {}
 ) => {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "botrelay-test-"))
@@ -126,7 +130,7 @@ export const startServer = async (
   const config = Config.fromValues({
     port: String(options.port ?? 0),
     host: "127.0.0.1",
-    database: onPostgres ? await postgresDatabase(dir) : join(dir, "botrelay.db"),
+    database: options.database ?? (onPostgres ? await postgresDatabase(dir) : join(dir, "botrelay.db")),
     "telegram-api": options.telegramApi ?? unreachableTelegram,
     "admin-key": adminKey,
     "log-level": "trace",
@@ -136,8 +140,9 @@ export const startServer = async (
     ...(options.bufferMaxAge === undefined ? {} : { "buffer-max-age": options.bufferMaxAge }),
     ...(options.allowPrivateBackends === true ? { "backend-allow-private": "true" } : {}),
     "delivery-max-age": String(deliveryMaxAge),
+    ...(options.instanceId === undefined ? {} : { "instance-id": options.instanceId }),
     ...options.flags
-  }, onPostgres ? { BOTRELAY_SECRET_KEY: postgresKey } : {})
+  }, onPostgres || options.database !== undefined ? { BOTRELAY_SECRET_KEY: postgresKey } : {})
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(
