@@ -17,6 +17,7 @@
  */
 import { availableParallelism, cpus } from "node:os"
 import { count, envInt, table } from "./harness.js"
+import { type InboxFigures, inboxOptions, latency, measureInbox } from "./inbox.js"
 import { cores, type LoadResult, loadSettings, ms, noLeases, rate, reportLoad, runLoad } from "./pipeline.js"
 import * as Storage from "./storage.js"
 
@@ -104,6 +105,38 @@ const goals = (sqlite: LoadResult | undefined, one: LoadResult | undefined, many
   }
 }
 
+const mib = (bytes: number) => `${count(bytes / 1024 / 1024)} MiB`
+
+const reportInbox = (
+  messages: number,
+  chats: number,
+  requests: number,
+  figures: ReadonlyArray<readonly [string, InboxFigures]>
+) => {
+  const [first] = figures
+  if (first === undefined) return
+  const rows = first[1].timings.map((timing, i) => [
+    timing.name,
+    ...figures.flatMap(([, f]) => [latency(f.timings[i]!.p50), latency(f.timings[i]!.p99)])
+  ])
+  rows.push([
+    "SSE: FakeTelegram → event at each of the clients",
+    ...figures.flatMap(([, f]) => [latency(f.sse.p50), latency(f.sse.p99)])
+  ])
+  process.stdout.write(
+    `\nInbox reads: ${count(messages)} messages in ${count(chats)} chats over 5 bots (the inbox suite's data), one request ` +
+      `at a time, ${requests} per route after 20 warm-up requests (GET /api/stats: 30); SSE: ` +
+      `${first[1].sse.clients} clients on /api/events, ${first[1].sse.messages} incoming messages.\n` +
+      figures.map(([kind, f]) =>
+        `${kind}: seeded through the stores in ${f.seeded.seconds.toFixed(1)} s ` +
+        `(${count(messages / f.seeded.seconds)} messages/s), ` +
+        (kind === "SQLite" ? "search index filled in " : "VACUUM ANALYZE (as autovacuum would after a bulk load) ") +
+        `${f.seeded.indexSeconds.toFixed(1)} s; database ${mib(f.bytes)}.\n`
+      ).join("") + "\n" +
+      table(["route", ...figures.flatMap(([kind]) => [`${kind} p50`, `${kind} p99`])], rows, 1) + "\n"
+  )
+}
+
 /** Runs the suite's parts and prints their tables; throws when updates were lost or duplicated. */
 export const runPostgres = async (): Promise<void> => {
   const chosen = chosenParts()
@@ -167,6 +200,20 @@ export const runPostgres = async (): Promise<void> => {
           `same cores (see the cores columns) instead of adding their own; on separate machines each instance ` +
           `would bring its own.\n`
       )
+    }
+    if (chosen.has("inbox")) {
+      const options = inboxOptions(30)
+      const figures: Array<readonly [string, InboxFigures]> = []
+      for (const kind of ["SQLite", "PostgreSQL"] as const) {
+        const storage = kind === "SQLite" ? Storage.sqlite() : await Storage.postgres(cluster)
+        try {
+          figures.push([kind, await measureInbox(storage, options, `inbox on ${kind}`)])
+        } finally {
+          await storage.dispose()
+        }
+      }
+      reportInbox(options.messages, options.chats, options.requests, figures)
+      for (const [kind, f] of figures) if (f.sse.missing > 0) failures.push(`${kind}: ${f.sse.missing} events never reached their client`)
     }
     for (const { load, name } of lines) {
       const i = load.integrity
