@@ -172,7 +172,7 @@ const copyAll = async (
       (is_nullable = 'NO' AND column_default IS NULL AND is_identity = 'NO') AS required,
       is_identity = 'YES' AS is_identity
     FROM information_schema.columns
-    WHERE table_schema = current_schema() AND table_name = ANY(${tables as Array<string>})
+    WHERE table_schema = current_schema() AND table_name = ANY(${tables})
     ORDER BY table_name, ordinal_position`.execute(db)
 
   const copied: Array<Copied> = []

@@ -116,17 +116,21 @@ export const startServer = async (
     readonly flags?: Readonly<Record<string, string>>
     /** BOTRELAY_BACKEND_ALLOW_PRIVATE, for tests whose backends set through /tgapi listen on 127.0.0.1. */
     readonly allowPrivateBackends?: boolean
+    /** A database of the caller's (e.g. a `postgres://` URL) and its BOTRELAY_SECRET_KEY, instead of the data dir's. */
+    readonly database?: { readonly url: string; readonly secretKey?: string }
+    /** BOTRELAY_ADMIN_KEY; a new one by default. */
+    readonly adminKey?: string
   } = {}
 ) => {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "botrelay-test-"))
-  const adminKey = newKey()
+  const adminKey = options.adminKey ?? newKey()
   const runtimeOptions = options.runtime ?? fastRuntime
   // BOTRELAY_DELIVERY_MAX_AGE carries the runtime's dead-letter window (2 s in fastRuntime)
   const deliveryMaxAge = Math.max(1, Math.ceil(Duration.toSeconds(Duration.decode(runtimeOptions.outbox.maxAge))))
   const config = Config.fromValues({
     port: String(options.port ?? 0),
     host: "127.0.0.1",
-    database: onPostgres ? await postgresDatabase(dir) : join(dir, "botrelay.db"),
+    database: options.database?.url ?? (onPostgres ? await postgresDatabase(dir) : join(dir, "botrelay.db")),
     "telegram-api": options.telegramApi ?? unreachableTelegram,
     "admin-key": adminKey,
     "log-level": "trace",
@@ -137,7 +141,11 @@ export const startServer = async (
     ...(options.allowPrivateBackends === true ? { "backend-allow-private": "true" } : {}),
     "delivery-max-age": String(deliveryMaxAge),
     ...options.flags
-  }, onPostgres ? { BOTRELAY_SECRET_KEY: postgresKey } : {})
+  }, options.database !== undefined
+    ? (options.database.secretKey === undefined ? {} : { BOTRELAY_SECRET_KEY: options.database.secretKey })
+    : onPostgres
+    ? { BOTRELAY_SECRET_KEY: postgresKey }
+    : {})
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(
