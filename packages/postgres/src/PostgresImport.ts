@@ -148,7 +148,8 @@ const copyAll = async (
   db: Kysely<any>,
   to: SecretKey.Cipher,
   source: Source,
-  replace: boolean
+  replace: boolean,
+  signal: AbortSignal
 ): Promise<Array<Copied>> => {
   await sql`SET LOCAL statement_timeout = 0`.execute(db)
   await sql`SET LOCAL idle_in_transaction_session_timeout = 0`.execute(db)
@@ -184,6 +185,8 @@ const copyAll = async (
     let count = 0
     const flush = async () => {
       if (pending.length === 0) return
+      // Interrupted (e.g. Ctrl-C): the transaction is rolled back rather than left to finish.
+      signal.throwIfAborted()
       await db.insertInto(table).values(pending).execute()
       count += pending.length
       pending = []
@@ -220,7 +223,8 @@ export const load = (
 ): Effect.Effect<ReadonlyArray<Copied>, ImportError, Scope.Scope> =>
   Effect.flatMap(openMigrated(options), ({ cipher, db }) =>
     Effect.tryPromise({
-      try: () => db.transaction().execute((trx) => copyAll(trx as unknown as Kysely<any>, cipher, source, replace)),
+      try: (signal) =>
+        db.transaction().execute((trx) => copyAll(trx as unknown as Kysely<any>, cipher, source, replace, signal)),
       catch: (cause) =>
         cause instanceof TargetNotEmpty || cause instanceof SchemaMismatch || cause instanceof SecretKey.SecretKeyError
           ? cause

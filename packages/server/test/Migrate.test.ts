@@ -479,6 +479,49 @@ if (PgCluster.available) {
       assert.match(free.stdout, /^keys 1$/m)
     }, 90_000)
 
+    it("holds the file for the whole copy: a server cannot start on it meanwhile; a large table streams through", async () => {
+      const file = join(tempDir(), "big.db")
+      await Effect.runPromise(Effect.scoped(Effect.asVoid(SqliteStores.make({ filename: file }))))
+      const cipher = SecretKey.cipher(SecretKey.readFile(SecretKey.keyFileFor(file)))
+      const sqlite = new BetterSqlite3(file)
+      sqlite.prepare("INSERT INTO botrelay_bots (token, token_hash, name, source, created_at, updated_at) VALUES (?, ?, 'big', 'web', '', '')")
+        .run(cipher.encrypt("token", "77:big"), cipher.tokenHash("77:big"))
+      const insert = sqlite.prepare(
+        "INSERT INTO botrelay_messages (bot_id, chat_id, id, text, date, direction) VALUES (1, ?, ?, ?, ?, 'in')"
+      )
+      const count = 100_000
+      sqlite.transaction(() => {
+        for (let i = 1; i <= count; i++) insert.run(i % 100, i, `message number ${i} about parcels`, 1_700_000_000 + i)
+      })()
+      sqlite.close()
+      const empty = await newDatabase()
+
+      const copying = migrate(file, empty.url)
+      // The copy has begun (it takes PostgreSQL's advisory locks only once it holds the file).
+      await eventually(async () => {
+        const locks = await cluster.query(
+          `SELECT count(*) AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND d.datname = '${empty.name}'`
+        )
+        return Number(locks[0]!.n) > 0 || undefined
+      }, 10_000)
+      const server = await runBin([], {
+        BOTRELAY_DATABASE: file,
+        BOTRELAY_PORT: "0",
+        BOTRELAY_HOST: "127.0.0.1",
+        BOTRELAY_TELEGRAM_API: unreachableTelegram
+      })
+      assert.strictEqual(server.code, 1, server.stdout)
+      assert.include(server.stderr, "this SQLite file is in use by another Botrelay server")
+      const ran = await copying
+      assert.strictEqual(ran.code, 0, ran.stderr)
+      assert.match(ran.stdout, new RegExp(`^messages ${count}$`, "m"))
+      const found = await cluster.query(
+        `SELECT count(*) AS n FROM botrelay_messages WHERE search_vector @@ 'parcels'::tsquery`,
+        empty.name
+      )
+      assert.strictEqual(Number(found[0]!.n), count)
+    }, 90_000)
+
     it("a row PostgreSQL refuses midway: exit 1, nothing written", async () => {
       const dir = tempDir()
       const copy = join(dir, "broken.db")
