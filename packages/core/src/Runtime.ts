@@ -1,5 +1,5 @@
 import { type HttpExchange, TelegramClient } from "@botrelay/telegram"
-import { Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as Accounts from "./services/Accounts.js"
 import * as ApiKeys from "./services/ApiKeys.js"
 import * as AuditLog from "./services/AuditLog.js"
@@ -21,14 +21,17 @@ import * as LlmSettings from "./runtime/LlmSettings.js"
 import * as LoginThrottle from "./services/LoginThrottle.js"
 import * as LongPoll from "./runtime/LongPoll.js"
 import * as MediaFiles from "./services/MediaFiles.js"
+import * as Ownership from "./runtime/Ownership.js"
 import * as Messages from "./services/Messages.js"
 import * as PasswordHasher from "./services/PasswordHasher.js"
 import * as People from "./services/People.js"
+import * as Relay from "./runtime/Relay.js"
 import * as Routes from "./services/Routes.js"
 import * as Search from "./services/Search.js"
 import * as SentMessages from "./runtime/SentMessages.js"
 import * as Statistics from "./services/Statistics.js"
 import * as StatusReport from "./services/StatusReport.js"
+import { Broadcast } from "./stores/Broadcast.js"
 import type { Stores } from "./stores/Stores.js"
 import * as Supervisor from "./runtime/Supervisor.js"
 import * as Tags from "./services/Tags.js"
@@ -69,7 +72,19 @@ export interface Config {
   readonly loginThrottle?: Partial<LoginThrottle.Options> | undefined
   /** How long the audit log keeps entries and how often it looks; `AuditLog.defaults` for what is omitted. */
   readonly audit?: Partial<AuditLog.Options> | undefined
+  /** Leases of instances sharing a database (PostgreSQL); `Ownership.defaults` for what is omitted. */
+  readonly leases?: Partial<Ownership.Options> | undefined
 }
+
+/**
+ * Who runs which bot: on a storage other instances may share (`Broadcast.shared`), leases decide and events
+ * are relayed between the instances; otherwise this instance runs every bot.
+ */
+const cluster = (leases: Partial<Ownership.Options> = {}) =>
+  Layer.unwrapEffect(Effect.map(Broadcast, (broadcast) =>
+    broadcast.shared
+      ? Layer.provideMerge(Relay.layer, Ownership.layer({ ...Ownership.defaults, ...leases }))
+      : Ownership.everything))
 
 /** The default Bot API root. */
 export const telegramApi = "https://api.telegram.org"
@@ -105,6 +120,7 @@ export type Services =
   | FloodControl.FloodControl
   | BackendPolicy.BackendPolicy
   | Webhook.PublicUrl
+  | Ownership.Ownership
   | TelegramClient.TelegramClient
 
 /**
@@ -146,6 +162,7 @@ export const layer = (
     StatusReport.layer
   ).pipe(
     Layer.provideMerge(Supervisor.layer(options)),
+    Layer.provideMerge(cluster(config.leases)),
     Layer.provideMerge(EventLog.layer({ ...EventLog.defaults, ...config.events }).pipe(Layer.provide(Chats.views))),
     Layer.provideMerge(Inbox.layer),
     Layer.provideMerge(SentMessages.layer),

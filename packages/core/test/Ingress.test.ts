@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Bot } from "@botrelay/core"
-import { BotStore, Events, Inbox, Ingress, InboxStore, type Stores } from "@botrelay/core"
+import { BotStore, Events, Inbox, Ingress, InboxStore, Ownership, type Stores } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
 import { TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, TestClock } from "effect"
@@ -77,7 +77,7 @@ const run = <A, E>(
   }).pipe(
     Effect.provide(
       Inbox.layer.pipe(
-        Layer.provideMerge(Layer.mergeAll(SqliteStores.layer({ filename: ":memory:" }), Events.layer, telegram.layer))
+        Layer.provideMerge(Layer.mergeAll(SqliteStores.layer({ filename: ":memory:" }), Events.layer, Ownership.everything, telegram.layer))
       )
     ),
     Effect.provide(Logger.remove(Logger.defaultLogger))

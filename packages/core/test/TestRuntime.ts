@@ -14,6 +14,7 @@ import {
   MappingStore,
   MessageStore,
   OutboxStore,
+  Ownership,
   Routes,
   RouteStore,
   SentMessages,
@@ -73,8 +74,10 @@ export const store = Effect.gen(function*() {
 export const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
 /** Empty storage, an event bus and the recording of sent messages for one test. */
-export const stores: Layer.Layer<Stores.Stores | Events.Events | SentMessages.SentMessages> = SentMessages.layer.pipe(
-  Layer.provideMerge(Layer.merge(storage, Events.layer))
+export const stores: Layer.Layer<
+  Stores.Stores | Events.Events | SentMessages.SentMessages | Ownership.Ownership
+> = SentMessages.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(storage, Events.layer, Ownership.everything))
 )
 
 /** An LLM router that never chooses a route. */

@@ -3,6 +3,7 @@ import {
   HttpApiEndpoint,
   HttpApiGroup,
   HttpApiMiddleware,
+  HttpApiSchema,
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
@@ -76,12 +77,24 @@ export const MessagesQuery = Schema.Struct({
 /** `GET /api/health`. */
 export const Health = Schema.Struct({ status: Schema.Literal("ok"), storage: Schema.Literal("ok") })
 
+/** `GET /api/health` while the storage does not answer: 503. */
+export class HealthUnavailable extends Schema.TaggedError<HealthUnavailable>()(
+  "HealthUnavailable",
+  {
+    status: Schema.Literal("unavailable"),
+    storage: Schema.Literal("unavailable"),
+    error: Schema.String,
+    code: Schema.Literal("storage_unavailable")
+  },
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
 /** Liveness and storage readiness; no key needed. */
 export class HealthGroup extends HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("health", "/health")
       .addSuccess(Health)
-      .addError(ApiError.ServiceUnavailable)
+      .addError(HealthUnavailable)
   )
 {}
 

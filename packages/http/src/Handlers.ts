@@ -24,7 +24,7 @@ import type {
 } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, ParseResult, Schema } from "effect"
-import { Api, Caller } from "./Api.js"
+import { Api, Caller, HealthUnavailable } from "./Api.js"
 import { AuthorizationLive } from "./Authentication.js"
 import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
 import * as ApiError from "./ApiError.js"
@@ -46,7 +46,14 @@ const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
       health.check.pipe(
         Effect.as({ status: "ok" as const, storage: "ok" as const }),
         Effect.catchAll(() =>
-          Effect.fail(new ApiError.ServiceUnavailable({ error: "storage is unavailable", code: "storage_unavailable" }))
+          Effect.fail(
+            new HealthUnavailable({
+              status: "unavailable",
+              storage: "unavailable",
+              error: "storage is unavailable",
+              code: "storage_unavailable"
+            })
+          )
         )
       ))))
 

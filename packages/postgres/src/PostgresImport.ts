@@ -20,8 +20,9 @@ export type Table = keyof Tables.Database
 export type Row = SecretColumns.Row
 
 /**
- * What each table holds, as a count line names it, in the order tables are filled (parents before children);
- * undefined for `botrelay_secret_key`, whose check value is written anew with the target's key.
+ * What each table holds, as a count line names it, in the order tables are filled (parents before children).
+ * Undefined for those not copied: `botrelay_secret_key`, whose check value is written anew with the target's
+ * key, and the instances and leases, which the instances on PostgreSQL make for themselves.
  */
 export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_bots: "bots",
@@ -50,11 +51,16 @@ export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_route_mappings: "route mappings",
   botrelay_events: "events",
   botrelay_event_state: "event ids",
-  botrelay_secret_key: undefined
+  botrelay_secret_key: undefined,
+  botrelay_instances: undefined,
+  botrelay_leases: undefined
 }
 
 /** The tables an import fills, in order. */
 export const tables: ReadonlyArray<Table> = (Object.keys(kinds) as Array<Table>).filter((t) => kinds[t] !== undefined)
+
+/** The tables an import empties first: those it fills, and the instances and leases. */
+const cleared: ReadonlyArray<Table> = (Object.keys(kinds) as Array<Table>).filter((t) => t !== "botrelay_secret_key")
 
 /** Tables whose rows do not make a database non-empty: the event id counter, which every database has. */
 const bookkeeping: ReadonlySet<Table> = new Set(["botrelay_event_state"])
@@ -155,7 +161,7 @@ const copyAll = async (
   await sql`SET LOCAL idle_in_transaction_session_timeout = 0`.execute(db)
   // A server starting on this database meanwhile waits for the copy before its first-start duties (see StoreLock).
   await sql`SELECT pg_advisory_xact_lock(hashtext('botrelay:bootstrap')::bigint)`.execute(db)
-  await sql`LOCK TABLE ${sql.join(tables.map((t) => sql.table(t)))} IN ACCESS EXCLUSIVE MODE`.execute(db)
+  await sql`LOCK TABLE ${sql.join(cleared.map((t) => sql.table(t)))} IN ACCESS EXCLUSIVE MODE`.execute(db)
 
   const held: Array<string> = []
   for (const table of tables) {
@@ -164,7 +170,7 @@ const copyAll = async (
     if (rows[0]?.any === true) held.push(kinds[table]!)
   }
   if (held.length > 0 && !replace) throw new TargetNotEmpty({ kinds: held })
-  await sql`TRUNCATE ${sql.join(tables.map((t) => sql.table(t)))}`.execute(db)
+  await sql`TRUNCATE ${sql.join(cleared.map((t) => sql.table(t)))}`.execute(db)
   await sql`INSERT INTO botrelay_secret_key (id, check_value) VALUES (1, ${to.encrypt("check", SecretKey.checkPlaintext)})
     ON CONFLICT (id) DO UPDATE SET check_value = excluded.check_value`.execute(db)
 

@@ -1,10 +1,11 @@
 import type { InboxStore, Message, Sighting } from "@botrelay/core"
-import { BufferQueries, InboxQueries, OutboxQueries, type Tables } from "@botrelay/sql"
+import { BufferQueries, InboxQueries, LeaseQueries, OutboxQueries, type Tables } from "@botrelay/sql"
 import { Option } from "effect"
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
 import { all, type Connection, run } from "./PostgresConnection.js"
 import { writeSightings } from "./PostgresChatStore.js"
+import { checkFence } from "./PostgresLeaseStore.js"
 import { saveMessages } from "./PostgresMessageStore.js"
 
 /** The oldest processed inbox rows received before a time, oldest first. */
@@ -25,15 +26,16 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
   ingressOffset: (botId) =>
     c.use("ingressOffset", async (db) => (await all(db, InboxQueries.ingressOffset(db, botId)))[0]?.offset ?? 0),
 
-  commitUpdates: (botId, updates, nextOffset) =>
-    c.transaction("commitUpdates", async (db) => {
+  commitUpdates: (botId, updates, nextOffset, fence) =>
+    LeaseQueries.surfaceLeaseLost(c.transaction("commitUpdates", async (db) => {
+      await checkFence(db, fence)
       let added = 0
       for (const update of updates) {
         added += await run(db, InboxQueries.insertUpdate(db, botId, update.update_id, update.payload, update.received_at))
       }
       await run(db, InboxQueries.raiseOffset(db, botId, nextOffset))
       return added
-    }),
+    })),
 
   webhookSecret: (botId) =>
     c.use("webhookSecret", async (db) =>
@@ -56,8 +58,9 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
     c.use("pendingUpdates", async (db) =>
       (await all(db, InboxQueries.pendingUpdates(db, botId, limit))).map(InboxQueries.toInboxUpdate)),
 
-  completeUpdates: (completions) =>
-    c.transaction("completeUpdates", async (db) => {
+  completeUpdates: (completions, fence) =>
+    LeaseQueries.surfaceLeaseLost(c.transaction("completeUpdates", async (db) => {
+      await checkFence(db, fence)
       const messages: Array<Message.Message> = []
       let sightings: Array<Sighting.Sighting> | undefined
       for (const completion of completions) {
@@ -98,7 +101,7 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
       }
       await saveMessages(db, messages)
       if (sightings !== undefined) await writeSightings(db, sightings)
-    }),
+    })),
 
   backlog: (botId) => c.use("backlog", async (db) => (await all(db, InboxQueries.backlog(db, botId, botId)))[0]!.backlog),
 

@@ -2,12 +2,14 @@ import { Errors, type Stores } from "@botrelay/core"
 import {
   AccountStore,
   AuditStore,
+  Broadcast,
   BotStore,
   BufferStore,
   ChatStore,
   EventStore,
   InboxStore,
   KeyStore,
+  LeaseStore,
   MappingStore,
   MessageStore,
   OutboxStore,
@@ -27,6 +29,7 @@ import { Context, Effect, Layer } from "effect"
 import { sql } from "kysely"
 import * as PostgresAccountStore from "./PostgresAccountStore.js"
 import * as PostgresAuditStore from "./PostgresAuditStore.js"
+import * as PostgresBroadcast from "./PostgresBroadcast.js"
 import * as PostgresBotStore from "./PostgresBotStore.js"
 import * as PostgresBufferStore from "./PostgresBufferStore.js"
 import * as PostgresChatStore from "./PostgresChatStore.js"
@@ -35,6 +38,7 @@ import { open } from "./PostgresConnection.js"
 import * as PostgresEventStore from "./PostgresEventStore.js"
 import * as PostgresInboxStore from "./PostgresInboxStore.js"
 import * as PostgresKeyStore from "./PostgresKeyStore.js"
+import * as PostgresLeaseStore from "./PostgresLeaseStore.js"
 import * as PostgresMappingStore from "./PostgresMappingStore.js"
 import * as PostgresMessageStore from "./PostgresMessageStore.js"
 import * as PostgresOutboxStore from "./PostgresOutboxStore.js"
@@ -75,7 +79,10 @@ export const make = (options: Options): Effect.Effect<Context.Context<Stores.Sto
       Context.add(StatsStore.StatsStore, PostgresStatsStore.make(c)),
       Context.add(AccountStore.AccountStore, PostgresAccountStore.make(c)),
       Context.add(SessionStore.SessionStore, PostgresSessionStore.make(c)),
-      Context.add(AuditStore.AuditStore, PostgresAuditStore.make(c)),
+      Context.add(AuditStore.AuditStore, PostgresAuditStore.make(c))
+    ).pipe(
+      Context.add(LeaseStore.LeaseStore, PostgresLeaseStore.make(c)),
+      Context.add(Broadcast.Broadcast, PostgresBroadcast.make(c)),
       Context.add(StoreLock.StoreLock, {
         exclusive: (name, effect) =>
           Effect.acquireUseRelease(

@@ -2,7 +2,7 @@
 import { existsSync, renameSync, rmSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Account, Accounts, ApiKey, ApiKeys, AuditLog } from "@botrelay/core"
+import { Account, Accounts, ApiKey, ApiKeys, AuditLog, Events } from "@botrelay/core"
 import { Botrelay, NodePasswordHasher } from "@botrelay/node"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { Effect, Layer, LogLevel, ParseResult, Redacted, Schema } from "effect"
@@ -120,7 +120,9 @@ const createKey = (args: ReadonlyArray<string>) => {
       BotNotFound: (e) => Effect.sync(() => fail(e.message)),
       InvalidInput: (e) => Effect.sync(() => fail(e.message))
     }),
-    Effect.provide(Layer.merge(ApiKeys.layer, AuditLog.layer).pipe(Layer.provide(Main.storageLayer(config)))),
+    Effect.provide(
+      Layer.merge(ApiKeys.layer, AuditLog.layer).pipe(Layer.provide(Layer.merge(Main.storageLayer(config), Events.layer)))
+    ),
     Effect.provide(Main.loggerLayer(config))
   )
   NodeRuntime.runMain(program, { disablePrettyLogger: true })

@@ -116,8 +116,10 @@ export const startServer = async (
     readonly flags?: Readonly<Record<string, string>>
     /** BOTRELAY_BACKEND_ALLOW_PRIVATE, for tests whose backends set through /tgapi listen on 127.0.0.1. */
     readonly allowPrivateBackends?: boolean
-    /** A database of the caller's (e.g. a `postgres://` URL) and its BOTRELAY_SECRET_KEY, instead of the data dir's. */
-    readonly database?: { readonly url: string; readonly secretKey?: string }
+    /** A PostgreSQL database (URL) to share with other servers; the caller drops it. */
+    readonly database?: string
+    /** BOTRELAY_INSTANCE_ID; a random one by default. */
+    readonly instanceId?: string
     /** BOTRELAY_ADMIN_KEY; a new one by default. */
     readonly adminKey?: string
   } = {}
@@ -130,7 +132,7 @@ export const startServer = async (
   const config = Config.fromValues({
     port: String(options.port ?? 0),
     host: "127.0.0.1",
-    database: options.database?.url ?? (onPostgres ? await postgresDatabase(dir) : join(dir, "botrelay.db")),
+    database: options.database ?? (onPostgres ? await postgresDatabase(dir) : join(dir, "botrelay.db")),
     "telegram-api": options.telegramApi ?? unreachableTelegram,
     "admin-key": adminKey,
     "log-level": "trace",
@@ -140,12 +142,9 @@ export const startServer = async (
     ...(options.bufferMaxAge === undefined ? {} : { "buffer-max-age": options.bufferMaxAge }),
     ...(options.allowPrivateBackends === true ? { "backend-allow-private": "true" } : {}),
     "delivery-max-age": String(deliveryMaxAge),
+    ...(options.instanceId === undefined ? {} : { "instance-id": options.instanceId }),
     ...options.flags
-  }, options.database !== undefined
-    ? (options.database.secretKey === undefined ? {} : { BOTRELAY_SECRET_KEY: options.database.secretKey })
-    : onPostgres
-    ? { BOTRELAY_SECRET_KEY: postgresKey }
-    : {})
+  }, onPostgres || options.database !== undefined ? { BOTRELAY_SECRET_KEY: postgresKey } : {})
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(

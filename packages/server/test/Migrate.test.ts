@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { createServer, type AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -14,7 +14,8 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { eventually, fastRuntime, replyOf, startServer, unreachableTelegram } from "./Harness.js"
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js")
-const targetKey = "6".repeat(64)
+/** The key the harness starts servers on PostgreSQL with. */
+const targetKey = "5".repeat(64)
 const password = "pg-pa55word"
 
 let cluster: PgCluster.Cluster
@@ -114,10 +115,16 @@ const comparable = (table: string, row: Record<string, unknown>, cipher: SecretK
   return JSON.stringify(out)
 }
 
+/** The SQLite file's key: its key file's, else (a server started with BOTRELAY_SECRET_KEY) the target's. */
+const sourceKey = (file: string) =>
+  existsSync(SecretKey.keyFileFor(file))
+    ? SecretKey.readFile(SecretKey.keyFileFor(file))
+    : SecretKey.fromHex(targetKey)!
+
 /** Asserts that the PostgreSQL database holds exactly the SQLite file's rows, table by table. */
 const assertSameRows = async (file: string, database: string) => {
   const sqlite = new BetterSqlite3(file, { readonly: true })
-  const from = SecretKey.cipher(SecretKey.readFile(SecretKey.keyFileFor(file)))
+  const from = SecretKey.cipher(sourceKey(file))
   const to = SecretKey.cipher(SecretKey.fromHex(targetKey)!)
   try {
     for (const table of PostgresImport.tables) {
@@ -187,7 +194,7 @@ const seed = async (): Promise<Seeded> => {
   const server = await startServer({
     telegramApi: fake.apiRoot,
     dir,
-    database: { url: file },
+    flags: { database: file },
     port,
     publicUrl,
     runtime: { ...fastRuntime, outbox: { ...fastRuntime.outbox, maxAge: "1 hour" } }
@@ -285,7 +292,7 @@ const addPending = async (seeded: Seeded) => {
     }
   }
   await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const stores = yield* SqliteStores.make({ filename: seeded.file })
+    const stores = yield* SqliteStores.make({ filename: seeded.file, secretKey: sourceKey(seeded.file) })
     const inbox = Context.get(stores, InboxStore.InboxStore)
     const offset = yield* inbox.ingressOffset(seeded.bots.support.id)
     yield* inbox.commitUpdates(
@@ -335,7 +342,7 @@ if (PgCluster.available) {
         port: seeded.port,
         publicUrl: seeded.publicUrl,
         adminKey: seeded.adminKey,
-        database: { url: target.url, secretKey: targetKey }
+        database: target.url
       })
       try {
         const { support, hooked, forwarder, poller } = seeded.bots
@@ -532,8 +539,7 @@ if (PgCluster.available) {
       broken.pragma("foreign_keys = OFF")
       broken.prepare("INSERT INTO botrelay_route_sends (bot_id, kind, route_id, source_bot_id, update_id, from_chat_id, message_id, chat_id, next_attempt_at, created_at, updated_at) VALUES (424242, 'copy', 1, 1, 1, 1, 1, 1, '', '', '')").run()
       broken.close()
-      const keyFile = SecretKey.keyFileFor(copy)
-      SecretKey.writeFile(keyFile, SecretKey.readFile(SecretKey.keyFileFor(seeded.file)))
+      if (existsSync(SecretKey.keyFileFor(seeded.file))) SecretKey.writeFile(SecretKey.keyFileFor(copy), sourceKey(seeded.file))
 
       const empty = await newDatabase()
       const ran = await migrate(copy, empty.url)

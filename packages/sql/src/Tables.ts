@@ -333,6 +333,22 @@ export interface AuditTable {
   readonly details: string
 }
 
+/** `botrelay_instances`: the instances sharing the database, by their last heartbeat. */
+export interface InstancesTable {
+  readonly id: string
+  readonly started_at: string
+  readonly last_heartbeat_at: string
+}
+
+/** `botrelay_leases`: each bot's owner; `epoch` only grows; `running` is 0/1. */
+export interface LeasesTable {
+  readonly bot_id: number
+  readonly instance_id: string
+  readonly epoch: number
+  readonly expires_at: string
+  readonly running: number
+}
+
 /** The Kysely schema of everything Botrelay keeps in SQLite. */
 export interface Database {
   readonly botrelay_bots: BotsTable
@@ -362,4 +378,6 @@ export interface Database {
   readonly botrelay_account_bots: AccountBotsTable
   readonly botrelay_sessions: SessionsTable
   readonly botrelay_audit: AuditTable
+  readonly botrelay_instances: InstancesTable
+  readonly botrelay_leases: LeasesTable
 }

@@ -1,10 +1,11 @@
-import type { Inbox, InboxStore, Message, Sighting } from "@botrelay/core"
-import { BufferQueries, InboxQueries, OutboxQueries, type Tables } from "@botrelay/sql"
+import type { Inbox, InboxStore, LeaseStore, Message, Sighting } from "@botrelay/core"
+import { BufferQueries, InboxQueries, LeaseQueries, OutboxQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
 import { Option } from "effect"
 import { attempt, compileAll, type Connection, db } from "./SqliteConnection.js"
 import { sightingWriter } from "./SqliteChatStore.js"
+import { checkFence } from "./SqliteLeaseStore.js"
 import { messageWriter } from "./SqliteMessageStore.js"
 
 /** The oldest processed inbox rows received before a time, oldest first (rowid order is arrival order). */
@@ -41,8 +42,10 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
     (
       botId: number,
       updates: ReadonlyArray<Pick<Inbox.InboxUpdate, "update_id" | "payload" | "received_at">>,
-      nextOffset: number
+      nextOffset: number,
+      fence: LeaseStore.Fence | undefined
     ): number => {
+      checkFence(c, fence)
       let added = 0
       for (const update of updates) {
         added += hot.insertUpdate.run(botId, update.update_id, update.payload, update.received_at)
@@ -52,7 +55,11 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
     }
   )
 
-  const completeUpdates = c.transaction((completions: ReadonlyArray<Inbox.UpdateCompletion>): void => {
+  const completeUpdates = c.transaction((
+    completions: ReadonlyArray<Inbox.UpdateCompletion>,
+    fence: LeaseStore.Fence | undefined
+  ): void => {
+    checkFence(c, fence)
     const messages: Array<Message.Message> = []
     let sightings: Array<Sighting.Sighting> | undefined
     for (const completion of completions) {
@@ -91,8 +98,8 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
   return {
     ingressOffset: (botId) => attempt("ingressOffset", () => hot.ingressOffset.all(botId)[0]?.offset ?? 0),
 
-    commitUpdates: (botId, updates, nextOffset) =>
-      c.groupCommit("commitUpdates", () => commitUpdates(botId, updates, nextOffset)),
+    commitUpdates: (botId, updates, nextOffset, fence) =>
+      LeaseQueries.surfaceLeaseLost(c.groupCommit("commitUpdates", () => commitUpdates(botId, updates, nextOffset, fence))),
 
     webhookSecret: (botId) =>
       attempt("webhookSecret", () =>
@@ -113,7 +120,8 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
     pendingUpdates: (botId, limit) =>
       attempt("pendingUpdates", () => hot.pendingUpdates.all(botId, limit).map(InboxQueries.toInboxUpdate)),
 
-    completeUpdates: (completions) => c.groupCommit("completeUpdates", () => completeUpdates(completions)),
+    completeUpdates: (completions, fence) =>
+      LeaseQueries.surfaceLeaseLost(c.groupCommit("completeUpdates", () => completeUpdates(completions, fence))),
 
     backlog: (botId) => attempt("backlog", () => hot.backlog.all(botId, botId)[0]!.backlog),
 

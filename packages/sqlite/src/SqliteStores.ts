@@ -2,6 +2,7 @@ import type { Stores } from "@botrelay/core"
 import {
   AccountStore,
   AuditStore,
+  Broadcast,
   BotStore,
   BufferStore,
   ChatStore,
@@ -9,6 +10,7 @@ import {
   EventStore,
   InboxStore,
   KeyStore,
+  LeaseStore,
   MappingStore,
   MessageStore,
   OutboxStore,
@@ -35,6 +37,7 @@ import type { MigrationError, Options, SecretKeyError, SqliteDatabase } from "./
 import { attempt, connection, openWithKey, overwriting } from "./SqliteConnection.js"
 import * as SqliteInboxStore from "./SqliteInboxStore.js"
 import * as SqliteKeyStore from "./SqliteKeyStore.js"
+import * as SqliteLeaseStore from "./SqliteLeaseStore.js"
 import * as SqliteMappingStore from "./SqliteMappingStore.js"
 import * as SqliteMessageStore from "./SqliteMessageStore.js"
 import * as SqliteOutboxStore from "./SqliteOutboxStore.js"
@@ -84,7 +87,10 @@ export const make = (
       Context.add(StatsStore.StatsStore, SqliteStatsStore.make(c)),
       Context.add(AccountStore.AccountStore, SqliteAccountStore.make(c)),
       Context.add(SessionStore.SessionStore, SqliteSessionStore.make(c)),
-      Context.add(AuditStore.AuditStore, SqliteAuditStore.make(c)),
+      Context.add(AuditStore.AuditStore, SqliteAuditStore.make(c))
+    ).pipe(
+      Context.add(LeaseStore.LeaseStore, SqliteLeaseStore.make(c)),
+      Context.add(Broadcast.Broadcast, Broadcast.alone),
       // One server per SQLite file (the server's OS lock), so nothing else can hold this lock.
       Context.add(StoreLock.StoreLock, { exclusive: (_name, effect) => effect }),
       Context.add(StoreHealth.StoreHealth, {

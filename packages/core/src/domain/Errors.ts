@@ -26,3 +26,10 @@ export class StorageError extends Data.TaggedError("StorageError")<{
     return `storage failure during ${this.operation}`
   }
 }
+
+/** This instance no longer holds the bot's lease (another instance took it over): its commit was refused. */
+export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly bot_id: number }> {
+  override get message() {
+    return `this instance no longer holds the lease of bot ${this.bot_id}`
+  }
+}

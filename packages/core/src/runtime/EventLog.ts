@@ -6,9 +6,10 @@ import type { EventName, LogEntry, NewLogEntry } from "../domain/LiveEvent.js"
 import type { Message } from "../domain/Message.js"
 import { withoutCredentials } from "../internal/Url.js"
 import { BotStore } from "../stores/BotStore.js"
+import { Broadcast } from "../stores/Broadcast.js"
 import { EventStore } from "../stores/EventStore.js"
 import { MessageStore } from "../stores/MessageStore.js"
-import { Events, type EventOf } from "./Events.js"
+import { Event, Events, type EventOf } from "./Events.js"
 
 /** How the event log keeps entries and serves streams. */
 export interface Options {
@@ -159,17 +160,20 @@ export const sweep = (options: Pick<Options, "retention" | "keep">) =>
  * committed; a crash in between loses them, so a log that was not closed cleanly (no `stop` marker last)
  * starts with a `reset` marker, and so does the next append after a failed one: streams replaying across
  * one tell their clients to reload. Closing the scope ends every stream and appends what is left, then
- * the `stop` marker.
+ * the `stop` marker. Where instances share the log (`Broadcast.shared`), streams get every instance's
+ * entries in id order, read back from the store after each append here or there (`LogAppended`), and
+ * only a failed append here starts with a reset.
  */
 export const make = (
   options: Options = defaults
-): Effect.Effect<EventLogService, never, Scope.Scope | EventStore | BotStore | MessageStore | Events> =>
+): Effect.Effect<EventLogService, never, Scope.Scope | EventStore | BotStore | MessageStore | Events | Broadcast> =>
   Effect.gen(function*() {
     const store = yield* EventStore
     const botStore = yield* BotStore
     const messageStore = yield* MessageStore
     const events = yield* Events
     const chatViews = yield* Effect.serviceOption(ChatViews)
+    const shared = (yield* Broadcast).shared
     const clients = new Set<Client>()
     let closed = false
     /** An append failed: entries may be missing, so the next append starts with a reset marker. */
@@ -186,7 +190,7 @@ export const make = (
     const newest = yield* store.newestEvent.pipe(
       Effect.catchAll((e) => Effect.as(Effect.logWarning("could not read the event log", e.cause), Option.none()))
     )
-    if (Option.isSome(newest) && newest.value.type !== "stop") lost = true
+    if (!shared && Option.isSome(newest) && newest.value.type !== "stop") lost = true
 
     const entry = (type: EventName, botId: number, chatId: number, data: object, at: string): NewLogEntry => ({
       bot_id: botId,
@@ -300,7 +304,28 @@ export const make = (
         )
       })
 
-    /** Appends the entries (after a reset marker when an earlier append failed) and fans them out. */
+    /** The newest entry fanned out, where instances share the log. */
+    let seen = shared ? Option.match(newest, { onNone: () => 0, onSome: (e) => e.id }) : 0
+    const tailing = yield* Effect.makeSemaphore(1)
+
+    /**
+     * Fans out, in id order, the entries appended since the last time, whichever instance appended them (ids
+     * are given in commit order, so none is passed over).
+     */
+    const tail = tailing.withPermits(1)(Effect.gen(function*() {
+      while (true) {
+        const page = yield* store.readEvents({ after: seen, bot_ids: undefined, chat_id: undefined, limit: pageSize })
+        if (page.length === 0) return
+        seen = page[page.length - 1]!.id
+        yield* fanOut(page)
+        if (page.length < pageSize) return
+      }
+    }))
+
+    /**
+     * Appends the entries (after a reset marker when an earlier append failed) and fans them out; where
+     * instances share the log, tells the others and fans out through `tail`.
+     */
     const append = (entries: ReadonlyArray<NewLogEntry>, at: string) =>
       Effect.gen(function*() {
         const all = lost ? [marker("reset", at), ...entries] : entries
@@ -309,7 +334,9 @@ export const make = (
           Effect.tapError(() => Effect.sync(() => void (lost = true)))
         )
         lost = false
-        yield* fanOut(all.map((e, i) => ({ ...e, id: ids[i]! })))
+        if (!shared) return yield* fanOut(all.map((e, i) => ({ ...e, id: ids[i]! })))
+        yield* events.publish(Event.LogAppended())
+        yield* tail
       })
 
     /** Appends a batch's entries a slice at a time, letting streams take each slice before the next comes. */
@@ -326,6 +353,16 @@ export const make = (
 
     const subscription = yield* events.subscribe(...followed)
     if (lost) yield* write([])
+    if (shared) {
+      const appended = yield* events.subscribe("LogAppended", "Resynced")
+      yield* Queue.take(appended).pipe(
+        Effect.zipRight(Queue.takeAll(appended)),
+        Effect.zipRight(tail),
+        Effect.catchAllCause((cause) => Effect.logWarning("could not read the event log", cause)),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
 
     const writer = yield* Effect.uninterruptibleMask((restore) =>
       restore(Queue.take(subscription)).pipe(
@@ -455,4 +492,5 @@ export const make = (
 /** The event log as a layer: it follows the bus while the layer is alive. */
 export const layer = (
   options: Options = defaults
-): Layer.Layer<EventLog, never, EventStore | BotStore | MessageStore | Events> => Layer.scoped(EventLog, make(options))
+): Layer.Layer<EventLog, never, EventStore | BotStore | MessageStore | Events | Broadcast> =>
+  Layer.scoped(EventLog, make(options))

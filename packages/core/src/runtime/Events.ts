@@ -34,6 +34,18 @@ export type Event = Data.TaggedEnum<{
   ChatChanged: { readonly bot_id: number; readonly chat_id: number }
   /** A delivery's status changed: delivered, waiting for a retry, dead, or put back in line; `delivery` is as stored now. */
   DeliveryChanged: { readonly delivery: Delivery }
+  /** API keys were added, changed or removed: forget what was remembered of them. */
+  KeysChanged: {}
+  /** A getUpdates of the bot started (`poll` tells it apart): it ends any other pending one, on any instance. */
+  LongPollStarted: { readonly bot_id: number; readonly poll: string }
+  /** Entries were appended to the event log (by another instance, when it came from one). */
+  LogAppended: {}
+  /** An instance gave up leases (rebalancing or shutting down): the others may take them now. */
+  LeasesReleased: {}
+  /** This instance started or stopped running the bot's ingress, pipeline and outbox (its lease). */
+  OwnershipChanged: { readonly bot_id: number; readonly owned: boolean }
+  /** Events of other instances may have been missed (the link to them was down): read everything again. */
+  Resynced: {}
 }>
 
 /** Constructors and matchers of `Event`. */
@@ -57,6 +69,10 @@ export interface EventsService {
   ) => Effect.Effect<Queue.Dequeue<EventOf<Tag>>, never, Scope.Scope>
   /** Whether the bot's ingress is live now: the last `BotStatusChanged` of the bot said so. */
   readonly isRunning: (botId: number) => boolean
+  /** Publishes an event that another instance published, so that it is not sent to the others again. */
+  readonly receive: (event: Event) => Effect.Effect<void>
+  /** Whether the event came from another instance (`receive`). */
+  readonly isReceived: (event: Event) => boolean
 }
 
 /** The one event bus of an instance. */
@@ -74,17 +90,21 @@ interface Subscriber {
 export const make: Effect.Effect<EventsService> = Effect.sync(() => {
   const running = new Set<number>()
   const subscribers = new Set<Subscriber>()
+  const received = new WeakSet<Event>()
+  const publish = (event: Event) =>
+    Effect.sync(() => {
+      if (event._tag === "BotStatusChanged") {
+        if (event.running) running.add(event.bot_id)
+        else running.delete(event.bot_id)
+      }
+      for (const subscriber of subscribers) {
+        if (subscriber.tags.has(event._tag)) Queue.unsafeOffer(subscriber.queue, event)
+      }
+    })
   return Events.of({
-    publish: (event) =>
-      Effect.sync(() => {
-        if (event._tag === "BotStatusChanged") {
-          if (event.running) running.add(event.bot_id)
-          else running.delete(event.bot_id)
-        }
-        for (const subscriber of subscribers) {
-          if (subscriber.tags.has(event._tag)) Queue.unsafeOffer(subscriber.queue, event)
-        }
-      }),
+    publish,
+    receive: (event) => Effect.suspend(() => publish((received.add(event), event))),
+    isReceived: (event) => received.has(event),
     subscribe: <Tag extends Event["_tag"]>(...tags: ReadonlyArray<Tag>) =>
       Effect.acquireRelease(
         Effect.map(Queue.unbounded<Event>(), (queue) => {

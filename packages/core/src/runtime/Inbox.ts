@@ -1,8 +1,9 @@
 import { Clock, Context, Effect, Layer } from "effect"
-import type { StorageError } from "../domain/Errors.js"
+import type { LeaseLost, StorageError } from "../domain/Errors.js"
 import { Events, Event } from "./Events.js"
 import { BotStore } from "../stores/BotStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
+import type { Fence } from "../stores/LeaseStore.js"
 
 export type { BufferEntry, InboxUpdate, UpdateCompletion } from "../domain/Update.js"
 
@@ -22,13 +23,14 @@ export interface InboxService {
    * Stores the updates the inbox does not hold yet together with the bot's next offset (0 keeps it:
    * webhooks have none), records when the bot last received one (at most once a second), and tells
    * the runtime. Returns how many were new. Only after it succeeded may Telegram be told the updates
-   * arrived.
+   * arrived. A poller's `fence` makes it refuse (`LeaseLost`) once another instance owns the bot.
    */
   readonly accept: (
     botId: number,
     updates: ReadonlyArray<Received>,
-    nextOffset: number
-  ) => Effect.Effect<number, StorageError>
+    nextOffset: number,
+    fence?: Fence
+  ) => Effect.Effect<number, StorageError | LeaseLost>
 }
 
 /** Where every update enters, polled or posted to a webhook. */
@@ -57,14 +59,15 @@ export const make: Effect.Effect<InboxService, never, InboxStore | BotStore | Ev
   return Inbox.of({
     offset: store.ingressOffset,
     backlog: store.backlog,
-    accept: (botId, updates, nextOffset) =>
+    accept: (botId, updates, nextOffset, fence) =>
       updates.length === 0 ? Effect.succeed(0) : Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const received_at = new Date(now).toISOString()
         const added = yield* store.commitUpdates(
           botId,
           updates.map((u) => ({ update_id: u.update_id, payload: u.payload, received_at })),
-          nextOffset
+          nextOffset,
+          fence
         )
         yield* touch(botId, now, received_at)
         yield* events.publish(Event.UpdatesReceived({ bot_id: botId }))

@@ -5,6 +5,7 @@ import type { StoredBot } from "../domain/Bot.js"
 import * as BotStatus from "./BotStatus.js"
 import { Event, Events, publish } from "./Events.js"
 import { Inbox } from "./Inbox.js"
+import { Ownership, type Tenure } from "./Ownership.js"
 import * as Retry from "./Retry.js"
 
 /** Every update type, so backends get all Telegram sends, chat_member and reactions included. */
@@ -84,10 +85,17 @@ export const assess = (
 /**
  * Polls one bot for as long as it runs: each batch is accepted by the inbox together with the
  * next offset before the next getUpdates (which confirms the batch to Telegram) is sent.
- * `committed` is called after each non-empty batch.
+ * `committed` is called after each non-empty batch. Under a lease (`tenure`), no getUpdates is sent once it
+ * may no longer hold, and a commit it refuses stops the bot here.
  */
-export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Options = defaults) =>
+export const poll = (
+  bot: StoredBot,
+  committed: Effect.Effect<void>,
+  options: Options = defaults,
+  tenure?: Tenure
+) =>
   Effect.gen(function*() {
+    const ownership = yield* Ownership
     const inbox = yield* Inbox
     const events = yield* Events
     const telegram = yield* TelegramClient.TelegramClient
@@ -104,6 +112,7 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
         if ((yield* inbox.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep(backlogInterval)
         backlogChecked = started
       }
+      if (tenure !== undefined && !(yield* tenure.holds)) return yield* ownership.lost(bot.id).pipe(Effect.zipRight(Effect.never))
       offset ??= yield* inbox.offset(bot.id)
       const updates = yield* telegram.getUpdates(bot.token, {
         offset,
@@ -115,7 +124,7 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
       if (updates.length > 0) {
         const last = updates[updates.length - 1]!.update_id
         offset = undefined
-        yield* inbox.accept(bot.id, updates, last + 1)
+        yield* inbox.accept(bot.id, updates, last + 1, tenure?.fence)
         offset = last + 1
         yield* committed
       }
@@ -125,6 +134,7 @@ export const poll = (bot: StoredBot, committed: Effect.Effect<void>, options: Op
     yield* events.publish(Event.BotStatusChanged({ bot_id: bot.id, running: true }))
     yield* identify
     yield* round.pipe(
+      Effect.catchTag("LeaseLost", () => Effect.zipRight(ownership.lost(bot.id), Effect.never)),
       Effect.catchTag("StorageError", (e) =>
         Effect.logError("could not store updates", e.cause).pipe(
           Effect.zipRight(Effect.flatMap(Retry.delay(failures++, options.retryBase, options.retryCap), Effect.sleep))

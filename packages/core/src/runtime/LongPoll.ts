@@ -2,7 +2,8 @@ import { BotApi } from "@botrelay/telegram"
 import type { Scope } from "effect"
 import { Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { StorageError } from "../domain/Errors.js"
-import { Events } from "./Events.js"
+import * as RandomToken from "../internal/RandomToken.js"
+import { Event, Events } from "./Events.js"
 import { BotStore } from "../stores/BotStore.js"
 import type { BufferedUpdate, BufferQuery, TypeFilter } from "../domain/Update.js"
 import { BufferStore } from "../stores/BufferStore.js"
@@ -137,10 +138,11 @@ export const make = (
   Effect.gen(function*() {
     const botStore = yield* BotStore
     const buffer = yield* BufferStore
-    const events = yield* (yield* Events).subscribe("UpdatesBuffered")
+    const bus = yield* Events
+    const events = yield* bus.subscribe("UpdatesBuffered", "LongPollStarted")
     const maxAge = Duration.toMillis(Duration.decode(options.maxAge))
-    /** The pending getUpdates of each bot, as the signal that ends it. */
-    const current = new Map<number, Deferred.Deferred<void>>()
+    /** The pending getUpdates of each bot, as the signal that ends it, and what names it on every instance. */
+    const current = new Map<number, { readonly ended: Deferred.Deferred<void>; readonly poll: string }>()
     const waiters = new Map<number, Set<Deferred.Deferred<void>>>()
     const stopping = yield* Deferred.make<void>()
 
@@ -214,15 +216,16 @@ export const make = (
             return yield* Effect.fail(new LongPollDisabled({ bot_id: botId }))
           }
           return yield* Effect.acquireUseRelease(
-            Effect.flatMap(Deferred.make<void>(), (ended) =>
+            Effect.flatMap(Effect.zip(Deferred.make<void>(), RandomToken.make), ([ended, poll]) =>
               Effect.sync(() => {
                 const previous = current.get(botId)
-                current.set(botId, ended)
-                if (previous !== undefined) Deferred.unsafeDone(previous, Exit.void)
-                return ended
-              })),
-            (ended) => serve(botId, params, ended),
-            (ended) => Effect.sync(() => void (current.get(botId) === ended && current.delete(botId)))
+                const started = { ended, poll }
+                current.set(botId, started)
+                if (previous !== undefined) Deferred.unsafeDone(previous.ended, Exit.void)
+                return started
+              }).pipe(Effect.tap(() => bus.publish(Event.LongPollStarted({ bot_id: botId, poll }))))),
+            ({ ended }) => serve(botId, params, ended),
+            (started) => Effect.sync(() => void (current.get(botId) === started && current.delete(botId)))
           )
         }).pipe(Effect.withSpan("LongPoll.getUpdates", { attributes: { bot_id: botId } })),
 
@@ -258,8 +261,18 @@ export const make = (
 
       waiting: (botId) => waiters.get(botId)?.size ?? 0
     }
+    /** A getUpdates started elsewhere ends the one pending here, as a newer one here would. */
+    const startedElsewhere = (botId: number, poll: string) =>
+      Effect.sync(() => {
+        const pending = current.get(botId)
+        if (pending !== undefined && pending.poll !== poll) Deferred.unsafeDone(pending.ended, Exit.void)
+      })
     yield* Queue.take(events).pipe(
-      Effect.flatMap((event) => event._tag === "UpdatesBuffered" ? service.buffered(event.bot_id) : Effect.void),
+      Effect.flatMap((event) =>
+        event._tag === "UpdatesBuffered"
+          ? service.buffered(event.bot_id)
+          : startedElsewhere(event.bot_id, event.poll)
+      ),
       Effect.forever,
       Effect.forkScoped
     )

@@ -114,13 +114,14 @@ export const outcomeOf = <X>(job: Job, attempt: Attempt<X>, policy: Policy): Eff
 /**
  * Runs one bot's line of a kind, FIFO: attempts due jobs in order, stops at the first not due yet and after
  * a failure (the head then waits for its retry). Returns how long to wait for the next job, or `None` when
- * the line is empty or does not run now.
+ * the line is empty or does not run now. Nothing is read or attempted unless `holds` (the bot's lease).
  */
 export const runLine = <J extends Job, X>(
   kind: Kind<J, X>,
   policy: Policy,
   botId: number,
-  bots: Bots
+  bots: Bots,
+  holds: Effect.Effect<boolean> = Effect.succeed(true)
 ): Effect.Effect<Option.Option<Duration.Duration>> => {
   const runBatch = (batch: ReadonlyArray<J>) => {
     const pending: Array<Recorded<J, X>> = []
@@ -132,7 +133,7 @@ export const runLine = <J extends Job, X>(
         const due = Date.parse(job.next_attempt_at) - (yield* Clock.currentTimeMillis)
         if (due > 0) return Duration.millis(due)
         const bot = bots(botId)
-        if (bot === undefined || !kind.runs(bot)) return "stopped" as const
+        if (bot === undefined || !kind.runs(bot) || !(yield* holds)) return "stopped" as const
         const { attempt, outcome } = yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function*() {
             const attempt = yield* kind.attempt(job, bot, bots, restore)
@@ -160,6 +161,7 @@ export const runLine = <J extends Job, X>(
 
   return Effect.gen(function*() {
     while (true) {
+      if (!(yield* holds)) return Option.none()
       const batch = yield* kind.line(botId, batchSize)
       const bot = bots(botId)
       if (batch.length === 0 || bot === undefined || !kind.runs(bot)) return Option.none()
@@ -188,8 +190,9 @@ export const line = <J extends Job, X>(
   botId: number,
   bots: Bots,
   wake: Queue.Dequeue<void>,
-  idle: Effect.Effect<void> = Effect.void
-): Line => ({ run: runLine(kind, policy, botId, bots), wake, idle })
+  idle: Effect.Effect<void> = Effect.void,
+  holds?: Effect.Effect<boolean>
+): Line => ({ run: runLine(kind, policy, botId, bots, holds), wake, idle })
 
 /**
  * The outbox worker of one bot, until interrupted: each kind's line on its own fiber, so a line that waits

@@ -9,6 +9,7 @@ import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
 import { typeOf } from "./LongPoll.js"
 import type { Decision } from "./Routing.js"
 import { InboxStore } from "../stores/InboxStore.js"
+import type { Fence } from "../stores/LeaseStore.js"
 
 /** How many inbox updates one read takes and one transaction completes. */
 const batchSize = 100
@@ -93,14 +94,17 @@ export interface Drain {
   readonly current: () => StoredBot | undefined
   /** Evaluates routes; without it nothing is routed. */
   readonly route?: Route | undefined
+  /** The lease each commit proves; none where no other instance can run the bot. */
+  readonly fence?: Fence | undefined
 }
 
 /**
  * Processes every pending update of the bot in update_id order until the inbox is empty, a batch per
  * transaction, publishing `OutboxQueued` (for the bot and for each bot a route send is queued for)
- * and `UpdatesBuffered` after the batches that need them. Succeeds with whether deliveries were queued.
+ * and `UpdatesBuffered` after the batches that need them. Succeeds with whether deliveries were queued; fails
+ * with `LeaseLost` when the fence no longer holds.
  */
-export const drain = (botId: number, { current, route }: Drain) =>
+export const drain = (botId: number, { current, fence, route }: Drain) =>
   Effect.gen(function*() {
     const inbox = yield* InboxStore
     const events = yield* Events
@@ -115,7 +119,7 @@ export const drain = (botId: number, { current, route }: Drain) =>
         const completion = completionOf(bot, update, now)
         return decisions === undefined ? completion : routed(completion, decisions[i]!)
       })
-      yield* inbox.completeUpdates(completions)
+      yield* inbox.completeUpdates(completions, fence)
       yield* publishStored(events, botId, completions)
       if (completions.some((c) => c.deliveries.length > 0)) {
         queued = true

@@ -11,6 +11,7 @@ import type { LlmRouter } from "./LlmRouter.js"
 import type { Inbox } from "./Inbox.js"
 import type { LongPoll } from "./LongPoll.js"
 import * as Outbox from "./Outbox.js"
+import { Ownership, type Tenure } from "./Ownership.js"
 import * as Pipeline from "./Pipeline.js"
 import * as RouteMatcher from "./RouteMatcher.js"
 import * as RouteSender from "./RouteSender.js"
@@ -75,6 +76,7 @@ export const run = (options: Options = defaults) =>
   Effect.gen(function*() {
     const botStore = yield* BotStore
     const routeStore = yield* RouteStore
+    const ownership = yield* Ownership
     const inbox = yield* InboxStore
     const events = yield* Events
     const deliveries = yield* BackendDelivery.make(options.outbox)
@@ -149,9 +151,10 @@ export const run = (options: Options = defaults) =>
       Effect.provideServiceEffect(RouteMatcher.RouteSets, RouteMatcher.make)
     )
 
-    const worker = (botId: number, queues: Wakeups) =>
+    const worker = (botId: number, queues: Wakeups, tenure: Tenure) =>
       Effect.all([
-        Pipeline.drain(botId, { current: latest(botId), route: routing.evaluate }).pipe(
+        Pipeline.drain(botId, { current: latest(botId), route: routing.evaluate, fence: tenure.fence }).pipe(
+          Effect.catchTag("LeaseLost", () => Effect.as(ownership.lost(botId), false)),
           Effect.catchAll((e) =>
             Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.as(false))
           ),
@@ -160,8 +163,8 @@ export const run = (options: Options = defaults) =>
           Effect.forever
         ),
         Outbox.work([
-          Outbox.line(deliveries, options.outbox, botId, bot, queues.outbox, settle(queues)),
-          Outbox.line(sender.kind, options.sends ?? Outbox.policy, botId, bot, queues.sends)
+          Outbox.line(deliveries, options.outbox, botId, bot, queues.outbox, settle(queues), tenure.holds),
+          Outbox.line(sender.kind, options.sends ?? Outbox.policy, botId, bot, queues.sends, Effect.void, tenure.holds)
         ])
       ], { concurrency: 2, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
 
@@ -175,7 +178,7 @@ export const run = (options: Options = defaults) =>
           settled: undefined
         }
         wakeups.set(botId, queues)
-        yield* FiberMap.run(workers, botId, worker(botId, queues))
+        yield* FiberMap.run(workers, botId, worker(botId, queues, ownership.tenure(botId)))
       })
 
     const unregisterPending = (botId: number) =>
@@ -186,14 +189,21 @@ export const run = (options: Options = defaults) =>
         )
       })
 
-    const stopBot = (botId: number) =>
+    /** Stops running the bot here (another instance takes it over): its webhook stays registered. */
+    const halt = (botId: number) =>
       Effect.gen(function*() {
-        const current = ingressOf.get(botId)
         ingressOf.delete(botId)
-        forget(botId)
+        unregistering.delete(botId)
         yield* FiberMap.remove(pollers, botId)
         wakeups.delete(botId)
         yield* FiberMap.remove(workers, botId)
+      })
+
+    const stopBot = (botId: number) =>
+      Effect.gen(function*() {
+        const current = ingressOf.get(botId)
+        forget(botId)
+        yield* halt(botId)
         if (current?.mode === "webhook") {
           unregistering.set(botId, current.token)
           yield* FiberMap.run(pollers, botId, unregisterPending(botId))
@@ -206,10 +216,11 @@ export const run = (options: Options = defaults) =>
     /** Applies the bot as stored now; `previous` is how it was known before (routing reads every bot from `known`). */
     const reconcileBot = (bot: StoredBot, previous: StoredBot | undefined) =>
       Effect.gen(function*() {
+        remember(bot)
+        if (!ownership.owns(bot.id)) return yield* halt(bot.id)
         const firstSight = !wakeups.has(bot.id)
         const enabled = previous?.disabled === true && !bot.disabled
         const moved = previous !== undefined && previous.backend_url !== bot.backend_url
-        remember(bot)
         yield* ensureWorker(bot.id)
         if (enabled) yield* wake(bot.id, "sends")
         if (moved) yield* wake(bot.id, "outbox")
@@ -228,11 +239,11 @@ export const run = (options: Options = defaults) =>
         const ingress: Effect.Effect<
           void,
           never,
-          BotStore | InboxStore | Inbox | Events | TelegramClient.TelegramClient
+          BotStore | InboxStore | Inbox | Events | Ownership | TelegramClient.TelegramClient
         > = want === "webhook"
           ? Webhook.register(bot, options.publicUrl!, options.ingress)
           : want === "poll"
-          ? Ingress.poll(bot, committed(bot.id), options.ingress)
+          ? Ingress.poll(bot, committed(bot.id), options.ingress, ownership.tenure(bot.id))
           : Effect.void
         if (want !== undefined || unregistering.has(bot.id)) {
           yield* FiberMap.run(pollers, bot.id, Effect.zipRight(unregisterPending(bot.id), ingress))
@@ -276,12 +287,32 @@ export const run = (options: Options = defaults) =>
           return wake(event.bot_id, "inbox")
         case "OutboxQueued":
           return wake(event.bot_id, event.kind === "delivery" ? "outbox" : "sends")
+        case "OwnershipChanged":
+          return reconcileOne(event.bot_id)
+        case "Resynced":
+          return Effect.zipRight(reconcileAll, wakeAll)
         default:
           return Effect.void
       }
     }
 
-    const subscription = yield* events.subscribe("BotChanged", "RoutesChanged", "UpdatesReceived", "OutboxQueued")
+    /** Wakes every line of every bot this instance runs: work may have come while nobody was told. */
+    const wakeAll = Effect.gen(function*() {
+      for (const botId of yield* inbox.botsWithWork) {
+        yield* wake(botId, "inbox")
+        yield* wake(botId, "outbox")
+        yield* wake(botId, "sends")
+      }
+    })
+
+    const subscription = yield* events.subscribe(
+      "BotChanged",
+      "RoutesChanged",
+      "UpdatesReceived",
+      "OutboxQueued",
+      "OwnershipChanged",
+      "Resynced"
+    )
     yield* Effect.forkScoped(Housekeeping.run({
       ...(options.housekeeping ?? Housekeeping.defaults),
       mappingTtl: (options.routing ?? Routing.defaults).mappingTtl
@@ -289,11 +320,7 @@ export const run = (options: Options = defaults) =>
     yield* Effect.forkScoped(SearchIndexing.run())
     yield* Effect.forkScoped(AuditRetention.run(options.audit ?? AuditRetention.defaults))
     yield* reconcileAll.pipe(Effect.orDie)
-    for (const botId of yield* inbox.botsWithWork.pipe(Effect.orDie)) {
-      yield* wake(botId, "inbox")
-      yield* wake(botId, "outbox")
-      yield* wake(botId, "sends")
-    }
+    yield* wakeAll.pipe(Effect.orDie)
     yield* Queue.take(subscription).pipe(
       Effect.flatMap(handle),
       Effect.catchAll((e) => Effect.logError("could not apply a change", e.cause).pipe(Effect.zipRight(Effect.sleep(Duration.seconds(1))))),
@@ -321,6 +348,7 @@ export const layer = (
   | LongPoll
   | FloodControl
   | LlmRouter
+  | Ownership
   | TelegramClient.TelegramClient
   | HttpExchange.HttpExchange
 > =>

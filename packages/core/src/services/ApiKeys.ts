@@ -1,4 +1,5 @@
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import type { Scope } from "effect"
+import { Context, Effect, Layer, Option, Queue, Redacted } from "effect"
 import type { ApiKey, CreatedApiKey, NewApiKey } from "../domain/ApiKey.js"
 import { ApiKeyNotFound, keyPattern, LastAdminKey } from "../domain/ApiKey.js"
 import { BotNotFound } from "../domain/Bot.js"
@@ -6,6 +7,7 @@ import { InvalidInput, type StorageError } from "../domain/Errors.js"
 import * as RandomToken from "../internal/RandomToken.js"
 import { BotStore } from "../stores/BotStore.js"
 import { KeyStore } from "../stores/KeyStore.js"
+import { Event, Events } from "../runtime/Events.js"
 import { nowIso } from "../internal/Time.js"
 
 /** API keys: minting, listing, and telling who a bearer token belongs to. */
@@ -52,11 +54,19 @@ export const keyPrefix = (secret: Redacted.Redacted<string>): string => Redacted
 const touchInterval = 60_000
 
 /** Builds the service on the stores the host provides. */
-export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore> = Effect.gen(function*() {
+export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore | Events | Scope.Scope> = Effect.gen(function*() {
   const botStore = yield* BotStore
   const keyStore = yield* KeyStore
-  /** Keys found by their secret, so a request needs no hash and no query; cleared when keys change. */
+  const events = yield* Events
+  /** Keys found by their secret, so a request needs no hash and no query; cleared when keys change on any instance. */
   const known = new Map<string, ApiKey>()
+  const changed = Effect.zipRight(Effect.sync(() => known.clear()), events.publish(Event.KeysChanged()))
+  const changes = yield* events.subscribe("KeysChanged")
+  yield* Queue.take(changes).pipe(
+    Effect.tap(() => Effect.sync(() => known.clear())),
+    Effect.forever,
+    Effect.forkScoped
+  )
   const lastTouched = new Map<number, number>()
 
   const find = (id: number) =>
@@ -127,14 +137,14 @@ export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore> = E
         Effect.tap(guardLastAdmin),
         Effect.flatMap((key) => keyStore.setApiKeyEnabled(id, !key.enabled)),
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ApiKeyNotFound({ id })), onSome: Effect.succeed })),
-        Effect.ensuring(Effect.sync(() => known.clear())),
+        Effect.ensuring(changed),
         Effect.withSpan("ApiKeys.toggle", { attributes: { id } })
       ),
     remove: (id) =>
       find(id).pipe(
         Effect.tap(guardLastAdmin),
         Effect.tap(() => keyStore.deleteApiKey(id)),
-        Effect.ensuring(Effect.sync(() => known.clear())),
+        Effect.ensuring(changed),
         Effect.withSpan("ApiKeys.remove", { attributes: { id } })
       ),
     authenticate: (secret) =>
@@ -160,4 +170,4 @@ export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore> = E
 })
 
 /** The service on the stores the host provides. */
-export const layer: Layer.Layer<ApiKeys, never, BotStore | KeyStore> = Layer.effect(ApiKeys, make)
+export const layer: Layer.Layer<ApiKeys, never, BotStore | KeyStore | Events> = Layer.scoped(ApiKeys, make)

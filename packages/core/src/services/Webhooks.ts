@@ -60,7 +60,7 @@ export const make: Effect.Effect<WebhooksService, never, BotStore | InboxStore |
         if (given === undefined || !secretsEqual(given, secret.value)) return yield* new WrongSecret({ bot_id: botId })
         const updateId = updateIdOf(payload)
         if (updateId === undefined) return yield* new InvalidUpdate({ bot_id: botId })
-        yield* inbox.accept(botId, [{ update_id: updateId, payload }], 0)
+        yield* inbox.accept(botId, [{ update_id: updateId, payload }], 0).pipe(Effect.catchTag("LeaseLost", Effect.die))
       })
   })
 })

@@ -1,7 +1,8 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { StorageError } from "../domain/Errors.js"
+import type { LeaseLost, StorageError } from "../domain/Errors.js"
 import type { InboxUpdate, UpdateCompletion } from "../domain/Update.js"
+import type { Fence } from "./LeaseStore.js"
 
 /** The bots' ingress offsets and inbox of updates, and what finishing an update writes. */
 export interface InboxStoreService {
@@ -9,13 +10,15 @@ export interface InboxStoreService {
   readonly ingressOffset: (botId: number) => Effect.Effect<number, StorageError>
   /**
    * In one transaction: adds the updates the inbox does not hold yet (by bot and update_id) and
-   * raises the bot's ingress offset to `nextOffset` (never lowers it). Returns how many were new.
+   * raises the bot's ingress offset to `nextOffset` (never lowers it). Returns how many were new. With a
+   * `fence`, only while it holds the bot's lease (`LeaseLost` otherwise, nothing written).
    */
   readonly commitUpdates: (
     botId: number,
     updates: ReadonlyArray<Pick<InboxUpdate, "update_id" | "payload" | "received_at">>,
-    nextOffset: number
-  ) => Effect.Effect<number, StorageError>
+    nextOffset: number,
+    fence?: Fence
+  ) => Effect.Effect<number, StorageError | LeaseLost>
   /** The secret Telegram sends with the bot's webhook updates; `None` while no webhook is registered. */
   readonly webhookSecret: (botId: number) => Effect.Effect<Option.Option<string>, StorageError>
   /** Stores the bot's webhook secret; `undefined` clears it. */
@@ -26,9 +29,13 @@ export interface InboxStoreService {
    * In one transaction for the whole batch: for each completion, saves the messages, queues the
    * deliveries and route sends, adds the update to the bot's long-poll buffer (unless held there already) and marks
    * the update processed. A completion whose update the inbox does not hold unprocessed is skipped,
-   * so completing twice is harmless.
+   * so completing twice is harmless. With a `fence`, only while it holds the lease of the bot it names
+   * (`LeaseLost` otherwise, nothing written).
    */
-  readonly completeUpdates: (completions: ReadonlyArray<UpdateCompletion>) => Effect.Effect<void, StorageError>
+  readonly completeUpdates: (
+    completions: ReadonlyArray<UpdateCompletion>,
+    fence?: Fence
+  ) => Effect.Effect<void, StorageError | LeaseLost>
   /** How much of the bot's work is waiting: unprocessed updates plus pending deliveries. */
   readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
   /** Ids of bots with unprocessed updates, pending deliveries or pending route sends (work left from before a restart). */

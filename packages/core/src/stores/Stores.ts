@@ -1,11 +1,13 @@
 import type { AccountStore } from "./AccountStore.js"
 import type { AuditStore } from "./AuditStore.js"
 import type { BotStore } from "./BotStore.js"
+import type { Broadcast } from "./Broadcast.js"
 import type { BufferStore } from "./BufferStore.js"
 import type { EventStore } from "./EventStore.js"
 import type { ChatStore } from "./ChatStore.js"
 import type { InboxStore } from "./InboxStore.js"
 import type { KeyStore } from "./KeyStore.js"
+import type { LeaseStore } from "./LeaseStore.js"
 import type { MappingStore } from "./MappingStore.js"
 import type { MessageStore } from "./MessageStore.js"
 import type { OutboxStore } from "./OutboxStore.js"
@@ -39,6 +41,8 @@ export type Stores =
   | EventStore
   | StoreHealth
   | StoreLock
+  | Broadcast
+  | LeaseStore
   | ChatStore
   | PeopleStore
   | StatsStore
