@@ -44,13 +44,13 @@ export class MigrationError extends Data.TaggedError("MigrationError")<{
   }
 }
 
-/** Where a URL points, for messages: host (or socket dir) and port; never user or password. */
-export const target = (url: string): { host: string; port: string } => {
+/** Where a URL points, for messages: host (or socket dir), port and database; never user or password. */
+export const target = (url: string): { host: string; port: string; database: string } => {
   try {
     const config = parseUrl(url)
-    return { host: config.host || "localhost", port: config.port || "5432" }
+    return { host: config.host || "localhost", port: config.port || "5432", database: config.database || "" }
   } catch {
-    return { host: "?", port: "?" }
+    return { host: "?", port: "?", database: "?" }
   }
 }
 
@@ -227,6 +227,25 @@ const verifyKey = (db: Kysely<Tables.Database>, cipher: SecretKey.Cipher, source
     )
   }))
 
+/**
+ * Opens the pool (string parameters `withoutNul`) and brings the schema up to date under the advisory lock,
+ * without checking the key: for tools that replace the database's secrets (`PostgresImport`).
+ */
+export const openMigrated = (
+  options: Options
+): Effect.Effect<
+  { readonly db: Kysely<Tables.Database>; readonly cipher: SecretKey.Cipher },
+  ConnectionError | MigrationError,
+  Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const pool = yield* openPool(options)
+    const db = new Kysely<Tables.Database>({ dialect: new PostgresDialect({ pool: nulFree(pool) }) })
+    const cipher = SecretKey.cipher(options.secretKey)
+    yield* migrate(db, cipher)
+    return { db, cipher }
+  })
+
 /** Opens the pool, brings the schema up to date under the advisory lock and checks the key. */
 export const open = (
   options: Options
@@ -236,10 +255,7 @@ export const open = (
   Scope.Scope
 > =>
   Effect.gen(function*() {
-    const pool = yield* openPool(options)
-    const db = new Kysely<Tables.Database>({ dialect: new PostgresDialect({ pool: nulFree(pool) }) })
-    const cipher = SecretKey.cipher(options.secretKey)
-    yield* migrate(db, cipher)
+    const { cipher, db } = yield* openMigrated(options)
     yield* verifyKey(db, cipher, options.secretKeySource ?? "the given secret key")
     return {
       db,
