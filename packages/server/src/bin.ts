@@ -55,6 +55,17 @@ const refuse = (message: string): never => {
   process.exit(1)
 }
 
+/** Why storage could not be opened, each a sentence that names no secret. */
+const storageRefusals = new Set(["SecretKeyError", "DatabaseInUse", "LockFileError", "ConnectionError", "MigrationError"])
+
+/** Storage that cannot be opened ends a command with its reason and exit code 1, not a stack trace. */
+const refusingStorage = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.catchIf(
+    effect,
+    (e) => typeof e === "object" && e !== null && "_tag" in e && storageRefusals.has(String(e._tag)),
+    (e) => Effect.sync(() => refuse((e as Error).message))
+  )
+
 /** Shutdown drains in-flight work; whatever still runs after this long is cut short. */
 const shutdownGrace = 10_000
 
@@ -73,12 +84,7 @@ const serve = (args: ReadonlyArray<string>) => {
   const config = Config.load(args)
   exitAfterGrace()
   Layer.launch(Main.printConsoleUrl(config.publicUrl).pipe(Layer.provideMerge(Main.layer(config)))).pipe(
-    Effect.catchTags({
-      SecretKeyError: (e) => Effect.sync(() => refuse(e.message)),
-      DatabaseInUse: (e) => Effect.sync(() => refuse(e.message)),
-      LockFileError: (e) => Effect.sync(() => refuse(e.message)),
-      ConnectionError: (e) => Effect.sync(() => refuse(e.message))
-    }),
+    refusingStorage,
     Effect.provide(Main.loggerLayer(config)),
     NodeRuntime.runMain({ disablePrettyLogger: true })
   )
@@ -123,6 +129,7 @@ const createKey = (args: ReadonlyArray<string>) => {
     Effect.provide(
       Layer.merge(ApiKeys.layer, AuditLog.layer).pipe(Layer.provide(Layer.merge(Main.storageLayer(config), Events.layer)))
     ),
+    refusingStorage,
     Effect.provide(Main.loggerLayer(config))
   )
   NodeRuntime.runMain(program, { disablePrettyLogger: true })
@@ -193,6 +200,7 @@ const createAccount = async (args: ReadonlyArray<string>) => {
         Layer.provide(Layer.merge(Main.storageLayer(config), NodePasswordHasher.layer))
       )
     ),
+    refusingStorage,
     Effect.provide(Main.loggerLayer(config))
   )
   NodeRuntime.runMain(program, { disablePrettyLogger: true })

@@ -21,8 +21,8 @@ interface Run {
   readonly exited: Promise<number | null>
 }
 
-const runBin = (env: Record<string, string>): Run => {
-  const child = spawn(process.execPath, [bin], {
+const runBin = (env: Record<string, string>, args: ReadonlyArray<string> = []): Run => {
+  const child = spawn(process.execPath, [bin, ...args], {
     env: {
       PATH: process.env.PATH ?? "",
       BOTRELAY_PORT: "0",
@@ -144,6 +144,18 @@ if (PgCluster.available) {
         assert.notInclude(run.output(), password)
       }
     }, 60_000)
+
+    it("a command beside the servers on a database it cannot connect to: the same one line, exit 1", async () => {
+      const port = await closedPort()
+      const run = runBin(
+        { BOTRELAY_DATABASE: `postgres://botrelay:${password}@127.0.0.1:${port}/botrelay`, BOTRELAY_SECRET_KEY: key },
+        ["keys", "create", "--name", "ops", "--role", "admin"]
+      )
+      assert.strictEqual(await run.exited, 1, run.output())
+      assert.strictEqual(run.output().trim().split("\n").length, 1, run.output())
+      assert.include(run.output(), `botrelay: cannot connect to PostgreSQL at 127.0.0.1:${port}: `)
+      assert.notInclude(run.output(), password)
+    }, 30_000)
 
     it("a key that does not fit the database: exit 1, naming its source", async () => {
       const database = PgCluster.databaseOf(await cluster!.createDatabase())
