@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
-import { resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { PgCluster } from "@botrelay/testing"
 import { unreachableTelegram } from "./Harness.js"
@@ -144,6 +145,23 @@ if (PgCluster.available) {
         assert.notInclude(run.output(), password)
       }
     }, 60_000)
+
+    it("a wrong password: exit 1 with PostgreSQL's reason, never the password", async () => {
+      const hba = join(cluster!.dir, "data", "pg_hba.conf")
+      writeFileSync(hba, `host all checked 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`)
+      await cluster!.query("CREATE ROLE checked LOGIN PASSWORD 'the-right-one'; SELECT pg_reload_conf()")
+      const wrong = "not-the-right-one"
+      const run = runBin({
+        BOTRELAY_DATABASE: `postgres://checked:${wrong}@127.0.0.1:${cluster!.port}/postgres`,
+        BOTRELAY_SECRET_KEY: key
+      })
+      assert.strictEqual(await run.exited, 1, run.output())
+      assert.include(
+        run.output(),
+        `cannot connect to PostgreSQL at 127.0.0.1:${cluster!.port}: password authentication failed for user "checked"`
+      )
+      assert.notInclude(run.output(), wrong)
+    }, 30_000)
 
     it("a command beside the servers on a database it cannot connect to: the same one line, exit 1", async () => {
       const port = await closedPort()
