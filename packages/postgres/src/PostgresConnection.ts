@@ -159,6 +159,9 @@ const openPool = (options: Options) =>
       }
       // A connection lost while idle is dropped from the pool and the next query makes a new one.
       pool.on("error", () => {})
+      // One lost while checked out between two queries (e.g. ended by idle_in_transaction_session_timeout while
+      // the process was paused) fails its next query, and is dropped when released: never an unhandled 'error'.
+      pool.on("connect", (client) => client.on("error", () => {}))
       return Effect.tryPromise({
         try: async () => {
           const client = await pool.connect()
