@@ -391,8 +391,10 @@ if (PgCluster.available) {
         )
         assert.deepStrictEqual(committed.map((c) => c.update_id), [], `${paused} committed for bot ${botId} on its old lease`)
       }
+      const twiceAfter = (instance: string, at: number) => duplicates.filter((d) => inFlightOn(d, instance, at)).length
       console.log(
-        `chaos: ${all.length} updates for ${botCount} bots, ${arrivals.length} deliveries (${duplicates.length} twice), ` +
+        `chaos: ${all.length} updates for ${botCount} bots, ${arrivals.length} deliveries (${duplicates.length} twice: ` +
+          `${twiceAfter(killed, killedAt)} in flight at SIGKILL, ${twiceAfter(paused, pausedAt)} at SIGSTOP), ` +
           `${samples.length} status samples; SIGCONT after ${fmt(resumedAt - pausedAt)}; ` +
           `drained ${fmt(drainedAt - began)} after the start`
       )
