@@ -47,11 +47,14 @@ const outputs: Array<{ id: string; output: () => string }> = []
 let cluster: PgCluster.Cluster | undefined
 let fake: FakeTelegram.FakeTelegram | undefined
 let backend: Server | undefined
+/** Stops the update stream and the status sampler, should the test end early. */
+let stopLoad = () => {}
 
 afterAll(async () => {
+  stopLoad()
   for (const child of children) child.kill("SIGKILL")
-  await new Promise<void>((done) => backend === undefined ? done() : backend.close(() => done()))
   backend?.closeAllConnections()
+  await new Promise<void>((done) => backend === undefined ? done() : backend.close(() => done()))
   await fake?.close()
   await cluster?.stop()
 })
@@ -189,7 +192,6 @@ if (PgCluster.available) {
 
       const user = fake.addUser()
       const tgBots = Array.from({ length: botCount }, () => fake!.addBot())
-      const botIdOf = new Map<number, number>()
       const tgOf = new Map<number, number>()
       for (const tg of tgBots) {
         const added = await api(instances.get("i1")!, "/api/bots/add", {
@@ -197,7 +199,6 @@ if (PgCluster.available) {
           proxy_enabled: true,
           backend_url: `${backendRoot}/hook/${tg.id}`
         })
-        botIdOf.set(tg.id, added.id)
         tgOf.set(added.id, tg.id)
       }
 
@@ -237,6 +238,10 @@ if (PgCluster.available) {
         }
       })()
       const stream = setInterval(inject, tickMs)
+      stopLoad = () => {
+        clearInterval(stream)
+        sampling = false
+      }
       const latestSample = () => samples[samples.length - 1]!
 
       /** When each bot of `moved` had a lease on another live instance and delivered an update injected after `from`. */
