@@ -31,6 +31,7 @@ import {
 } from "./harness.js"
 import { seedInbox } from "./inbox.js"
 import { freePort, start, stop } from "./processes.js"
+import * as Storage from "./storage.js"
 
 const chromiumPath = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 const password = "console bench password"
@@ -150,7 +151,7 @@ const liveDelays = async (browser: Browser, chatCount: number, messages: number,
   try {
     const filename = join(tempDir, "botrelay.db")
     process.stderr.write(`seeding ${chatCount} chats, ${messages} messages\n`)
-    await seedInbox(filename, messages, chatCount)
+    await seedInbox(Storage.sqliteFile(filename), messages, chatCount)
     const database = new BetterSqlite3(filename)
     database.pragma("wal_checkpoint(TRUNCATE)")
     database.close()

@@ -55,9 +55,23 @@ export interface Botrelay {
   readonly headers: Record<string, string>
 }
 
+/** What a server start may add: its environment (a secret key, an instance id), and an admin key shared with other instances. */
+export interface StartOptions {
+  readonly env?: Record<string, string>
+  readonly adminKey?: string
+}
+
+/** A new admin key, as `botrelay keys create` makes them. */
+export const newAdminKey = (): string => `brk_${randomBytes(32).toString("base64url")}`
+
 /** Starts `node packages/server/dist/bin.js` on a free port with a new admin key and waits until it is healthy. */
-export const startBotrelay = async (database: string, telegramApi: string, name = "botrelay"): Promise<Botrelay> => {
-  const adminKey = `brk_${randomBytes(32).toString("base64url")}`
+export const startBotrelay = async (
+  database: string,
+  telegramApi: string,
+  name = "botrelay",
+  options: StartOptions = {}
+): Promise<Botrelay> => {
+  const adminKey = options.adminKey ?? newAdminKey()
   const port = await freePort()
   const profile = cpuProf === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(cpuProf)}`]
   const child = start(name, [...profile, serverBin], {
@@ -66,7 +80,8 @@ export const startBotrelay = async (database: string, telegramApi: string, name 
     BOTRELAY_HOST: "127.0.0.1",
     BOTRELAY_ADMIN_KEY: adminKey,
     BOTRELAY_TELEGRAM_API: telegramApi,
-    BOTRELAY_LOG_LEVEL: "warn"
+    BOTRELAY_LOG_LEVEL: "warn",
+    ...options.env
   }, root)
   const url = `http://127.0.0.1:${port}`
   await waitHealthy(child, url)

@@ -12,14 +12,14 @@
 import { randomBytes } from "node:crypto"
 import { statSync } from "node:fs"
 import { get } from "node:http"
-import { join } from "node:path"
 import { BotStore, type Message, MessageStore } from "@botrelay/core"
-import { SqliteStores } from "@botrelay/sqlite"
 import { FakeTelegram } from "@botrelay/testing"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Redacted } from "effect"
-import { addBot, type Botrelay, count, envInt, makeTempDir, removeTempDir, sleep, startBotrelay, table } from "./harness.js"
+import type pg from "pg"
+import { addBot, type Botrelay, count, envInt, sleep, startBotrelay, table } from "./harness.js"
 import { stop } from "./processes.js"
+import * as Storage from "./storage.js"
 
 const botCount = 5
 
@@ -62,7 +62,7 @@ interface SeedChat {
   nextId: number
 }
 
-interface Seeded {
+export interface Seeded {
   readonly botIds: ReadonlyArray<number>
   readonly busyBot: number
   readonly busyChat: number
@@ -70,7 +70,30 @@ interface Seeded {
   readonly indexSeconds: number
 }
 
-export const seedInbox = async (filename: string, messages: number, chatCount: number): Promise<Seeded> => {
+/** Rows into a PostgreSQL table by multi-row inserts, `ON CONFLICT DO NOTHING`. */
+const insertRows = async (
+  client: pg.Client,
+  tableName: string,
+  columns: ReadonlyArray<string>,
+  rows: ReadonlyArray<ReadonlyArray<unknown>>
+) => {
+  const per = Math.floor(30_000 / columns.length)
+  for (let from = 0; from < rows.length; from += per) {
+    const slice = rows.slice(from, from + per)
+    const values = slice.map((_, r) => `(${columns.map((_, c) => `$${r * columns.length + c + 1}`).join(", ")})`)
+    await client.query(
+      `INSERT INTO ${tableName} (${columns.join(", ")}) VALUES ${values.join(", ")} ON CONFLICT DO NOTHING`,
+      slice.flat()
+    )
+  }
+}
+
+/**
+ * Seeds the inbox's history into a fresh storage: bots and messages through the stores, chats, people and members
+ * by bulk inserts (better-sqlite3 for SQLite, multi-row inserts for PostgreSQL); on SQLite the search index is
+ * then filled as its batched indexing fills it (PostgreSQL's words are written with each message).
+ */
+export const seedInbox = async (storage: Storage.Storage, messages: number, chatCount: number): Promise<Seeded> => {
   const botIds = await Effect.runPromise(
     Effect.gen(function*() {
       const bots = yield* BotStore.BotStore
@@ -92,7 +115,7 @@ export const seedInbox = async (filename: string, messages: number, chatCount: n
         ids.push(bot.id)
       }
       return ids
-    }).pipe(Effect.provide(SqliteStores.layer({ filename })))
+    }).pipe(Effect.provide(storage.layer))
   )
   const random = prng(0x1b0c5)
   const zipf = () => vocabulary[Math.min(vocabulary.length - 1, Math.floor(vocabulary.length * random.next() ** 3))]!
@@ -114,80 +137,102 @@ export const seedInbox = async (filename: string, messages: number, chatCount: n
     })
   }
   const busy = chats[4]!
-  let database = new BetterSqlite3(filename)
   const started = performance.now()
   let indexSeconds = 0
   const start = Math.floor(Date.now() / 1000) - messages * 3
-  try {
-    const insertChat = database.prepare(
-      `INSERT INTO botrelay_chats (bot_id, chat_id, type, title, username, first_name, last_name, search)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-    )
-    const insertPerson = database.prepare(
-      `INSERT OR IGNORE INTO botrelay_people (bot_id, user_id, username, first_name, last_name, first_seen_at,
-        last_seen_at, search) VALUES (?, ?, ?, ?, '', ?, ?, ?)`
-    )
-    const insertMember = database.prepare(
-      `INSERT OR IGNORE INTO botrelay_chat_members (bot_id, chat_id, user_id, last_seen_at) VALUES (?, ?, ?, ?)`
-    )
-    database.transaction(() => {
-      for (const chat of chats) {
-        const first = chat.type === "private" ? chat.users[0]! : undefined
-        const username = first?.username ?? ""
-        const firstName = first?.first_name ?? ""
-        insertChat.run(chat.botId, chat.id, chat.type, chat.title, username, firstName, "",
-          [chat.title, username, firstName].join("\n").toLowerCase())
-        for (const user of chat.users) {
-          insertPerson.run(chat.botId, user.id, user.username, user.first_name, start, start + messages * 3,
-            [user.username, user.first_name].join("\n").toLowerCase())
-          insertMember.run(chat.botId, chat.id, user.id, start + messages * 3)
+  const chatRows: Array<ReadonlyArray<unknown>> = []
+  const personRows: Array<ReadonlyArray<unknown>> = []
+  const memberRows: Array<ReadonlyArray<unknown>> = []
+  for (const chat of chats) {
+    const first = chat.type === "private" ? chat.users[0]! : undefined
+    const username = first?.username ?? ""
+    const firstName = first?.first_name ?? ""
+    chatRows.push([chat.botId, chat.id, chat.type, chat.title, username, firstName, "",
+      [chat.title, username, firstName].join("\n").toLowerCase()])
+    for (const user of chat.users) {
+      personRows.push([chat.botId, user.id, user.username, user.first_name, "", start, start + messages * 3,
+        [user.username, user.first_name].join("\n").toLowerCase()])
+      memberRows.push([chat.botId, chat.id, user.id, start + messages * 3])
+    }
+  }
+  const chatColumns = ["bot_id", "chat_id", "type", "title", "username", "first_name", "last_name", "search"]
+  const personColumns = ["bot_id", "user_id", "username", "first_name", "last_name", "first_seen_at", "last_seen_at", "search"]
+  const memberColumns = ["bot_id", "chat_id", "user_id", "last_seen_at"]
+  if (storage.kind === "sqlite") {
+    const database = new BetterSqlite3(storage.database)
+    try {
+      const insert = (name: string, columns: ReadonlyArray<string>) =>
+        database.prepare(`INSERT OR IGNORE INTO ${name} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`)
+      const insertChat = insert("botrelay_chats", chatColumns)
+      const insertPerson = insert("botrelay_people", personColumns)
+      const insertMember = insert("botrelay_chat_members", memberColumns)
+      database.transaction(() => {
+        for (const row of chatRows) insertChat.run(...row)
+        for (const row of personRows) insertPerson.run(...row)
+        for (const row of memberRows) insertMember.run(...row)
+      })()
+    } finally {
+      database.close()
+    }
+  } else {
+    await Storage.withClient(storage.database, async (client) => {
+      await client.query("BEGIN")
+      await insertRows(client, "botrelay_chats", chatColumns, chatRows)
+      await insertRows(client, "botrelay_people", personColumns, personRows)
+      await insertRows(client, "botrelay_chat_members", memberColumns, memberRows)
+      await client.query("COMMIT")
+    })
+  }
+  const batch = 10_000
+  await Effect.runPromise(
+    Effect.gen(function*() {
+      const store = yield* MessageStore.MessageStore
+      for (let from = 0; from < messages; from += batch) {
+        const written: Array<Message.Message> = []
+        for (let i = from; i < Math.min(messages, from + batch); i++) {
+          const chat = i % 100 === 0 ? busy : random.pick(chats)
+          const out = random.next() < 0.3
+          const sender = out ? { id: 0, first_name: "", username: "" } : random.pick(chat.users)
+          const words = Array.from({ length: random.int(2, 16) }, zipf)
+          if (random.next() < 0.0005) words.push(rareWord)
+          written.push({
+            bot_id: chat.botId,
+            chat_id: chat.id,
+            id: chat.nextId++,
+            user_id: sender.id,
+            username: sender.username,
+            first_name: sender.first_name,
+            last_name: "",
+            text: words.join(" "),
+            date: start + i * 3,
+            direction: out ? "out" : "in",
+            edit_date: 0
+          })
         }
+        yield* store.saveMessages(written)
+        process.stderr.write(`\rseeded ${count(Math.min(messages, from + batch))} messages`)
       }
-    })()
-    database.close()
-    const batch = 10_000
-    await Effect.runPromise(
-      Effect.gen(function*() {
-        const store = yield* MessageStore.MessageStore
-        for (let from = 0; from < messages; from += batch) {
-          const written: Array<Message.Message> = []
-          for (let i = from; i < Math.min(messages, from + batch); i++) {
-            const chat = i % 100 === 0 ? busy : random.pick(chats)
-            const out = random.next() < 0.3
-            const sender = out ? { id: 0, first_name: "", username: "" } : random.pick(chat.users)
-            const words = Array.from({ length: random.int(2, 16) }, zipf)
-            if (random.next() < 0.0005) words.push(rareWord)
-            written.push({
-              bot_id: chat.botId,
-              chat_id: chat.id,
-              id: chat.nextId++,
-              user_id: sender.id,
-              username: sender.username,
-              first_name: sender.first_name,
-              last_name: "",
-              text: words.join(" "),
-              date: start + i * 3,
-              direction: out ? "out" : "in",
-              edit_date: 0
-            })
-          }
-          yield* store.saveMessages(written)
-          process.stderr.write(`\rseeded ${count(Math.min(messages, from + batch))} messages`)
-        }
-      }).pipe(Effect.provide(SqliteStores.layer({ filename })))
-    )
-    process.stderr.write("\n")
-    database = new BetterSqlite3(filename)
-    const indexing = performance.now()
-    database.transaction(() => {
-      database.prepare(
-        "INSERT INTO botrelay_messages_fts (rowid, text, scope) SELECT message_rowid, text, scope FROM botrelay_messages_search"
-      ).run()
-      database.prepare("UPDATE botrelay_search_state SET indexed_upto = (SELECT max(rowid) FROM botrelay_messages)").run()
-    })()
-    indexSeconds = (performance.now() - indexing) / 1000
-  } finally {
-    database.close()
+    }).pipe(Effect.provide(storage.layer))
+  )
+  process.stderr.write("\n")
+  if (storage.kind === "sqlite") {
+    const database = new BetterSqlite3(storage.database)
+    try {
+      const indexing = performance.now()
+      database.transaction(() => {
+        database.prepare(
+          "INSERT INTO botrelay_messages_fts (rowid, text, scope) SELECT message_rowid, text, scope FROM botrelay_messages_search"
+        ).run()
+        database.prepare("UPDATE botrelay_search_state SET indexed_upto = (SELECT max(rowid) FROM botrelay_messages)").run()
+      })()
+      indexSeconds = (performance.now() - indexing) / 1000
+    } finally {
+      database.close()
+    }
+  } else {
+    const vacuum = performance.now()
+    await Storage.withClient(storage.database, (client) => client.query("VACUUM ANALYZE"))
+    indexSeconds = (performance.now() - vacuum) / 1000
   }
   return {
     botIds,
@@ -221,7 +266,7 @@ const sizes = (filename: string): ReadonlyArray<readonly [string, number]> => {
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
-interface Timing {
+export interface Timing {
   readonly name: string
   readonly p50: number
   readonly p99: number
@@ -302,7 +347,7 @@ const follow = (botrelay: Botrelay, botId: number): Promise<Stream> =>
     request.on("error", (error) => arrivals.size === 0 ? reject(error) : undefined)
   })
 
-interface FanOut {
+export interface FanOut {
   readonly clients: number
   readonly messages: number
   readonly samples: number
@@ -351,35 +396,52 @@ const fanOut = async (botrelay: Botrelay, fake: FakeTelegram.FakeTelegram, clien
   }
 }
 
-const ms = (n: number) => `${n.toFixed(1)} ms`
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
+/** What `measureInbox` measures. */
+export interface InboxOptions {
+  readonly messages: number
+  readonly chats: number
+  /** Requests per route. */
+  readonly requests: number
+  /** Requests of `GET /api/stats`, which adds up 30 days of every chat (about 0.1 s each on SQLite). */
+  readonly statsRequests: number
+  readonly sse: { readonly clients: number; readonly messages: number; readonly rate: number }
+}
 
-/** Runs the suite and prints its tables; throws when a request fails or an event never arrives. */
-export const runInbox = async (): Promise<void> => {
-  const messages = envInt("BENCH_INBOX_MESSAGES", 1_000_000)
-  const chatCount = envInt("BENCH_INBOX_CHATS", 10_000)
-  const requests = envInt("BENCH_INBOX_REQUESTS", 300)
-  const clients = envInt("BENCH_SSE_CLIENTS", 100)
-  const sseMessages = envInt("BENCH_SSE_MESSAGES", 200)
-  const sseRate = envInt("BENCH_SSE_RATE", 50)
-  const tempDir = makeTempDir()
+/** The figures of one storage. */
+export interface InboxFigures {
+  readonly seeded: Seeded
+  /** The database's size, and its parts where the database tells them. */
+  readonly bytes: number
+  readonly parts: ReadonlyArray<readonly [string, number]>
+  readonly timings: ReadonlyArray<Timing>
+  readonly sse: FanOut
+}
+
+/** Seeds a fresh storage, starts a server on it and measures its routes and live events, one request at a time. */
+export const measureInbox = async (storage: Storage.Storage, options: InboxOptions, name = "inbox"): Promise<InboxFigures> => {
   const fake = await FakeTelegram.start()
   let botrelay: Botrelay | undefined
   try {
-    const filename = join(tempDir, "botrelay.db")
-    const seeded = await seedInbox(filename, messages, chatCount)
-    const database = new BetterSqlite3(filename)
-    database.pragma("wal_checkpoint(TRUNCATE)")
-    database.close()
-    const fileBytes = statSync(filename).size
-    const parts = sizes(filename)
+    const seeded = await seedInbox(storage, options.messages, options.chats)
+    let bytes: number
+    let parts: ReadonlyArray<readonly [string, number]> = []
+    if (storage.kind === "sqlite") {
+      const database = new BetterSqlite3(storage.database)
+      database.pragma("wal_checkpoint(TRUNCATE)")
+      database.close()
+      bytes = statSync(storage.database).size
+      parts = sizes(storage.database)
+    } else {
+      bytes = await Storage.withClient(storage.database, async (client) =>
+        Number((await client.query<{ bytes: string }>("SELECT pg_database_size(current_database()) AS bytes")).rows[0]!.bytes))
+    }
 
-    botrelay = await startBotrelay(filename, fake.apiRoot, "inbox")
+    botrelay = await startBotrelay(storage.database, fake.apiRoot, name, { env: storage.env })
     const bot = seeded.busyBot
     const timings: Array<Timing> = []
-    const run = async (name: string, path: string) => {
-      process.stderr.write(`${name}\n`)
-      timings.push(await measure(botrelay!, name, path, requests))
+    const run = async (label: string, path: string, requests = options.requests) => {
+      process.stderr.write(`${name}: ${label}\n`)
+      timings.push(await measure(botrelay!, label, path, requests))
     }
     await run("GET /api/chats (all bots)", "/api/chats")
     await run("GET /api/chats?bot_id", `/api/chats?bot_id=${bot}`)
@@ -392,14 +454,42 @@ export const runInbox = async (): Promise<void> => {
     await run("GET /api/search prefix, one bot", `/api/search?q=deliv*&bot_id=${bot}`)
     await run("GET /api/search Cyrillic", `/api/search?q=${encodeURIComponent("Спасибо")}`)
     await run("GET /api/messages", `/api/messages?bot_id=${bot}&chat_id=${seeded.busyChat}&limit=50`)
-    await run("GET /api/stats (all bots)", "/api/stats")
+    await run("GET /api/stats (all bots)", "/api/stats", options.statsRequests)
     await run("GET /api/people", `/api/people?bot_id=${bot}`)
 
-    process.stderr.write(`SSE: ${clients} clients, ${sseMessages} messages at ${sseRate}/s\n`)
-    const sse = await fanOut(botrelay, fake, clients, sseMessages, sseRate)
+    process.stderr.write(`${name}: SSE, ${options.sse.clients} clients, ${options.sse.messages} messages at ${options.sse.rate}/s\n`)
+    const sse = await fanOut(botrelay, fake, options.sse.clients, options.sse.messages, options.sse.rate)
+    return { seeded, bytes, parts, timings, sse }
+  } finally {
+    if (botrelay !== undefined) await stop(botrelay.child)
+    await fake.close()
+  }
+}
 
+/** The inbox suite's settings from the environment. */
+export const inboxOptions = (statsRequests?: number): InboxOptions => {
+  const requests = envInt("BENCH_INBOX_REQUESTS", 300)
+  return {
+    messages: envInt("BENCH_INBOX_MESSAGES", 1_000_000),
+    chats: envInt("BENCH_INBOX_CHATS", 10_000),
+    requests,
+    statsRequests: statsRequests ?? requests,
+    sse: { clients: envInt("BENCH_SSE_CLIENTS", 100), messages: envInt("BENCH_SSE_MESSAGES", 200), rate: envInt("BENCH_SSE_RATE", 50) }
+  }
+}
+
+export const latency = (n: number) => `${n.toFixed(1)} ms`
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
+
+/** Runs the suite and prints its tables; throws when a request fails or an event never arrives. */
+export const runInbox = async (): Promise<void> => {
+  const options = inboxOptions()
+  const { messages, requests } = options
+  const storage = Storage.sqlite()
+  try {
+    const { bytes: fileBytes, parts, seeded, sse, timings } = await measureInbox(storage, options)
     process.stdout.write(
-      `\nInbox: ${count(messages)} messages in ${count(chatCount)} chats over ${botCount} bots, seeded in ` +
+      `\nInbox: ${count(messages)} messages in ${count(options.chats)} chats over ${botCount} bots, seeded in ` +
         `${seeded.seconds.toFixed(1)} s (${count(messages / seeded.seconds)} messages/s with the chat and stats counters ` +
         `kept by the same code as live writes), then indexed for search in ${seeded.indexSeconds.toFixed(1)} s ` +
         `(${count(messages / seeded.indexSeconds)} messages/s, as the batched indexing does).\n` +
@@ -408,17 +498,15 @@ export const runInbox = async (): Promise<void> => {
         `Latency of one request at a time, ${requests} requests each after 20 warm-up requests:\n\n` +
         table(
           ["route", "items", "p50", "p99", "max"],
-          timings.map((t) => [t.name, String(t.items), ms(t.p50), ms(t.p99), ms(t.max)]),
+          timings.map((t) => [t.name, String(t.items), latency(t.p50), latency(t.p99), latency(t.max)]),
           1
         ) +
-        `\n\nSSE fan-out: ${sse.clients} clients on /api/events, ${sse.messages} incoming messages at ${sseRate}/s; ` +
+        `\n\nSSE fan-out: ${sse.clients} clients on /api/events, ${sse.messages} incoming messages at ${options.sse.rate}/s; ` +
         `time from the message entering FakeTelegram to its event at each client (${count(sse.samples)} samples, ` +
-        `${sse.missing} missing): p50 ${ms(sse.p50)}, p99 ${ms(sse.p99)}, max ${ms(sse.max)}.\n\n`
+        `${sse.missing} missing): p50 ${latency(sse.p50)}, p99 ${latency(sse.p99)}, max ${latency(sse.max)}.\n\n`
     )
     if (sse.missing > 0) throw new Error(`${sse.missing} events never reached their client`)
   } finally {
-    if (botrelay !== undefined) await stop(botrelay.child)
-    await fake.close()
-    removeTempDir(tempDir)
+    await storage.dispose()
   }
 }

@@ -6,9 +6,11 @@
  * messages, in process, see regex.ts), then the http suite (the outbound HTTP client, Http1Client, against
  * undici, see http.ts), then the search suite (full-text search over a million messages, see search.ts), then
  * the inbox suite (chats, search, stats and live events over a million stored messages, see inbox.ts), then the
- * console suite (its weight, the chats page's speed with 10,000 chats and live messages in chromium, see console.ts).
+ * console suite (its weight, the chats page's speed with 10,000 chats and live messages in chromium, see console.ts), then
+ * the postgres suite (the pipeline on SQLite vs PostgreSQL, several instances on one PostgreSQL database, the inbox's
+ * reads over a million messages on both, see postgres.ts).
  *
- * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox, console or all; default all; `fastpath` runs only the proxy
+ * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres or all; default all; `fastpath` runs only the proxy
  * suite's fast path comparison), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
@@ -19,6 +21,7 @@ import { runConsole } from "./console.js"
 import { runHttp } from "./http.js"
 import { runInbox } from "./inbox.js"
 import { runPipeline } from "./pipeline.js"
+import { runPostgres } from "./postgres.js"
 import { runFastPath, runProxy } from "./proxy.js"
 import { runRegex } from "./regex.js"
 import { runRouting } from "./routing.js"
@@ -34,7 +37,8 @@ const suites: Record<string, () => Promise<void>> = {
   http: runHttp,
   search: runSearch,
   inbox: runInbox,
-  console: runConsole
+  console: runConsole,
+  postgres: runPostgres
 }
 
 /** Parts of a suite that can run alone; `all` leaves them to their suite. */
@@ -62,7 +66,7 @@ process.once("exit", () => {
 })
 
 if (names.some((name) => run(name) === undefined)) {
-  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, search, inbox, fastpath, all; got "${chosen}"\n`)
+  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, fastpath, all; got "${chosen}"\n`)
   process.exitCode = 2
 } else {
   for (const name of names) {

@@ -27,12 +27,14 @@ import {
   count,
   envInt,
   makeTempDir,
+  newAdminKey,
   removeTempDir,
   sleep,
   startBotrelay,
   table
 } from "./harness.js"
 import { isRunning, machineTicks, memoryMb, processTicks, stop, ticksPerSecond } from "./processes.js"
+import * as Storage from "./storage.js"
 
 type Fake = FakeTelegram.FakeTelegram
 
@@ -64,8 +66,11 @@ interface Window {
   readonly name: string
   readonly start: number
   readonly end: number
+  /** Busy ticks of the Botrelay servers, all instances together. */
   readonly serverTicks: number
   readonly benchTicks: number
+  /** Busy ticks of the database's own processes (PostgreSQL; 0 for SQLite, which runs inside the server). */
+  readonly databaseTicks: number
   /** Busy ticks of every other process on the machine. */
   readonly otherTicks: number
   /** getUpdates calls FakeTelegram answered during the window. */
@@ -186,8 +191,10 @@ const every = (tick: () => void) => {
   }
 }
 
-const alive = (botrelay: Botrelay) => {
-  if (!isRunning(botrelay.child)) throw new Error(`Botrelay exited during the run:\n${botrelay.child.output}`)
+const alive = (servers: ReadonlyArray<Botrelay>) => {
+  for (const botrelay of servers) {
+    if (!isRunning(botrelay.child)) throw new Error(`${botrelay.child.name} exited during the run:\n${botrelay.child.output}`)
+  }
 }
 
 const orderText = (_: LoadBot, n: number) => `Hello! Where is my order #${n}? It was due yesterday.`
@@ -219,7 +226,7 @@ const totals = (bots: ReadonlyArray<LoadBot>) => {
 }
 
 /** Waits until every created update reached the backend; gives up after `limit` s, or 15 s without progress. */
-const drain = async (bots: ReadonlyArray<LoadBot>, botrelay: Botrelay, limit: number): Promise<number> => {
+const drain = async (bots: ReadonlyArray<LoadBot>, servers: ReadonlyArray<Botrelay>, limit: number): Promise<number> => {
   const started = performance.now()
   let last = totals(bots).arrived
   let progressAt = started
@@ -228,7 +235,7 @@ const drain = async (bots: ReadonlyArray<LoadBot>, botrelay: Botrelay, limit: nu
     const { created, arrived } = totals(bots)
     const now = performance.now()
     if (arrived >= created) return now - started
-    alive(botrelay)
+    alive(servers)
     if (arrived > last) {
       last = arrived
       progressAt = now
@@ -248,24 +255,34 @@ const drain = async (bots: ReadonlyArray<LoadBot>, botrelay: Botrelay, limit: nu
 }
 
 /** Opens a measured window now; `close` ends it. */
-const measure = (name: string, fake: Fake, bots: ReadonlyArray<LoadBot>, botrelay: Botrelay) => {
+const measure = (
+  name: string,
+  fake: Fake,
+  bots: ReadonlyArray<LoadBot>,
+  servers: ReadonlyArray<Botrelay>,
+  storage: Storage.Storage
+) => {
+  const ofServers = () => servers.reduce((sum, server) => sum + processTicks(server.child.process.pid), 0)
   const calls = fake.calls.length
   const start = performance.now()
-  const serverTicks = processTicks(botrelay.child.process.pid)
+  const serverTicks = ofServers()
   const benchTicks = processTicks(process.pid)
+  const databaseTicks = storage.ticks()
   const allTicks = machineTicks()
   return (): Window => {
     const end = performance.now()
     const { created, arrived } = totals(bots)
-    const server = processTicks(botrelay.child.process.pid) - serverTicks
+    const server = ofServers() - serverTicks
     const bench = processTicks(process.pid) - benchTicks
+    const database = storage.ticks() - databaseTicks
     return {
       name,
       start,
       end,
       serverTicks: server,
       benchTicks: bench,
-      otherTicks: Math.max(0, machineTicks() - allTicks - server - bench),
+      databaseTicks: database,
+      otherTicks: Math.max(0, machineTicks() - allTicks - server - bench - database),
       polls: fake.calls.slice(calls).filter((call) => call.method === "getUpdates").length,
       backlog: created - arrived,
       drained: 0
@@ -354,6 +371,10 @@ export interface LoadSettings {
 export interface LoadResult {
   readonly windows: ReadonlyArray<Run>
   readonly integrity: Integrity
+  /** Where the data was kept. */
+  readonly storage: Storage.Storage["kind"]
+  readonly instances: number
+  /** VmRSS of the servers at the end of the saturated run, all instances together. */
   readonly rss: number
   readonly peak: number
 }
@@ -368,19 +389,73 @@ export interface LoadHooks {
   readonly setup?: (botrelay: Botrelay, fake: Fake, bots: ReadonlyArray<LoadBot>) => Promise<void>
   /** Runs after the last drain, while the server and its database are still there. */
   readonly inspect?: (database: string, fake: Fake) => void
+  /** Where the data is kept; a new SQLite file when not given. */
+  readonly storage?: () => Promise<Storage.Storage>
+  /** Servers sharing the database (each its own port and BOTRELAY_INSTANCE_ID); 1 when not given. */
+  readonly instances?: number
+}
+
+/** A bot's lease as `GET /api/status` shows it. */
+interface Status {
+  readonly instances: ReadonlyArray<{ readonly id: string; readonly leases: number }>
+  readonly bots: ReadonlyArray<{ readonly bot_id: number; readonly lease: { readonly instance_id: string } | null }>
+}
+
+const status = async (botrelay: Botrelay): Promise<Status> => {
+  const response = await fetch(`${botrelay.url}/api/status`, { headers: botrelay.headers })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`GET /api/status: ${response.status} ${text.slice(0, 300)}`)
+  return JSON.parse(text) as Status
+}
+
+/** How the error of a run with several instances on a build without leases begins. */
+export const noLeases = "no leases"
+
+/**
+ * Waits until every bot has a lease and no instance owns more than its share plus one (DESIGN §12: within 30 s of
+ * a join); returns the bots each instance owns. Throws after `seconds`.
+ */
+const balanced = async (botrelay: Botrelay, bots: number, instances: number, seconds: number) => {
+  const most = Math.ceil(bots / instances) + 1
+  const started = performance.now()
+  const deadline = started + seconds * 1000
+  while (true) {
+    const now = await status(botrelay)
+    const owners = new Map<string, number>()
+    for (const bot of now.bots) {
+      if (bot.lease !== null) owners.set(bot.lease.instance_id, (owners.get(bot.lease.instance_id) ?? 0) + 1)
+    }
+    const leased = now.bots.filter((bot) => bot.lease !== null).length
+    const shares = [...owners.values()]
+    if (leased === bots && owners.size === instances && shares.every((n) => n <= most)) return shares
+    if (leased === 0 && performance.now() > started + 10_000) {
+      throw new Error(
+        `${noLeases}: GET /api/status showed no bot with a lease 10 s after registration, so this build does not ` +
+          `share bots between instances and every instance would poll every bot`
+      )
+    }
+    if (performance.now() > deadline) {
+      throw new Error(
+        `leases not balanced ${seconds} s after registration: ${leased} of ${bots} bots leased, ` +
+          `owners ${JSON.stringify(Object.fromEntries(owners))} (at most ${most} each)`
+      )
+    }
+    await sleep(250)
+  }
 }
 
 /** The load run against a fresh server: saturated, then paced; each window drained before the next. */
 export const runLoad = async (settings: LoadSettings, hooks: LoadHooks = {}): Promise<LoadResult> => {
   const label = hooks.label ?? "pipeline"
   const text = hooks.text ?? orderText
+  const instances = hooks.instances ?? 1
   const fake = await FakeTelegram.start()
-  const dir = makeTempDir()
-  const database = join(dir, "botrelay.db")
   const bots: Array<LoadBot> = []
+  const servers: Array<Botrelay> = []
   let backend: Backend | undefined
-  let botrelay: Botrelay | undefined
+  let storage: Storage.Storage | undefined
   try {
+    storage = await (hooks.storage ?? (() => Promise.resolve(Storage.sqlite())))()
     for (let index = 0; index < settings.bots; index++) {
       bots.push({
         index,
@@ -394,7 +469,16 @@ export const runLoad = async (settings: LoadSettings, hooks: LoadHooks = {}): Pr
       })
     }
     backend = await startBackend(bots)
-    botrelay = await startBotrelay(database, fake.apiRoot)
+    const adminKey = newAdminKey()
+    for (let i = 1; i <= instances; i++) {
+      servers.push(
+        await startBotrelay(storage.database, fake.apiRoot, instances === 1 ? "botrelay" : `botrelay-${i}`, {
+          env: { ...storage.env, BOTRELAY_INSTANCE_ID: `bench-${i}` },
+          adminKey
+        })
+      )
+    }
+    const botrelay = servers[0]!
     for (const bot of bots) {
       bot.id = (await addBot(botrelay, {
         token: bot.fake.token,
@@ -405,13 +489,17 @@ export const runLoad = async (settings: LoadSettings, hooks: LoadHooks = {}): Pr
       })).id
     }
     await hooks.setup?.(botrelay, fake, bots)
+    if (instances > 1) {
+      const shares = await balanced(botrelay, bots.length, instances, 45)
+      process.stderr.write(`${label}: leases balanced over ${instances} instances: ${shares.join(", ")} bots\n`)
+    }
     await Promise.all(bots.map((bot) => fake.waitForPoll(bot.fake.id, "30 seconds")))
     process.stderr.write(
       `${label}: ${bots.length} bots polling; ${settings.queue} updates kept pending per bot, ` +
         `warm-up ${settings.warmup} s, run ${settings.duration} s\n`
     )
 
-    const server = botrelay
+    const on = storage
     const windows: Array<Run> = []
 
     const topUp = every(() => {
@@ -421,17 +509,17 @@ export const runLoad = async (settings: LoadSettings, hooks: LoadHooks = {}): Pr
       }
     })
     await sleep(settings.warmup * 1000)
-    const closeSaturated = measure("saturated", fake, bots, server)
+    const closeSaturated = measure("saturated", fake, bots, servers, on)
     for (let s = 0; s < settings.duration; s++) {
       await sleep(1000)
       topUp.check()
-      alive(server)
+      alive(servers)
     }
     const saturated = closeSaturated()
     topUp.stop()
-    const rss = memoryMb(server.child, "VmRSS")
+    const rss = servers.reduce((sum, server) => sum + memoryMb(server.child, "VmRSS"), 0)
     process.stderr.write(`${label}: load stopped with ${count(saturated.backlog)} updates on their way; draining\n`)
-    saturated.drained = await drain(bots, server, settings.drainLimit)
+    saturated.drained = await drain(bots, servers, settings.drainLimit)
     windows.push({ window: saturated, figures: figures(bots, saturated) })
 
     for (const target of settings.rates) {
@@ -447,24 +535,31 @@ export const runLoad = async (settings: LoadSettings, hooks: LoadHooks = {}): Pr
         for (let i = 0; i < due; i++) produce(fake, bots[produced++ % bots.length]!, text)
       })
       await sleep(pacedWarmup * 1000)
-      const closePaced = measure(`paced at ${count(target)}/s`, fake, bots, server)
+      const closePaced = measure(`paced at ${count(target)}/s`, fake, bots, servers, on)
       await sleep((settings.pacedDuration - pacedWarmup) * 1000)
       const paced = closePaced()
       pacer.stop()
       pacer.check()
-      paced.drained = await drain(bots, server, settings.drainLimit)
+      paced.drained = await drain(bots, servers, settings.drainLimit)
       windows.push({ window: paced, figures: figures(bots, paced), rate: target })
     }
 
     await sleep(200)
-    alive(server)
-    hooks.inspect?.(database, fake)
-    return { windows, integrity: integrity(fake, bots, backend), rss, peak: memoryMb(server.child, "VmHWM") }
+    alive(servers)
+    hooks.inspect?.(on.database, fake)
+    return {
+      windows,
+      integrity: integrity(fake, bots, backend),
+      storage: on.kind,
+      instances,
+      rss,
+      peak: servers.reduce((sum, server) => sum + memoryMb(server.child, "VmHWM"), 0)
+    }
   } finally {
-    if (botrelay !== undefined) await stop(botrelay.child)
+    await Promise.all(servers.map((server) => stop(server.child)))
     await backend?.close()
     await fake.close()
-    removeTempDir(dir)
+    await storage?.dispose()
   }
 }
 
@@ -490,7 +585,7 @@ const runIdle = async (botCount: number, seconds: number): Promise<Idle> => {
     const deadline = performance.now() + 120_000
     let running = 0
     while (true) {
-      alive(server)
+      alive([server])
       running = (await listBots(server)).filter((bot) => bot.running).length
       if (running === botCount) break
       if (performance.now() > deadline) {
@@ -519,7 +614,7 @@ const runIdle = async (botCount: number, seconds: number): Promise<Idle> => {
     const serverUsed = processTicks(server.child.process.pid) - serverTicks
     const benchUsed = processTicks(process.pid) - benchTicks
     const rss = memoryMb(server.child, "VmRSS")
-    alive(server)
+    alive([server])
     const calls = fake.calls.slice(callsBefore)
     const held = (await Promise.all(
       fakeIds.map((id) => fake.waitForPoll(id, 1).then(() => 1, () => 0))
@@ -550,6 +645,7 @@ const runIdle = async (botCount: number, seconds: number): Promise<Idle> => {
 
 /** Prints the load run's windows and integrity under `title`. */
 export const reportLoad = (settings: LoadSettings, load: LoadResult, title = "Pipeline") => {
+  const postgres = load.storage === "postgres"
   const results = table(
     [
       "run",
@@ -563,6 +659,7 @@ export const reportLoad = (settings: LoadSettings, load: LoadResult, title = "Pi
       "per poll",
       "Botrelay cores",
       "bench cores",
+      ...(postgres ? ["PostgreSQL cores"] : []),
       "others"
     ],
     load.windows.map(({ window, figures }) => {
@@ -579,6 +676,7 @@ export const reportLoad = (settings: LoadSettings, load: LoadResult, title = "Pi
         window.polls === 0 ? "-" : (figures.created * seconds / window.polls).toFixed(1),
         cores(window.serverTicks, seconds),
         cores(window.benchTicks, seconds),
+        ...(postgres ? [cores(window.databaseTicks, seconds)] : []),
         cores(window.otherTicks, seconds)
       ]
     }),
@@ -602,10 +700,14 @@ export const reportLoad = (settings: LoadSettings, load: LoadResult, title = "Pi
       `p50, p99, max: creation in FakeTelegram to arrival at the backend, over the updates created in the window.\n` +
       `backlog: updates created but not at the backend when the window closed; drained at: the rate it reached\n` +
       `the backend once creation stopped. per poll: updates created per getUpdates call Botrelay made.\n` +
-      `cores: CPU of the Botrelay server / of this process (FakeTelegram, backend, load) / of other processes\n` +
-      `on this machine (0 = quiet) during the window; the machine has ${availableParallelism()} cores.\n\n` +
+      `cores: CPU of the Botrelay server${load.instances > 1 ? `s (${load.instances} instances together)` : ""} / ` +
+      `of this process (FakeTelegram, backend, load) / ` +
+      (postgres ? `of PostgreSQL (postmaster and its backends) / ` : "") +
+      `of other processes\non this machine (0 = quiet) during the window; ` +
+      `the machine has ${availableParallelism()} cores.\n\n` +
       `${results}\n\n${checks}\n\n` +
-      `Botrelay server memory at the end of the saturated run: VmRSS ${mb(load.rss)} (peak VmHWM ${mb(load.peak)})\n`
+      `Botrelay server memory at the end of the saturated run${load.instances > 1 ? ` (${load.instances} instances together)` : ""}: ` +
+      `VmRSS ${mb(load.rss)} (peak VmHWM ${mb(load.peak)})\n`
   )
 }
 

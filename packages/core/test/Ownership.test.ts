@@ -75,8 +75,8 @@ describe("Ownership on a TestClock", () => {
         const c = yield* start(stores, "c")
         yield* seconds(30)
         const counts = [a, b, c].map((i) => owned(i, bots).length)
-        assert.strictEqual(counts.reduce((x, y) => x + y, 0), 20, `every bot has one owner: ${counts}`)
-        for (const n of counts) assert.isAtMost(n, Math.ceil(20 / 3) + 1, `${counts}`)
+        assert.strictEqual(counts.reduce((x, y) => x + y, 0), 20, `every bot has one owner: ${counts.join(",")}`)
+        for (const n of counts) assert.isAtMost(n, Math.ceil(20 / 3) + 1, counts.join(","))
         for (const bot of bots) assert.strictEqual([a, b, c].filter((i) => i.ownership.owns(bot)).length, 1)
       })))
 

@@ -280,7 +280,7 @@ const decodeErrorRef = "#/components/schemas/HttpApiDecodeError"
  */
 const documentWireErrors = (spec: Json): Json => {
   const schemas = ((spec.components as Json).schemas ?? {}) as Record<string, Json>
-  for (const name of Object.keys(ApiError.status)) {
+  for (const name of [...Object.keys(ApiError.status), "HealthUnavailable"]) {
     const schema = schemas[name]
     if (schema === undefined) continue
     delete (schema.properties as Json)._tag

@@ -36,7 +36,7 @@ import type {
 import { Identity, type StatusReport } from "@botrelay/core"
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
-import { Api } from "./Api.js"
+import { Api, HealthUnavailable } from "./Api.js"
 import * as AccountsHandlers from "./AccountsHandlers.js"
 import * as ApiError from "./ApiError.js"
 import * as ConsoleFiles from "./ConsoleFiles.js"
@@ -152,6 +152,9 @@ const answer = (files: Option.Option<ConsoleFiles.ConsoleFiles["Type"]>, app: Pl
         if (Option.isSome(failure)) {
           const e: unknown = failure.value
           if (ApiError.isApiError(e)) return render(e)
+          if (e instanceof HealthUnavailable) {
+            return json(503, { status: e.status, storage: e.storage, error: e.error, code: e.code })
+          }
           if (e instanceof HttpApiError.HttpApiDecodeError) return decodeError(e)
           if (e instanceof HttpServerError.RouteNotFound) {
             return Option.getOrElse(Option.flatMap(files, (console) => console.respond(e.request)), () => notRouted(e.request))

@@ -44,13 +44,13 @@ export class MigrationError extends Data.TaggedError("MigrationError")<{
   }
 }
 
-/** Where a URL points, for messages: host (or socket dir) and port; never user or password. */
-export const target = (url: string): { host: string; port: string } => {
+/** Where a URL points, for messages: host (or socket dir), port and database; never user or password. */
+export const target = (url: string): { host: string; port: string; database: string } => {
   try {
     const config = parseUrl(url)
-    return { host: config.host || "localhost", port: config.port || "5432" }
+    return { host: config.host || "localhost", port: config.port || "5432", database: config.database || "" }
   } catch {
-    return { host: "?", port: "?" }
+    return { host: "?", port: "?", database: "?" }
   }
 }
 
@@ -90,6 +90,8 @@ const nulFree = (pool: pg.Pool): PostgresPool => {
       const client = await pool.connect()
       let wrapped = clients.get(client)
       if (wrapped === undefined) {
+        // A connection lost while checked out fails its queries; its error event must not crash the process.
+        client.on("error", () => {})
         wrapped = {
           query: ((text: string, parameters: ReadonlyArray<unknown>) =>
             client.query(text, parameters.map(withoutNul))) as unknown as PostgresPoolClient["query"],
@@ -152,6 +154,7 @@ const openPool = (options: Options) =>
           types,
           connectionTimeoutMillis: 5_000,
           idle_in_transaction_session_timeout: 8_000,
+          statement_timeout: 8_000,
           application_name: "botrelay"
         })
       } catch {
@@ -159,9 +162,6 @@ const openPool = (options: Options) =>
       }
       // A connection lost while idle is dropped from the pool and the next query makes a new one.
       pool.on("error", () => {})
-      // One lost while checked out between two queries (e.g. ended by idle_in_transaction_session_timeout while
-      // the process was paused) fails its next query, and is dropped when released: never an unhandled 'error'.
-      pool.on("connect", (client) => client.on("error", () => {}))
       return Effect.tryPromise({
         try: async () => {
           const client = await pool.connect()
@@ -190,6 +190,7 @@ const migrate = (db: Kysely<Tables.Database>, cipher: SecretKey.Cipher) =>
           }).migrateToLatest()
         } finally {
           await sql`SELECT pg_advisory_unlock(${sql.lit(advisoryLock)})`.execute(conn)
+          await sql`RESET statement_timeout`.execute(conn)
         }
       }),
     catch: (cause) => new MigrationError({ cause })
@@ -226,6 +227,25 @@ const verifyKey = (db: Kysely<Tables.Database>, cipher: SecretKey.Cipher, source
     )
   }))
 
+/**
+ * Opens the pool (string parameters `withoutNul`) and brings the schema up to date under the advisory lock,
+ * without checking the key: for tools that replace the database's secrets (`PostgresImport`).
+ */
+export const openMigrated = (
+  options: Options
+): Effect.Effect<
+  { readonly db: Kysely<Tables.Database>; readonly cipher: SecretKey.Cipher },
+  ConnectionError | MigrationError,
+  Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const pool = yield* openPool(options)
+    const db = new Kysely<Tables.Database>({ dialect: new PostgresDialect({ pool: nulFree(pool) }) })
+    const cipher = SecretKey.cipher(options.secretKey)
+    yield* migrate(db, cipher)
+    return { db, cipher }
+  })
+
 /** Opens the pool, brings the schema up to date under the advisory lock and checks the key. */
 export const open = (
   options: Options
@@ -235,10 +255,7 @@ export const open = (
   Scope.Scope
 > =>
   Effect.gen(function*() {
-    const pool = yield* openPool(options)
-    const db = new Kysely<Tables.Database>({ dialect: new PostgresDialect({ pool: nulFree(pool) }) })
-    const cipher = SecretKey.cipher(options.secretKey)
-    yield* migrate(db, cipher)
+    const { cipher, db } = yield* openMigrated(options)
     yield* verifyKey(db, cipher, options.secretKeySource ?? "the given secret key")
     return {
       db,

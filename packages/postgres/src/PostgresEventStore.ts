@@ -2,9 +2,13 @@ import type { EventStore } from "@botrelay/core"
 import { EventQueries } from "@botrelay/sql"
 import { Effect } from "effect"
 import { sql } from "kysely"
+import * as Batches from "./Batches.js"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
 
-/** The `EventStore` on Postgres: ids are handed out a batch at a time from `botrelay_event_state`, under its row lock. */
+/**
+ * The `EventStore` on Postgres: ids are handed out a batch at a time from `botrelay_event_state`, under its row lock,
+ * and a batch's entries are written in one statement.
+ */
 export const make = (c: Connection): EventStore.EventStoreService => ({
   appendEvents: (entries) =>
     entries.length === 0 ? Effect.succeed([]) : c.transaction("appendEvents", async (db) => {
@@ -16,9 +20,8 @@ export const make = (c: Connection): EventStore.EventStoreService => ({
           .returning("last_id")
       )
       const start = state!.last_id - entries.length + 1
-      for (const [i, e] of entries.entries()) {
-        await run(db, EventQueries.appendEvent(db, start + i, e.bot_id, e.chat_id, e.type, e.data, e.created_at))
-      }
+      const rows = entries.map((e, i) => ({ id: start + i, bot_id: e.bot_id, chat_id: e.chat_id, type: e.type, data: e.data, created_at: e.created_at }))
+      for (const chunk of Batches.chunks(rows)) await run(db, db.insertInto("botrelay_events").values([...chunk]))
       return entries.map((_, i) => start + i)
     }),
 

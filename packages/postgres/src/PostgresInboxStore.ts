@@ -1,8 +1,9 @@
-import type { InboxStore, Message, Sighting } from "@botrelay/core"
-import { BufferQueries, InboxQueries, LeaseQueries, OutboxQueries, type Tables } from "@botrelay/sql"
+import type { Delivery, InboxStore, Message, RouteSend, Sighting } from "@botrelay/core"
+import { InboxQueries, LeaseQueries, OutboxQueries, type Tables } from "@botrelay/sql"
 import { Option } from "effect"
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
+import * as Batches from "./Batches.js"
 import { all, type Connection, run } from "./PostgresConnection.js"
 import { writeSightings } from "./PostgresChatStore.js"
 import { checkFence } from "./PostgresLeaseStore.js"
@@ -30,9 +31,7 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
     LeaseQueries.surfaceLeaseLost(c.transaction("commitUpdates", async (db) => {
       await checkFence(db, fence)
       let added = 0
-      for (const update of updates) {
-        added += await run(db, InboxQueries.insertUpdate(db, botId, update.update_id, update.payload, update.received_at))
-      }
+      for (const chunk of Batches.chunks(updates)) added += await run(db, Batches.insertUpdates(db, botId, chunk))
       await run(db, InboxQueries.raiseOffset(db, botId, nextOffset))
       return added
     })),
@@ -54,6 +53,12 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
       )
     }),
 
+  webhookUrl: (botId) =>
+    c.use("webhookUrl", async (db) => (await all(db, InboxQueries.webhookUrl(db, botId)))[0]?.url ?? ""),
+
+  setWebhookUrl: (botId, url) =>
+    c.use("setWebhookUrl", async (db) => void (await run(db, InboxQueries.setWebhookUrl(db, botId, url)))),
+
   pendingUpdates: (botId, limit) =>
     c.use("pendingUpdates", async (db) =>
       (await all(db, InboxQueries.pendingUpdates(db, botId, limit))).map(InboxQueries.toInboxUpdate)),
@@ -61,44 +66,36 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
   completeUpdates: (completions, fence) =>
     LeaseQueries.surfaceLeaseLost(c.transaction("completeUpdates", async (db) => {
       await checkFence(db, fence)
-      const messages: Array<Message.Message> = []
-      let sightings: Array<Sighting.Sighting> | undefined
-      for (const completion of completions) {
-        if ((await run(db, InboxQueries.markProcessed(db, completion.bot_id, completion.update_id))) === 0) continue
-        for (const message of completion.messages) messages.push(message)
-        if (completion.sighting !== undefined) (sightings ??= []).push(completion.sighting)
-        for (const d of completion.deliveries) {
-          await run(
-            db,
-            OutboxQueries.queueDelivery(db, d.bot_id, d.update_id, d.url, d.payload, d.created_at, d.created_at, d.created_at)
-          )
-        }
-        for (const r of completion.sends ?? []) {
-          await run(
-            db,
-            OutboxQueries.queueSend(
-              db,
-              r.bot_id,
-              r.kind,
-              r.route_id,
-              r.source_bot_id,
-              r.update_id,
-              r.from_chat_id,
-              r.message_id,
-              r.chat_id,
-              r.reply_to_message_id,
-              r.hop,
-              r.created_at,
-              r.created_at,
-              r.created_at
-            )
-          )
-        }
-        const b = completion.buffer
-        if (b !== undefined) {
-          await run(db, BufferQueries.insertBuffered(db, completion.bot_id, completion.update_id, b.type, b.payload, b.created_at))
+      const byBot = new Map<number, Set<number>>()
+      for (const { bot_id, update_id } of completions) {
+        let ids = byBot.get(bot_id)
+        if (ids === undefined) byBot.set(bot_id, ids = new Set())
+        ids.add(update_id)
+      }
+      const fresh = new Set<string>()
+      for (const [botId, ids] of byBot) {
+        for (const chunk of Batches.chunks([...ids])) {
+          for (const row of await all(db, Batches.markProcessed(db, botId, chunk))) fresh.add(`${botId}:${row.update_id}`)
         }
       }
+      const messages: Array<Message.Message> = []
+      const deliveries: Array<Delivery.NewDelivery> = []
+      const sends: Array<RouteSend.NewRouteSend> = []
+      const buffered: Array<Batches.Buffered> = []
+      let sightings: Array<Sighting.Sighting> | undefined
+      for (const completion of completions) {
+        // An update processed already (or listed twice) writes nothing more.
+        if (!fresh.delete(`${completion.bot_id}:${completion.update_id}`)) continue
+        for (const message of completion.messages) messages.push(message)
+        if (completion.sighting !== undefined) (sightings ??= []).push(completion.sighting)
+        for (const d of completion.deliveries) deliveries.push(d)
+        for (const r of completion.sends ?? []) sends.push(r)
+        const b = completion.buffer
+        if (b !== undefined) buffered.push({ bot_id: completion.bot_id, update_id: completion.update_id, ...b })
+      }
+      for (const chunk of Batches.chunks(deliveries)) await run(db, Batches.queueDeliveries(db, chunk))
+      for (const chunk of Batches.chunks(sends)) await run(db, Batches.queueSends(db, chunk))
+      for (const chunk of Batches.chunks(buffered)) await run(db, Batches.insertBuffered(db, chunk))
       await saveMessages(db, messages)
       if (sightings !== undefined) await writeSightings(db, sightings)
     })),

@@ -1,5 +1,6 @@
 import type { OutboxStore } from "@botrelay/core"
 import { Columns, MappingQueries, OutboxQueries } from "@botrelay/sql"
+import * as Batches from "./Batches.js"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
 
 /** The `OutboxStore` on Postgres. */
@@ -10,10 +11,11 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => ({
 
   recordAttempts: (attempts) =>
     c.transaction("recordAttempts", async (db) => {
+      const delivered: Array<{ id: number; at: string }> = []
       for (const [id, outcome] of attempts) {
         switch (outcome.status) {
           case "delivered":
-            await run(db, OutboxQueries.delivered(db, outcome.at, id))
+            delivered.push({ id, at: outcome.at })
             break
           case "pending":
             await run(db, OutboxQueries.retryLater("botrelay_deliveries")(db, outcome.next_attempt_at, outcome.last_error, outcome.at, id))
@@ -23,6 +25,7 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => ({
             break
         }
       }
+      for (const chunk of Batches.chunks(delivered)) await Batches.delivered(db, chunk)
     }),
 
   listDeliveries: (filter) =>

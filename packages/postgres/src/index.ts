@@ -1,2 +1,3 @@
 export * as Migrations from "./Migrations.js"
 export * as PostgresStores from "./PostgresStores.js"
+export * as PostgresImport from "./PostgresImport.js"

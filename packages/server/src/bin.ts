@@ -5,9 +5,10 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Account, Accounts, ApiKey, ApiKeys, AuditLog, Events } from "@botrelay/core"
 import { Botrelay, NodePasswordHasher } from "@botrelay/node"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
-import { Effect, Layer, ParseResult, Redacted, Schema } from "effect"
+import { Effect, Layer, LogLevel, ParseResult, Redacted, Schema } from "effect"
 import * as Config from "./Config.js"
 import * as Main from "./Main.js"
+import * as Migrate from "./Migrate.js"
 import * as Prompt from "./Prompt.js"
 
 const usage = `Usage:
@@ -21,6 +22,10 @@ const usage = `Usage:
   botrelay secret-key rotate [--database FILE]
                                       re-encrypt the stored secrets with a new key (stop the server first);
                                       the new key is BOTRELAY_NEW_SECRET_KEY, or a generated one
+  botrelay migrate --from FILE --to URL [--force]
+                                      copy a SQLite database into PostgreSQL (stop the server first), in one
+                                      transaction, secrets re-encrypted with BOTRELAY_SECRET_KEY; a target that
+                                      holds Botrelay data is refused unless --force, which empties it first
   botrelay demo [--port 8080] [--speed 1] [--people 20] [--chats 0]
                                       the offline demo: the server on a throwaway database against a
                                       simulated Telegram, with people writing to a support desk; prints
@@ -261,6 +266,55 @@ const rotateSecretKey = (args: ReadonlyArray<string>) => {
   NodeRuntime.runMain(program, { disablePrettyLogger: true })
 }
 
+const migrate = (args: ReadonlyArray<string>) => {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      from: { type: "string" },
+      to: { type: "string" },
+      force: { type: "boolean", default: false }
+    },
+    strict: true,
+    allowPositionals: false
+  })
+  if (values.from === undefined || values.from === "") fail("migrate needs --from FILE (the SQLite database)")
+  if (values.to === undefined || !Botrelay.isPostgresUrl(values.to)) {
+    fail("migrate needs --to URL (postgres:// or postgresql://)")
+  }
+  const hex = process.env[Config.secretKeyEnv]
+  if (hex === undefined || hex === "") {
+    refuse(
+      `${Config.secretKeyEnv} is required: the key the secrets are encrypted with on PostgreSQL, 64 hexadecimal ` +
+        "characters (`openssl rand -hex 32`), the same the servers start with; nothing was written"
+    )
+  }
+  const secretKey = SecretKey.fromHex(hex!)
+  if (secretKey === undefined) {
+    refuse(`${Config.secretKeyEnv} must be 64 hexadecimal characters (\`openssl rand -hex 32\`); nothing was written`)
+  }
+  const program = Migrate.migrate({
+    from: values.from!,
+    to: values.to!,
+    force: values.force,
+    secretKey: secretKey!,
+    secretKeySource: Config.secretKeyEnv
+  }).pipe(
+    Effect.matchEffect({
+      onFailure: (e) =>
+        Effect.sync(() => {
+          const why = e._tag === "StorageError" && e.cause instanceof Error
+            ? `could not copy: ${e.cause.message}`
+            : e.message
+          const hint = e._tag === "TargetNotEmpty" ? " (--force empties its Botrelay tables first)" : ""
+          refuse(`${why}; nothing was written${hint}`)
+        }),
+      onSuccess: (copied) => Effect.sync(() => void process.stdout.write(Migrate.report(copied, values.to!)))
+    }),
+    Effect.provide(Main.loggerLayer({ logLevel: LogLevel.Info }))
+  )
+  NodeRuntime.runMain(program, { disablePrettyLogger: true })
+}
+
 /** A whole number from `min` to `max` given to `--flag`, or a usage error. */
 const wholeNumber = (value: string, flag: string, min: number, max: number): number => {
   const n = Number(value)
@@ -311,6 +365,7 @@ const main = (argv: ReadonlyArray<string>) => {
       })
     }
     if (command === "secret-key" && rest[0] === "rotate") return rotateSecretKey(rest.slice(1))
+    if (command === "migrate") return migrate(rest)
     if (command === "demo") return demo(rest)
     fail(`unknown command "${argv.join(" ")}"\n\n${usage}`)
   } catch (e) {

@@ -120,10 +120,12 @@ export const startServer = async (
     readonly database?: string
     /** BOTRELAY_INSTANCE_ID; a random one by default. */
     readonly instanceId?: string
+    /** BOTRELAY_ADMIN_KEY; a new one by default. */
+    readonly adminKey?: string
   } = {}
 ) => {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "botrelay-test-"))
-  const adminKey = newKey()
+  const adminKey = options.adminKey ?? newKey()
   const runtimeOptions = options.runtime ?? fastRuntime
   // BOTRELAY_DELIVERY_MAX_AGE carries the runtime's dead-letter window (2 s in fastRuntime)
   const deliveryMaxAge = Math.max(1, Math.ceil(Duration.toSeconds(Duration.decode(runtimeOptions.outbox.maxAge))))

@@ -84,8 +84,14 @@ export const webhookSecret = (db: Kysely<Database>, botId: number) =>
 
 export const setWebhookSecret = (db: Kysely<Database>, botId: number, secret: string) =>
   db.insertInto("botrelay_webhooks").values({ bot_id: botId, secret }).onConflict((oc) =>
-    oc.column("bot_id").doUpdateSet({ secret })
+    oc.column("bot_id").doUpdateSet({ secret, url: sql.lit("") })
   )
+
+export const webhookUrl = (db: Kysely<Database>, botId: number) =>
+  db.selectFrom("botrelay_webhooks").select("url").where("bot_id", "=", botId)
+
+export const setWebhookUrl = (db: Kysely<Database>, botId: number, url: string) =>
+  db.updateTable("botrelay_webhooks").set({ url }).where("bot_id", "=", botId)
 
 export const clearWebhookSecret = (db: Kysely<Database>, botId: number) =>
   db.deleteFrom("botrelay_webhooks").where("bot_id", "=", botId)

@@ -134,10 +134,14 @@ export interface IngressTable {
   readonly offset: number
 }
 
-/** `botrelay_webhooks`: the secret (encrypted) of each bot's registered webhook; no row means none. */
+/**
+ * `botrelay_webhooks`: the secret (encrypted) of each bot's registered webhook; no row means none. `url` is
+ * where Telegram was last told to post with that secret ('' until it accepted).
+ */
 export interface WebhooksTable {
   readonly bot_id: number
   readonly secret: string
+  readonly url: Generated<string>
 }
 
 /** `botrelay_deliveries`: the outbox, FIFO per bot by id. */

@@ -117,6 +117,10 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
         )
       }),
 
+    webhookUrl: (botId) => attempt("webhookUrl", () => c.all(InboxQueries.webhookUrl(db, botId))[0]?.url ?? ""),
+
+    setWebhookUrl: (botId, url) => attempt("setWebhookUrl", () => void c.run(InboxQueries.setWebhookUrl(db, botId, url))),
+
     pendingUpdates: (botId, limit) =>
       attempt("pendingUpdates", () => hot.pendingUpdates.all(botId, limit).map(InboxQueries.toInboxUpdate)),
 

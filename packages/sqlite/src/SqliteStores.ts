@@ -33,7 +33,7 @@ import * as SqliteBotStore from "./SqliteBotStore.js"
 import * as SqliteBufferStore from "./SqliteBufferStore.js"
 import * as SqliteEventStore from "./SqliteEventStore.js"
 import * as SqliteChatStore from "./SqliteChatStore.js"
-import type { MigrationError, Options, SecretKeyError } from "./SqliteConnection.js"
+import type { MigrationError, Options, SecretKeyError, SqliteDatabase } from "./SqliteConnection.js"
 import { attempt, connection, openWithKey, overwriting } from "./SqliteConnection.js"
 import * as SqliteInboxStore from "./SqliteInboxStore.js"
 import * as SqliteKeyStore from "./SqliteKeyStore.js"
@@ -106,6 +106,18 @@ export const layer = (
   options: Options
 ): Layer.Layer<Stores.Stores, MigrationError | SecretKeyError | Errors.StorageError> =>
   Layer.scopedContext(make(options))
+
+/**
+ * Opens the database with its key (checked) and brings its schema up to date, for tools that read it whole
+ * (`botrelay migrate`): the database and the cipher of its secrets. A file is closed when the scope closes.
+ */
+export const open = (
+  options: Options
+): Effect.Effect<
+  { readonly sqlite: SqliteDatabase; readonly cipher: SecretKey.Cipher },
+  MigrationError | SecretKeyError | Errors.StorageError,
+  Scope.Scope
+> => openWithKey(options)
 
 /** What a key rotation re-encrypted. */
 export interface Rotated {

@@ -1,4 +1,4 @@
-import { LlmRouter, LlmSettings } from "@botrelay/core"
+import { Events, LlmRouter, LlmSettings } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
 import { HttpExchange } from "@botrelay/telegram"
 import { FetchHttpClient } from "@effect/platform"
@@ -24,6 +24,7 @@ const setup = (fake: FakeLlm.FakeLlm | undefined, overrides: LlmSettings.Overrid
   const layer = LlmRouter.layer.pipe(
     Layer.provideMerge(LlmSettings.layer(overrides)),
     Layer.provide(SqliteStores.layer({ filename: ":memory:" })),
+    Layer.provide(Events.layer),
     Layer.provide(HttpExchange.layer),
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(Logger.replace(Logger.defaultLogger, Logger.map(Logger.jsonLogger, (line) => void logs.push(line))))

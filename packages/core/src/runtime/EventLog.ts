@@ -306,13 +306,23 @@ export const make = (
 
     /** The newest entry fanned out, where instances share the log. */
     let seen = shared ? Option.match(newest, { onNone: () => 0, onSome: (e) => e.id }) : 0
+    /** Entries were appended while no stream was open: nothing read them; the first stream starts after them. */
+    let unread = false
     const tailing = yield* Effect.makeSemaphore(1)
+
+    /** Where instances share the log, a stream about to open: skips what was appended while none was. */
+    const catchUp = tailing.withPermits(1)(Effect.gen(function*() {
+      if (!unread) return
+      seen = Option.match(yield* store.newestEvent, { onNone: () => seen, onSome: (e) => Math.max(seen, e.id) })
+      unread = false
+    }))
 
     /**
      * Fans out, in id order, the entries appended since the last time, whichever instance appended them (ids
      * are given in commit order, so none is passed over).
      */
     const tail = tailing.withPermits(1)(Effect.gen(function*() {
+      if (clients.size === 0) return void (unread = true)
       while (true) {
         const page = yield* store.readEvents({ after: seen, bot_ids: undefined, chat_id: undefined, limit: pageSize })
         if (page.length === 0) return
@@ -464,6 +474,7 @@ export const make = (
           onCutOff: streamOptions.onCutOff,
           ended: yield* Deferred.make<void>()
         }
+        if (shared) yield* catchUp.pipe(Effect.catchAll((e) => Effect.logWarning("could not read the event log", e.cause)))
         clients.add(client)
         yield* Effect.addFinalizer(() =>
           Effect.zipRight(

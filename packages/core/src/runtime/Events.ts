@@ -36,6 +36,8 @@ export type Event = Data.TaggedEnum<{
   DeliveryChanged: { readonly delivery: Delivery }
   /** API keys were added, changed or removed: forget what was remembered of them. */
   KeysChanged: {}
+  /** Stored settings (the LLM router's) changed: read them again. */
+  SettingsChanged: {}
   /** A getUpdates of the bot started (`poll` tells it apart): it ends any other pending one, on any instance. */
   LongPollStarted: { readonly bot_id: number; readonly poll: string }
   /** Entries were appended to the event log (by another instance, when it came from one). */

@@ -1,6 +1,8 @@
-import { Context, Effect, Layer, Option, Redacted, Schema, SynchronizedRef } from "effect"
+import type { Scope } from "effect"
+import { Context, Effect, Layer, Option, Queue, Redacted, Schema, SynchronizedRef } from "effect"
 import type { StorageError } from "../domain/Errors.js"
 import { SettingsStore } from "../stores/SettingsStore.js"
+import { Event, Events } from "./Events.js"
 
 /** The LLM router's settings: where the OpenAI-compatible endpoint is, its key, its model, how long to wait. */
 export interface Settings {
@@ -147,14 +149,23 @@ const toView = (settings: Settings, fixed: Overrides): LlmSettingsView => ({
 })
 
 /** Builds the service on the `SettingsStore`; `overrides` (the host's environment) win and cannot be changed. */
-export const make = (overrides: Overrides = {}): Effect.Effect<LlmSettingsService, never, SettingsStore> =>
+export const make = (
+  overrides: Overrides = {}
+): Effect.Effect<LlmSettingsService, never, SettingsStore | Events | Scope.Scope> =>
   Effect.gen(function*() {
     const settingsStore = yield* SettingsStore
+    const events = yield* Events
     const fixed: Overrides = {
       ...overrides,
       ...(overrides.base_url === undefined ? {} : { base_url: overrides.base_url.replace(/\/+$/, "") })
     }
     const cache = yield* SynchronizedRef.make(Option.none<Settings>())
+    const changes = yield* events.subscribe("SettingsChanged")
+    yield* Queue.take(changes).pipe(
+      Effect.zipRight(SynchronizedRef.set(cache, Option.none())),
+      Effect.forever,
+      Effect.forkScoped
+    )
 
     const get = SynchronizedRef.modifyEffect(cache, (cached) =>
       Option.isSome(cached)
@@ -177,11 +188,11 @@ export const make = (overrides: Overrides = {}): Effect.Effect<LlmSettingsServic
           yield* settingsStore.writeSettings(values)
           const settings = fromStored(yield* settingsStore.readSettings(Object.values(names)), fixed)
           return [toView(settings, fixed), Option.some(settings)] as const
-        }))
+        })).pipe(Effect.tap(() => events.publish(Event.SettingsChanged())))
 
     return { get, view: Effect.map(get, (settings) => toView(settings, fixed)), update, baseUrlFixed: fixed.base_url !== undefined }
   })
 
 /** `LlmSettings` on the `SettingsStore`, with the host's fixed values. */
-export const layer = (overrides: Overrides = {}): Layer.Layer<LlmSettings, never, SettingsStore> =>
-  Layer.effect(LlmSettings, make(overrides))
+export const layer = (overrides: Overrides = {}): Layer.Layer<LlmSettings, never, SettingsStore | Events> =>
+  Layer.scoped(LlmSettings, make(overrides))

@@ -139,7 +139,7 @@ export const make = (
     const botStore = yield* BotStore
     const buffer = yield* BufferStore
     const bus = yield* Events
-    const events = yield* bus.subscribe("UpdatesBuffered", "LongPollStarted")
+    const events = yield* bus.subscribe("UpdatesBuffered", "LongPollStarted", "Resynced")
     const maxAge = Duration.toMillis(Duration.decode(options.maxAge))
     /** The pending getUpdates of each bot, as the signal that ends it, and what names it on every instance. */
     const current = new Map<number, { readonly ended: Deferred.Deferred<void>; readonly poll: string }>()
@@ -268,11 +268,16 @@ export const make = (
         if (pending !== undefined && pending.poll !== poll) Deferred.unsafeDone(pending.ended, Exit.void)
       })
     yield* Queue.take(events).pipe(
-      Effect.flatMap((event) =>
-        event._tag === "UpdatesBuffered"
-          ? service.buffered(event.bot_id)
-          : startedElsewhere(event.bot_id, event.poll)
-      ),
+      Effect.flatMap((event) => {
+        switch (event._tag) {
+          case "UpdatesBuffered":
+            return service.buffered(event.bot_id)
+          case "LongPollStarted":
+            return startedElsewhere(event.bot_id, event.poll)
+          case "Resynced":
+            return Effect.forEach([...waiters.keys()], service.buffered, { discard: true })
+        }
+      }),
       Effect.forever,
       Effect.forkScoped
     )

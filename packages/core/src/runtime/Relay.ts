@@ -14,6 +14,7 @@ export const relayed = [
   "BotChanged",
   "RoutesChanged",
   "KeysChanged",
+  "SettingsChanged",
   "UpdatesReceived",
   "OutboxQueued",
   "UpdatesBuffered",
@@ -63,6 +64,9 @@ export const pack = (from: string, events: ReadonlyArray<Relayed>, maxBytes: num
 
 const known = new Set<string>(relayed)
 
+/** The constructors of relayed events, by tag. */
+const constructors = Events_ as unknown as Record<Relayed["_tag"], (fields: object) => Event>
+
 /** Publishes what another instance said on this instance's bus; its own messages and garbage are ignored. */
 const hear = (events: EventsService, self: string, heard: Heard) =>
   Effect.suspend(() => {
@@ -77,7 +81,7 @@ const hear = (events: EventsService, self: string, heard: Heard) =>
     if (envelope.resync === true) return events.receive(Events_.Resynced())
     return Effect.forEach(
       envelope.events.filter((event) => known.has(event._tag)),
-      ({ _tag, ...fields }) => events.receive((Events_ as any)[_tag](fields) as Event),
+      ({ _tag, ...fields }) => events.receive(constructors[_tag](fields)),
       { discard: true }
     )
   })

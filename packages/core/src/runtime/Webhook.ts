@@ -32,8 +32,10 @@ export const secretsEqual = (given: string, expected: string): boolean => {
 /**
  * Registers the bot's webhook and keeps it registered while it runs: reuses the stored secret or
  * stores a new one before `setWebhook`, retries with backoff (writing `last_error`) until Telegram
- * accepts it, then marks the bot running until interrupted. Interruption leaves the webhook in
- * place (a restart registers it again); `unregister` removes it.
+ * accepts it, then marks the bot running until interrupted. A webhook already registered at this URL
+ * with the stored secret (Telegram's `getWebhookInfo` still shows the URL) is not registered again, so
+ * a restart or a handover to another instance calls no `setWebhook`. Interruption leaves the webhook in
+ * place; `unregister` removes it.
  */
 export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Options = Ingress.defaults) =>
   Effect.gen(function*() {
@@ -50,12 +52,18 @@ export const register = (bot: StoredBot, publicUrl: string, options: Ingress.Opt
       }))
     )
 
+    const url = webhookUrl(publicUrl, bot.id)
+    const registered = Effect.flatMap(inbox.webhookUrl(bot.id), (stored) =>
+      stored !== url
+        ? Effect.succeed(false)
+        : Effect.map(telegram.getWebhookInfo(bot.token), (info) => info.url === url))
     const attempt = Effect.flatMap(secret, (s) =>
-      telegram.setWebhook(bot.token, {
-        url: webhookUrl(publicUrl, bot.id),
-        secret_token: Redacted.make(s),
-        allowed_updates: Ingress.allUpdateTypes
-      }))
+      Effect.flatMap(registered, (already) =>
+        already ? Effect.void : telegram.setWebhook(bot.token, {
+          url,
+          secret_token: Redacted.make(s),
+          allowed_updates: Ingress.allUpdateTypes
+        }).pipe(Effect.zipRight(inbox.setWebhookUrl(bot.id, url)))))
 
     while (true) {
       const result = yield* Effect.either(attempt)

@@ -21,8 +21,12 @@ export interface InboxStoreService {
   ) => Effect.Effect<number, StorageError | LeaseLost>
   /** The secret Telegram sends with the bot's webhook updates; `None` while no webhook is registered. */
   readonly webhookSecret: (botId: number) => Effect.Effect<Option.Option<string>, StorageError>
-  /** Stores the bot's webhook secret; `undefined` clears it. */
+  /** Stores the bot's webhook secret (a new one forgets where it was registered); `undefined` clears it. */
   readonly setWebhookSecret: (botId: number, secret: string | undefined) => Effect.Effect<void, StorageError>
+  /** Where the bot's webhook was registered with its current secret; "" when not yet. */
+  readonly webhookUrl: (botId: number) => Effect.Effect<string, StorageError>
+  /** Records that Telegram accepted the webhook at `url` with the stored secret. */
+  readonly setWebhookUrl: (botId: number, url: string) => Effect.Effect<void, StorageError>
   /** The bot's unprocessed updates, by update_id ascending, at most `limit`. */
   readonly pendingUpdates: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<InboxUpdate>, StorageError>
   /**

@@ -2,7 +2,8 @@ import type { Kysely, Migration } from "kysely"
 
 /**
  * 0021: instances and leases, the same tables as PostgreSQL's, so the lease store passes the conformance suite
- * on both drivers (a server on SQLite is the only instance and takes none).
+ * on both drivers (a server on SQLite is the only instance and takes none); the URL each webhook was
+ * registered at.
  */
 export const migration: Migration = {
   async up(db: Kysely<any>) {
@@ -20,8 +21,10 @@ export const migration: Migration = {
       .addColumn("expires_at", "text", (c) => c.notNull())
       .addColumn("running", "integer", (c) => c.notNull().defaultTo(0))
       .execute()
+    await db.schema.alterTable("botrelay_webhooks").addColumn("url", "text", (c) => c.notNull().defaultTo("")).execute()
   },
   async down(db: Kysely<any>) {
+    await db.schema.alterTable("botrelay_webhooks").dropColumn("url").execute()
     await db.schema.dropTable("botrelay_leases").ifExists().execute()
     await db.schema.dropTable("botrelay_instances").ifExists().execute()
   }
