@@ -177,6 +177,7 @@ export const layer = (
       mode: config.backendPolicy?.mode ?? "default",
       allowPrivate: config.backendPolicy?.allowPrivate ?? false
     })),
+    Layer.provide(Identity.identifiedCalls),
     Layer.provideMerge(Identity.layer(config.instanceId))
   )
 }

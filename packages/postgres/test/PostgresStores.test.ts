@@ -8,6 +8,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import { createServer } from "node:net"
 import { afterAll, beforeAll } from "vitest"
+import { sql } from "kysely"
+import * as PostgresConnection from "../src/PostgresConnection.js"
 
 const secretKey = SecretKey.generate()
 
@@ -234,6 +236,21 @@ if (PgCluster.available) {
         for (let i = 0; i < 4; i++) yield* storage.ping
         assert.strictEqual(Option.getOrThrow(yield* storage.findBot(bot.id)).name, "bot 1")
       }), 60_000)
+
+    it.scopedLive("a connection ended while idle in a transaction (a paused process) fails that transaction, not the process", () =>
+      Effect.gen(function*() {
+        const c = yield* PostgresConnection.open({ url: yield* emptyDatabase, secretKey, pool: 1 })
+        const ended = yield* Effect.either(c.transaction("paused", async (db) => {
+          await sql`SET LOCAL idle_in_transaction_session_timeout = 50`.execute(db)
+          await sql`SELECT 1`.execute(db)
+          // The server ends the connection while no query runs on it: pg emits 'error' on the checked-out client.
+          await new Promise((resolve) => setTimeout(resolve, 500))
+          await sql`SELECT 1`.execute(db)
+        }))
+        assert.strictEqual(Either.isLeft(ended) ? ended.left._tag : "", "StorageError")
+        const again = yield* c.use("again", async (db) => (await sql<{ one: number }>`SELECT 1 AS one`.execute(db)).rows)
+        assert.deepStrictEqual(again, [{ one: 1 }])
+      }))
 
     it.scopedLive("exclusive: instances on one database hold the lock one at a time; another name is not held", () =>
       Effect.gen(function*() {

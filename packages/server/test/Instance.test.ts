@@ -1,3 +1,5 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
 import { assertError, eventually, onPostgres, replyOf, startServer, type TestServer } from "./Harness.js"
@@ -77,6 +79,33 @@ describe("X-Botrelay-Instance", () => {
     }
     for (const id of ids) assert.match(id ?? "", /^i-[0-9a-f]{8}$/)
     assert.notStrictEqual(ids[0], ids[1])
+  })
+})
+
+describe("User-Agent", () => {
+  it("names the instance on its own calls: getUpdates and deliveries to the backend", async () => {
+    const agents: Array<string | undefined> = []
+    const backend = createServer((req, res) => {
+      agents.push(req.headers["user-agent"])
+      req.resume().on("end", () => res.writeHead(200).end())
+    })
+    await new Promise<void>((done) => backend.listen(0, "127.0.0.1", done))
+    try {
+      const tg = fake.addBot()
+      const backendUrl = `http://127.0.0.1:${(backend.address() as AddressInfo).port}/hook`
+      const added = await server.call("/api/bots/add", {
+        body: { token: tg.token, proxy_enabled: true, backend_url: backendUrl }
+      })
+      assert.strictEqual(added.status, 200, added.text)
+      fake.userSends(tg.id, { text: "hello" })
+      await eventually(() => agents.length > 0 ? true : undefined)
+      assert.deepStrictEqual(agents, [`botrelay (${instanceId})`])
+      const polls = fake.calls.filter((call) => call.botId === tg.id && call.method === "getUpdates")
+      assert.isNotEmpty(polls)
+      for (const call of polls) assert.strictEqual(call.userAgent, `botrelay (${instanceId})`)
+    } finally {
+      await new Promise((done) => backend.close(done))
+    }
   })
 })
 

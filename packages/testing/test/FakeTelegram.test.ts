@@ -238,13 +238,25 @@ describe("FakeTelegram over plain fetch", () => {
         fake.calls.map((call) => call.method),
         ["getMe", "getMe", "sendMessage", "sendMessage", "sendMessage", "sendMessage", "sendMessage"]
       )
-      assert.deepStrictEqual({ ...fake.calls[2]!, receivedAt: 0 }, {
+      assert.deepStrictEqual({ ...fake.calls[2]!, receivedAt: 0, userAgent: "" }, {
         receivedAt: 0,
+        userAgent: "",
         botId: bot.id,
         method: "sendMessage",
         params: { chat_id: String(user.id), text: "from query" },
         status: 200
       })
+    }))
+
+  it("records when each call arrived and its User-Agent", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const before = Date.now()
+      await fetch(`${fake.apiRoot}/bot${bot.token}/getMe`, { headers: { "user-agent": "botrelay (i1)" } })
+      const [call] = fake.calls
+      assert.strictEqual(call?.userAgent, "botrelay (i1)")
+      assert.isAtLeast(call!.receivedAt, before)
+      assert.isAtMost(call!.receivedAt, Date.now())
     }))
 
   it("failNext injects a one-shot error with parameters and the matching HTTP status", () =>

@@ -1,3 +1,4 @@
+import { HttpExchange } from "@botrelay/telegram"
 import { Context, Effect, Layer, ParseResult, Schema } from "effect"
 import { InvalidInput } from "../domain/Errors.js"
 import { InstanceId } from "../domain/Status.js"
@@ -39,3 +40,24 @@ export const make = (id?: string): Effect.Effect<IdentityInfo, InvalidInput> =>
 
 /** The identity as a layer; see `make`. */
 export const layer = (id?: string): Layer.Layer<Identity, InvalidInput> => Layer.effect(Identity, make(id))
+
+/** The `User-Agent` of the instance's own calls (Bot API, backends): `botrelay (<instance id>)`. */
+export const userAgent = (info: IdentityInfo): string => `botrelay (${info.id})`
+
+/** The HTTP client with every request that names no `user-agent` sent with this instance's `userAgent`. */
+export const identifiedCalls: Layer.Layer<HttpExchange.HttpExchange, never, HttpExchange.HttpExchange | Identity> =
+  Layer.effect(
+    HttpExchange.HttpExchange,
+    Effect.gen(function*() {
+      const client = yield* HttpExchange.HttpExchange
+      const agent = userAgent(yield* Identity)
+      return {
+        exchange: (request) =>
+          client.exchange(
+            request.headers["user-agent"] === undefined
+              ? { ...request, headers: { ...request.headers, "user-agent": agent } }
+              : request
+          )
+      }
+    })
+  )

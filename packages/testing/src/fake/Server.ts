@@ -34,6 +34,7 @@ const makeInvoke = (state: State, methods: Readonly<Record<string, Handler>>): I
         params,
         status: statusOf(result),
         receivedAt,
+        ...(context.userAgent === undefined ? {} : { userAgent: context.userAgent }),
         ...(webhookReply ? { webhookReply: true as const } : {})
       })
       return result
@@ -63,9 +64,10 @@ const answer = async (state: State, req: Http.IncomingMessage, url: URL, signal:
   const query = Object.fromEntries(url.searchParams)
   const parsed = parseBody(await readBody(req), req.headers["content-type"] ?? "", { ...query })
   const bot = state.botsByToken.get(token)
+  const userAgent = req.headers["user-agent"]
   return parsed._tag === "Params"
-    ? state.invoke(bot, requested, parsed.params, { signal, files: parsed.files }, false)
-    : state.invoke(bot, requested, query, { signal, files: noFiles }, false, parsed.failure)
+    ? state.invoke(bot, requested, parsed.params, { signal, files: parsed.files, userAgent }, false)
+    : state.invoke(bot, requested, query, { signal, files: noFiles, userAgent }, false, parsed.failure)
 }
 
 /** Routes the Bot API methods and file downloads of `state` on 127.0.0.1, on a free port. */

@@ -99,6 +99,8 @@ export interface Context {
   readonly signal: AbortSignal | undefined
   /** The file parts of a multipart request, by part name. */
   readonly files: ReadonlyMap<string, FilePart>
+  /** The request's `User-Agent` header, when it had one. */
+  readonly userAgent?: string | undefined
 }
 
 /** A Bot API method's implementation. */

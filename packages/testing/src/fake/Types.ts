@@ -41,6 +41,8 @@ export interface CallRecord {
   readonly webhookReply?: true
   /** When the request arrived, in milliseconds since the epoch (answers to long polls come later). */
   readonly receivedAt: number
+  /** The request's `User-Agent` header, when it had one (never for a webhook reply). */
+  readonly userAgent?: string
 }
 
 /** A message a bot sent through the fake: `sendMessage`, `forwardMessage`, `copyMessage`, a media send or an album. */
