@@ -68,8 +68,9 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 /**
  * Runs the bots this instance holds leases of, in the scope. Every `renewEvery` it beats, renews its leases,
- * drops those it lost, gives up those beyond its share (⌈bots / live instances⌉) and takes free ones up to
- * it, and at once when bots change or another instance gives leases up (`LeasesReleased`); every
+ * drops those it lost, stops those beyond its share (⌈bots / live instances⌉; their leases are freed the round
+ * after, once their work has stopped) and takes free ones up to it (also right after another instance's lease
+ * expires), and at once when bots change or another instance gives leases up (`LeasesReleased`); every
  * `checkEvery` it drops leases it could not renew in time. Each change is published as
  * `OwnershipChanged`, and whether each of its bots' ingress runs is recorded in its lease, for every
  * instance's `running`. Closing the scope frees every lease at once (a clean shutdown).
@@ -105,10 +106,22 @@ export const make = (
         )
       })
 
+    /** Leases given up last round: their bots' work has stopped since, so another instance may take them now. */
+    let givenUp: ReadonlyArray<Fence> = []
+
+    /**
+     * One round; succeeds with how long until the next change it should act on: another instance's lease that
+     * this one could take expires, or another instance stops counting as live (which makes the shares larger).
+     */
     const tick = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const until = iso(now + leaseFor)
       yield* leases.heartbeat({ id: identity.id, started_at: identity.started_at }, iso(now))
+      if (givenUp.length > 0) {
+        yield* leases.release(givenUp)
+        givenUp = []
+        yield* events.publish(Event.LeasesReleased())
+      }
       if (held.size > 0) {
         const fences = [...held].map(([botId, h]) => fenceOf(botId, h.epoch))
         const renewed = new Set(yield* leases.renew(fences, until))
@@ -122,10 +135,8 @@ export const make = (
       const share = Math.ceil(bots.length / Math.max(1, live.length))
       if (held.size > share) {
         const excess = Arr.sort([...held.keys()], Order.reverse(Order.number)).slice(0, held.size - share)
-        const fences = excess.map((botId) => fenceOf(botId, held.get(botId)!.epoch))
+        givenUp = excess.map((botId) => fenceOf(botId, held.get(botId)!.epoch))
         for (const botId of excess) yield* drop(botId)
-        yield* leases.release(fences)
-        yield* events.publish(Event.LeasesReleased())
       }
       const all = yield* leases.leases
       const taken = new Map(all.map((lease) => [lease.bot_id, lease]))
@@ -137,13 +148,19 @@ export const make = (
         const acquired = yield* leases.acquire(botId, identity.id, nowIso, until)
         if (acquired._tag === "Some") yield* take(botId, acquired.value.epoch, now)
       }
+      let nextExpiry = Infinity
       for (const lease of all) {
         if (held.has(lease.bot_id)) continue
         const running = lease.running && lease.expires_at > nowIso
         if (running !== events.isRunning(lease.bot_id)) {
           yield* events.receive(Event.BotStatusChanged({ bot_id: lease.bot_id, running }))
         }
+        if (lease.expires_at > nowIso) nextExpiry = Math.min(nextExpiry, Date.parse(lease.expires_at))
       }
+      const nextStale = Math.min(
+        ...live.filter((instance) => instance.id !== identity.id).map((i) => Date.parse(i.last_heartbeat_at) + leaseFor)
+      )
+      return Math.min(held.size < share ? nextExpiry : Infinity, nextStale) - now
     })
 
     const check = Effect.gen(function*() {
@@ -162,9 +179,15 @@ export const make = (
     )
     const ticking = yield* Effect.makeSemaphore(1)
     const renewal = ticking.withPermits(1)(
-      tick.pipe(Effect.catchAll((e) => Effect.logWarning("could not renew the leases", e.cause)))
+      tick.pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning("could not renew the leases", e.cause), Infinity)))
     )
-    yield* renewal.pipe(Effect.zipRight(Effect.sleep(options.renewEvery)), Effect.forever, Effect.forkScoped)
+    const renewEvery = Duration.toMillis(options.renewEvery)
+    /** Every `renewEvery`, and just after a lease this instance could take expires or an instance died. */
+    yield* renewal.pipe(
+      Effect.flatMap((untilExpiry) => Effect.sleep(Math.min(renewEvery, Math.max(0, untilExpiry) + 1))),
+      Effect.forever,
+      Effect.forkScoped
+    )
     yield* Queue.take(nudges).pipe(
       Effect.zipRight(Queue.takeAll(nudges)),
       Effect.zipRight(renewal),
