@@ -209,6 +209,13 @@ if (PgCluster.available) {
         )
         assert.strictEqual(seen.data.message.text, "seen everywhere")
         assert.isBelow(Date.now() - at, 1_000 + 500)
+        const renamed = await watcher.call("/api/bots/update", { body: { id: bot.id, description: "renamed" } })
+        assert.strictEqual(renamed.status, 200, renamed.text)
+        await eventually(() => stream.seen.find((e) => e.event === "bot" && e.data.bot?.description === "renamed"), 5_000)
+        await new Promise((resolve) => setTimeout(resolve, 500))
+        const once = (pick: (e: { event: string; data: any }) => boolean) => stream.seen.filter(pick).length
+        assert.strictEqual(once((e) => e.event === "message" && e.data.message.id === sent.message_id), 1, "each entry once")
+        assert.strictEqual(once((e) => e.event === "bot" && e.data.bot?.description === "renamed"), 1, "each entry once")
       } finally {
         stream.close()
       }

@@ -353,7 +353,8 @@ export const make = (
     const write = (batch: ReadonlyArray<Followed>) =>
       Effect.gen(function*() {
         const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-        const entries = yield* entriesOf(batch, at)
+        // What another instance published, it logged itself.
+        const entries = yield* entriesOf(batch.filter((event) => !events.isReceived(event)), at)
         if (entries.length === 0) return yield* append([], at)
         for (let from = 0; from < entries.length; from += sliceSize) {
           if (from > 0) yield* Effect.yieldNow()
