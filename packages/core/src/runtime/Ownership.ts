@@ -25,6 +25,11 @@ export interface OwnershipService {
   readonly tenure: (botId: number) => Tenure
   /** A commit of the bot was refused (`LeaseLost`): stop running it at once. */
   readonly lost: (botId: number) => Effect.Effect<void>
+  /**
+   * Gives up every lease and leaves, telling the other instances (a clean shutdown, once the bots' work has
+   * stopped); nothing is taken afterwards.
+   */
+  readonly release: Effect.Effect<void>
 }
 
 /** Which bots this instance runs. */
@@ -36,7 +41,8 @@ const always: Tenure = { fence: undefined, holds: Effect.succeed(true) }
 export const everything: Layer.Layer<Ownership> = Layer.succeed(Ownership, {
   owns: () => true,
   tenure: () => always,
-  lost: () => Effect.void
+  lost: () => Effect.void,
+  release: Effect.void
 })
 
 /** How leases are kept (DESIGN.md section 12). */
@@ -114,6 +120,7 @@ export const make = (
      * this one could take expires, or another instance stops counting as live (which makes the shares larger).
      */
     const tick = Effect.gen(function*() {
+      if (leaving) return Infinity
       const now = yield* Clock.currentTimeMillis
       const until = iso(now + leaseFor)
       yield* leases.heartbeat({ id: identity.id, started_at: identity.started_at }, iso(now))
@@ -170,14 +177,16 @@ export const make = (
 
     const statuses = yield* events.subscribe("BotStatusChanged")
     const nudges = yield* events.subscribe("BotChanged", "LeasesReleased", "Resynced")
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        for (const botId of [...held.keys()]) yield* drop(botId)
-        yield* leases.leave(identity.id)
-        yield* events.publish(Event.LeasesReleased())
-      }).pipe(Effect.catchAll((e) => Effect.logWarning("could not give up the leases", e.cause)))
-    )
     const ticking = yield* Effect.makeSemaphore(1)
+    let leaving = false
+    const release = ticking.withPermits(1)(Effect.gen(function*() {
+      if (leaving) return
+      leaving = true
+      for (const botId of [...held.keys()]) yield* drop(botId)
+      yield* leases.leave(identity.id)
+      yield* events.publish(Event.LeasesReleased())
+    })).pipe(Effect.catchAll((e) => Effect.logWarning("could not give up the leases", e.cause)))
+    yield* Effect.addFinalizer(() => release)
     const renewal = ticking.withPermits(1)(
       tick.pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning("could not renew the leases", e.cause), Infinity)))
     )
@@ -216,7 +225,8 @@ export const make = (
           })
         }
       },
-      lost: drop
+      lost: drop,
+      release
     })
   })
 

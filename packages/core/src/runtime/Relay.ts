@@ -104,11 +104,22 @@ export const run: Effect.Effect<void, never, Broadcast | Events | Identity | Own
       Effect.flatMap((taken) => {
         const local = [...taken].filter((event) => !events.isReceived(event) && concernsOthers(event, ownership.owns))
         const unique = [...new Map(local.map((event) => [JSON.stringify(event), event])).values()]
-        return Effect.forEach(pack(identity.id, unique, broadcast.maxBytes), broadcast.say, { discard: true })
+        // A message being said is finished even when the relay stops.
+        return Effect.uninterruptible(
+          Effect.forEach(pack(identity.id, unique, broadcast.maxBytes), broadcast.say, { discard: true })
+        )
       }),
       Effect.catchAll((e) => Effect.logWarning("could not tell the other instances", e.cause)),
       Effect.forever,
       Effect.forkScoped
+    )
+    // Stopping, what was published last (the leases given up) still goes out; runs before the fiber above stops.
+    yield* Effect.addFinalizer(() =>
+      Queue.takeAll(outgoing).pipe(
+        Effect.map((left) => [...left].filter((event) => !events.isReceived(event))),
+        Effect.flatMap((left) => Effect.forEach(pack(identity.id, left, broadcast.maxBytes), broadcast.say, { discard: true })),
+        Effect.catchAll((e) => Effect.logWarning("could not tell the other instances", e.cause))
+      )
     )
     yield* Queue.take(incoming).pipe(
       Effect.flatMap((heard) => hear(events, identity.id, heard)),

@@ -81,6 +81,8 @@ export const run = (options: Options = defaults) =>
     const events = yield* Events
     const deliveries = yield* BackendDelivery.make(options.outbox)
     const sender = yield* RouteSender.make
+    // Runs after every fiber below has stopped (finalizers run last first): the bots' leases are free then.
+    yield* Effect.addFinalizer(() => ownership.release)
     const pollers = yield* FiberMap.make<number>()
     const workers = yield* FiberMap.make<number>()
     const ingressOf = new Map<number, { readonly mode: Mode; readonly token: Redacted.Redacted<string> }>()
