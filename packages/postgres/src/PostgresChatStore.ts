@@ -1,5 +1,5 @@
-import { Chat, type ChatStore, type ChatTag, Sighting } from "@botrelay/core"
-import { ChatQueries, type Tables, TagQueries } from "@botrelay/sql"
+import { Chat, type ChatStore, Sighting } from "@botrelay/core"
+import { ChatQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
 
@@ -44,26 +44,11 @@ export const writeSightings = async (db: Kysely<Tables.Database>, sightings: Rea
 export const make = (c: Connection): ChatStore.ChatStoreService => {
   /** The chats of rows, with the tags of their private chats' users. */
   const withTags = async (db: Kysely<Tables.Database>, rows: ReadonlyArray<ChatQueries.ChatRow>): Promise<Array<Chat.Chat>> => {
-    const privates = rows.filter((r) => r.type === "private")
-    const tags = new Map<string, Array<ChatTag.Tag>>()
-    if (privates.length > 0) {
-      const found = await all(
-        db,
-        ChatQueries.privateChatTags(
-          db,
-          [...new Set(privates.map((r) => r.bot_id))],
-          [...new Set(privates.map((r) => r.chat_id))]
-        )
-      )
-      for (const row of found) {
-        const key = `${row.bot_id}/${row.chat_id}`
-        const list = tags.get(key)
-        if (list === undefined) tags.set(key, [TagQueries.toTag(row)])
-        else list.push(TagQueries.toTag(row))
-      }
-    }
-    return rows.map((r) => ChatQueries.toChat(r, tags.get(`${r.bot_id}/${r.chat_id}`) ?? []))
+    const privates = ChatQueries.privateChats(rows)
+    const found = privates === undefined ? [] : await all(db, ChatQueries.privateChatTags(db, privates.botIds, privates.chatIds))
+    return ChatQueries.withTags(rows, found)
   }
+
 
   return {
     recordSightings: (sightings) => c.transaction("recordSightings", (db) => writeSightings(db, sightings)),

@@ -1,8 +1,9 @@
 import type { Chat, ChatTag, Message, Sighting } from "@botrelay/core"
-import type { Expression, InferResult, Kysely, SqlBool } from "kysely"
+import type { Expression, InferResult, Kysely, Selectable, SqlBool } from "kysely"
 import { sql } from "kysely"
 import { toMessage } from "./MessageQueries.js"
-import type { ChatsTable, Database } from "./Tables.js"
+import type { ChatsTable, Database, TagsTable } from "./Tables.js"
+import { toTag } from "./TagQueries.js"
 
 /**
  * Moved messages get ids `old id - movedIdOffset` (from -2^53 + 1 up to -2^52 - 1): apart from the
@@ -138,6 +139,29 @@ export const privateChatTags = (db: Kysely<Database>, botIds: ReadonlyArray<numb
     .where("chat_id", "in", chatIds)
     .whereRef("user_id", "=", "chat_id")
     .orderBy("id")
+
+/** The bots and chats of the private chats among rows, for `privateChatTags`; `undefined` when there is none. */
+export const privateChats = (
+  rows: ReadonlyArray<ChatRow>
+): { readonly botIds: ReadonlyArray<number>; readonly chatIds: ReadonlyArray<number> } | undefined => {
+  const privates = rows.filter((r) => r.type === "private")
+  return privates.length === 0 ? undefined : {
+    botIds: [...new Set(privates.map((r) => r.bot_id))],
+    chatIds: [...new Set(privates.map((r) => r.chat_id))]
+  }
+}
+
+/** The chats of rows, each with the tags (rows of `privateChatTags`) on its user. */
+export const withTags = (rows: ReadonlyArray<ChatRow>, found: ReadonlyArray<Selectable<TagsTable>>): Array<Chat.Chat> => {
+  const tags = new Map<string, Array<ChatTag.Tag>>()
+  for (const row of found) {
+    const key = `${row.bot_id}/${row.chat_id}`
+    const list = tags.get(key)
+    if (list === undefined) tags.set(key, [toTag(row)])
+    else list.push(toTag(row))
+  }
+  return rows.map((r) => toChat(r, tags.get(`${r.bot_id}/${r.chat_id}`) ?? []))
+}
 
 /** Records a chat's kind and names; writes only when they changed. */
 export const upsertChatInfo = (

@@ -1,5 +1,5 @@
-import { Chat, type ChatStore, type ChatTag, Sighting } from "@botrelay/core"
-import { ChatQueries, TagQueries } from "@botrelay/sql"
+import { Chat, type ChatStore, Sighting } from "@botrelay/core"
+import { ChatQueries } from "@botrelay/sql"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const writes = compileAll({
@@ -68,23 +68,13 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
 
   /** The chats of rows, with the tags of their private chats' users. */
   const withTags = (rows: ReadonlyArray<ChatQueries.ChatRow>): Array<Chat.Chat> => {
-    const privates = rows.filter((r) => r.type === "private")
-    const tags = new Map<string, Array<ChatTag.Tag>>()
-    if (privates.length > 0) {
-      const found = c.all(ChatQueries.privateChatTags(
-        db,
-        [...new Set(privates.map((r) => r.bot_id))],
-        [...new Set(privates.map((r) => r.chat_id))]
-      ))
-      for (const row of found) {
-        const key = `${row.bot_id}/${row.chat_id}`
-        const list = tags.get(key)
-        if (list === undefined) tags.set(key, [TagQueries.toTag(row)])
-        else list.push(TagQueries.toTag(row))
-      }
-    }
-    return rows.map((r) => ChatQueries.toChat(r, tags.get(`${r.bot_id}/${r.chat_id}`) ?? []))
+    const privates = ChatQueries.privateChats(rows)
+    return ChatQueries.withTags(
+      rows,
+      privates === undefined ? [] : c.all(ChatQueries.privateChatTags(db, privates.botIds, privates.chatIds))
+    )
   }
+
 
   return {
     recordSightings: (sightings) => c.groupCommit("recordSightings", () => writeSightings(sightings)),
