@@ -78,12 +78,22 @@ const postgresKey = "5".repeat(64)
 let cluster: Promise<PgCluster.Cluster> | undefined
 const postgresDatabases = new Map<string, string>()
 
-if (onPostgres) {
-  if (!PgCluster.available) throw new Error(`BOTRELAY_TEST_DATABASE=postgres: ${PgCluster.unavailableReason}`)
-  afterAll(async () => {
-    await (await cluster)?.stop()
-  })
+if (onPostgres && !PgCluster.available) {
+  throw new Error(`BOTRELAY_TEST_DATABASE=postgres: ${PgCluster.unavailableReason}`)
 }
+afterAll(async () => {
+  await (await cluster)?.stop()
+})
+
+/** A storage driver a test server runs on. */
+export type Storage = "sqlite" | "postgres"
+
+/**
+ * The drivers a test that must hold on both runs on: SQLite, and PostgreSQL where Debian's binaries are
+ * installed (`.ci/run` installs them). Use with `describe.each(storages)`; pass the storage to `startServer`.
+ */
+export const storages: ReadonlyArray<Storage> = PgCluster.available ? ["sqlite", "postgres"] : ["sqlite"]
+if (!PgCluster.available) console.warn(`tests on both drivers run on SQLite only: ${PgCluster.unavailableReason}`)
 
 /** The PostgreSQL database of a data dir, made on first use. */
 const postgresDatabase = async (dir: string): Promise<string> => {
@@ -122,6 +132,8 @@ export const startServer = async (
     readonly instanceId?: string
     /** BOTRELAY_ADMIN_KEY; a new one by default. */
     readonly adminKey?: string
+    /** The driver: PostgreSQL under `BOTRELAY_TEST_DATABASE=postgres`, else SQLite, unless set here. */
+    readonly storage?: Storage
   } = {}
 ) => {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "botrelay-test-"))
@@ -129,10 +141,11 @@ export const startServer = async (
   const runtimeOptions = options.runtime ?? fastRuntime
   // BOTRELAY_DELIVERY_MAX_AGE carries the runtime's dead-letter window (2 s in fastRuntime)
   const deliveryMaxAge = Math.max(1, Math.ceil(Duration.toSeconds(Duration.decode(runtimeOptions.outbox.maxAge))))
+  const postgres = options.database !== undefined || (options.storage ?? (onPostgres ? "postgres" : "sqlite")) === "postgres"
   const config = Config.fromValues({
     port: String(options.port ?? 0),
     host: "127.0.0.1",
-    database: options.database ?? (onPostgres ? await postgresDatabase(dir) : join(dir, "botrelay.db")),
+    database: options.database ?? (postgres ? await postgresDatabase(dir) : join(dir, "botrelay.db")),
     "telegram-api": options.telegramApi ?? unreachableTelegram,
     "admin-key": adminKey,
     "log-level": "trace",
@@ -144,7 +157,7 @@ export const startServer = async (
     "delivery-max-age": String(deliveryMaxAge),
     ...(options.instanceId === undefined ? {} : { "instance-id": options.instanceId }),
     ...options.flags
-  }, onPostgres || options.database !== undefined ? { BOTRELAY_SECRET_KEY: postgresKey } : {})
+  }, postgres ? { BOTRELAY_SECRET_KEY: postgresKey } : {})
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(
