@@ -43,6 +43,13 @@ export const markProcessed = (db: Kysely<Tables.Database>, botId: number, update
     .where("processed", "=", InboxQueries.unprocessed)
     .returning("update_id")
 
+/** Marks a bot's updates dropped by a route (as `InboxQueries.markDropped`, many ids). */
+export const markDropped = (db: Kysely<Tables.Database>, botId: number, updateIds: ReadonlyArray<number>) =>
+  db.updateTable("botrelay_inbox")
+    .set({ dropped: sql.lit(1) })
+    .where("bot_id", "=", botId)
+    .where(sql<boolean>`update_id = any(${updateIds}::bigint[])`)
+
 /** Queues deliveries (as `OutboxQueries.queueDelivery`, many rows, ids in their order). */
 export const queueDeliveries = (
   db: Kysely<Tables.Database>,

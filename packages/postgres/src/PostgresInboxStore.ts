@@ -82,16 +82,25 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
       const deliveries: Array<Delivery.NewDelivery> = []
       const sends: Array<RouteSend.NewRouteSend> = []
       const buffered: Array<Batches.Buffered> = []
+      const dropped = new Map<number, Array<number>>()
       let sightings: Array<Sighting.Sighting> | undefined
       for (const completion of completions) {
         // An update processed already (or listed twice) writes nothing more.
         if (!fresh.delete(`${completion.bot_id}:${completion.update_id}`)) continue
+        if (completion.dropped === true) {
+          const ids = dropped.get(completion.bot_id)
+          if (ids === undefined) dropped.set(completion.bot_id, [completion.update_id])
+          else ids.push(completion.update_id)
+        }
         for (const message of completion.messages) messages.push(message)
         if (completion.sighting !== undefined) (sightings ??= []).push(completion.sighting)
         for (const d of completion.deliveries) deliveries.push(d)
         for (const r of completion.sends ?? []) sends.push(r)
         const b = completion.buffer
         if (b !== undefined) buffered.push({ bot_id: completion.bot_id, update_id: completion.update_id, ...b })
+      }
+      for (const [botId, ids] of dropped) {
+        for (const chunk of Batches.chunks(ids)) await run(db, Batches.markDropped(db, botId, chunk))
       }
       for (const chunk of Batches.chunks(deliveries)) await run(db, Batches.queueDeliveries(db, chunk))
       for (const chunk of Batches.chunks(sends)) await run(db, Batches.queueSends(db, chunk))
@@ -103,11 +112,16 @@ export const make = (c: Connection): InboxStore.InboxStoreService => ({
   backlog: (botId) => c.use("backlog", async (db) => (await all(db, InboxQueries.backlog(db, botId, botId)))[0]!.backlog),
 
   pruneFinished: (before, limit) =>
-    c.transaction("pruneFinished", async (db) => ({
-      updates: await run(db, pruneUpdates(db, before, limit)),
-      deliveries: await run(db, OutboxQueries.pruneDeliveries(db, before, limit)),
-      sends: await run(db, OutboxQueries.pruneSends(db, before, limit))
-    })),
+    c.transaction("pruneFinished", async (db) => {
+      const updates = await run(db, pruneUpdates(db, before, limit))
+      const delivered = await run(db, OutboxQueries.pruneDeliveries(db, "delivered", before, limit))
+      const discarded = await run(db, OutboxQueries.pruneDeliveries(db, "discarded", before, limit - delivered))
+      return {
+        updates,
+        deliveries: delivered + discarded,
+        sends: await run(db, OutboxQueries.pruneSends(db, before, limit))
+      }
+    }),
 
   botsWithWork: c.use("botsWithWork", async (db) => (await all(db, InboxQueries.botsWithWork(db))).map((r) => r.bot_id))
 })

@@ -1,5 +1,6 @@
 import type { OutboxStore } from "@botrelay/core"
 import { Columns, MappingQueries, OutboxQueries } from "@botrelay/sql"
+import { Option } from "effect"
 import * as Batches from "./Batches.js"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
 
@@ -35,8 +36,32 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => ({
   retryDelivery: (id, at) =>
     c.use("retryDelivery", async (db) => first(await all(db, OutboxQueries.retryDelivery(db, id, at)), OutboxQueries.toDelivery)),
 
-  discardDelivery: (id) =>
-    c.use("discardDelivery", async (db) => first(await all(db, OutboxQueries.discardDelivery(db, id)), OutboxQueries.toDelivery)),
+  getDelivery: (id) =>
+    c.use("getDelivery", async (db) => first(await all(db, OutboxQueries.getDelivery(db, id)), OutboxQueries.toDelivery)),
+
+  discardDelivery: (id, at) =>
+    c.use("discardDelivery", async (db) => first(await all(db, OutboxQueries.discardDelivery(db, id, at)), OutboxQueries.toDelivery)),
+
+  retryDead: (botId, at) =>
+    c.use("retryDead", async (db) => (await all(db, OutboxQueries.retryDead(db, botId, at))).map(OutboxQueries.toDelivery)),
+
+  discardDead: (botId, at) =>
+    c.use("discardDead", async (db) => (await all(db, OutboxQueries.discardDead(db, botId, at))).map(OutboxQueries.toDelivery)),
+
+  replayUpdates: (replay) =>
+    c.transaction("replayUpdates", async (db) => {
+      const held = await all(db, OutboxQueries.replayCandidates(db, replay.bot_id, replay.range, replay.max + 1))
+      if (held.length > replay.max) return Option.none()
+      const deliveries = held.filter((u) => Number(u.replayable) === 1).map((u) => ({
+        bot_id: replay.bot_id,
+        update_id: u.update_id,
+        url: replay.url,
+        payload: u.payload,
+        created_at: replay.at
+      }))
+      for (const chunk of Batches.chunks(deliveries)) await run(db, Batches.queueDeliveries(db, chunk))
+      return Option.some({ queued: deliveries.length, held: held.length })
+    }),
 
   retargetDeliveries: (botId, url, at) =>
     c.use("retargetDeliveries", (db) => run(db, OutboxQueries.retargetDeliveries(db, botId, url, at))),

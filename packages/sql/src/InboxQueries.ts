@@ -8,7 +8,7 @@ import type { Database, InboxTable } from "./Tables.js"
 export const unprocessed = sql.lit(0)
 
 /** The update a row of `botrelay_inbox` holds. */
-export const toInboxUpdate = (r: Omit<Selectable<InboxTable>, "processed">): Inbox.InboxUpdate => ({
+export const toInboxUpdate = (r: Omit<Selectable<InboxTable>, "processed" | "dropped">): Inbox.InboxUpdate => ({
   bot_id: r.bot_id,
   update_id: r.update_id,
   payload: r.payload,
@@ -55,6 +55,13 @@ export const markProcessed = (db: Kysely<Database>, botId: number, updateId: num
     .where("bot_id", "=", botId)
     .where("update_id", "=", updateId)
     .where("processed", "=", unprocessed)
+
+/** Records that a drop route removed the update, so that replays skip it. */
+export const markDropped = (db: Kysely<Database>, botId: number, updateId: number) =>
+  db.updateTable("botrelay_inbox")
+    .set({ dropped: sql.lit(1) })
+    .where("bot_id", "=", botId)
+    .where("update_id", "=", updateId)
 
 /** Unprocessed updates plus pending deliveries, both counted on an index. */
 export const backlog = (db: Kysely<Database>, inboxBotId: number, deliveriesBotId: number) =>

@@ -122,11 +122,49 @@ export const retryDelivery = (db: Kysely<Database>, id: number, at: string) =>
     .where("status", "=", "dead")
     .returningAll()
 
-export const discardDelivery = (db: Kysely<Database>, id: number) =>
-  db.deleteFrom("botrelay_deliveries")
+export const getDelivery = (db: Kysely<Database>, id: number) =>
+  db.selectFrom("botrelay_deliveries").selectAll().where("id", "=", id)
+
+export const discardDelivery = (db: Kysely<Database>, id: number, at: string) =>
+  db.updateTable("botrelay_deliveries")
+    .set({ status: sql.lit<"discarded">("discarded"), updated_at: at })
     .where("id", "=", id)
-    .where("status", "=", "dead")
+    .where("status", "=", sql.lit("dead"))
     .returningAll()
+
+/** Puts every dead delivery of a bot back in line, due at `at` with attempts 0. */
+export const retryDead = (db: Kysely<Database>, botId: number, at: string) =>
+  db.updateTable("botrelay_deliveries")
+    .set({ status: pending, attempts: sql.lit(0), next_attempt_at: at, updated_at: at })
+    .where("bot_id", "=", botId)
+    .where("status", "=", sql.lit("dead"))
+    .returningAll()
+
+/** Gives up every dead delivery of a bot. */
+export const discardDead = (db: Kysely<Database>, botId: number, at: string) =>
+  db.updateTable("botrelay_deliveries")
+    .set({ status: sql.lit<"discarded">("discarded"), updated_at: at })
+    .where("bot_id", "=", botId)
+    .where("status", "=", sql.lit("dead"))
+    .returningAll()
+
+/** The stored updates of a bot in a replay's range, by update_id, at most `limit`; `replayable` 1 for processed ones no route dropped. */
+export const replayCandidates = (db: Kysely<Database>, botId: number, range: Delivery.ReplayRange, limit: number) => {
+  let query = db.selectFrom("botrelay_inbox")
+    .select(["update_id", "payload"])
+    .select((eb) =>
+      eb.case().when(eb.and([eb("processed", "=", sql.lit(1)), eb("dropped", "=", sql.lit(0))])).then(sql.lit(1)).else(
+        sql.lit(0)
+      ).end().as("replayable")
+    )
+    .where("bot_id", "=", botId)
+    .orderBy("update_id")
+    .limit(limit)
+  query = range._tag === "UpdateIds"
+    ? query.where("update_id", ">=", range.from).where("update_id", "<=", range.to)
+    : query.where("received_at", ">=", range.from).where("received_at", "<", range.to)
+  return query
+}
 
 export const retargetDeliveries = (db: Kysely<Database>, botId: number, url: string, at: string) =>
   db.updateTable("botrelay_deliveries")
@@ -134,12 +172,17 @@ export const retargetDeliveries = (db: Kysely<Database>, botId: number, url: str
     .where("bot_id", "=", botId)
     .where("status", "=", pending)
 
-/** The oldest delivered deliveries last updated before a time. */
-export const pruneDeliveries = (db: Kysely<Database>, before: string, limit: number) =>
+/** The oldest deliveries of a finished status (delivered or discarded) last updated before a time. */
+export const pruneDeliveries = (
+  db: Kysely<Database>,
+  status: "delivered" | "discarded",
+  before: string,
+  limit: number
+) =>
   db.deleteFrom("botrelay_deliveries").where("id", "in", (eb) =>
     eb.selectFrom("botrelay_deliveries")
       .select("id")
-      .where("status", "=", sql.lit("delivered"))
+      .where("status", "=", status)
       .where("updated_at", "<", before)
       .orderBy("id")
       .limit(limit))

@@ -119,13 +119,17 @@ export interface SessionsTable {
   readonly last_seen_at: string
 }
 
-/** `botrelay_inbox`: updates by (bot_id, update_id); `payload` is Telegram's JSON text, `processed` 0/1. */
+/**
+ * `botrelay_inbox`: updates by (bot_id, update_id); `payload` is Telegram's JSON text, `processed` 0/1,
+ * `dropped` 1 when a drop route removed the update (never replayed).
+ */
 export interface InboxTable {
   readonly bot_id: number
   readonly update_id: number
   readonly payload: string
   readonly received_at: string
   readonly processed: number
+  readonly dropped: Generated<number>
 }
 
 /** `botrelay_ingress`: the offset of each bot's next getUpdates; no row means 0. */
@@ -151,7 +155,7 @@ export interface DeliveriesTable {
   readonly update_id: number
   readonly url: string
   readonly payload: string
-  readonly status: "pending" | "delivered" | "dead"
+  readonly status: "pending" | "delivered" | "dead" | "discarded"
   readonly attempts: number
   readonly next_attempt_at: string
   readonly last_error: string

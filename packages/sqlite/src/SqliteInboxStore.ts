@@ -23,6 +23,7 @@ const queries = compileAll({
   raiseOffset: InboxQueries.raiseOffset,
   pendingUpdates: InboxQueries.pendingUpdates,
   markProcessed: InboxQueries.markProcessed,
+  markDropped: InboxQueries.markDropped,
   backlog: InboxQueries.backlog,
   queueDelivery: OutboxQueries.queueDelivery,
   queueSend: OutboxQueries.queueSend,
@@ -64,6 +65,7 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
     let sightings: Array<Sighting.Sighting> | undefined
     for (const completion of completions) {
       if (hot.markProcessed.run(completion.bot_id, completion.update_id) === 0) continue
+      if (completion.dropped === true) hot.markDropped.run(completion.bot_id, completion.update_id)
       for (const message of completion.messages) messages.push(message)
       if (completion.sighting !== undefined) (sightings ??= []).push(completion.sighting)
       for (const d of completion.deliveries) {
@@ -132,7 +134,9 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
     pruneFinished: (before, limit) =>
       c.groupCommit("pruneFinished", () => ({
         updates: hot.pruneUpdates.run(before, limit),
-        deliveries: hot.pruneDeliveries.run(before, limit),
+        deliveries: ((delivered) => delivered + hot.pruneDeliveries.run("discarded", before, limit - delivered))(
+          hot.pruneDeliveries.run("delivered", before, limit)
+        ),
         sends: hot.pruneSends.run(before, limit)
       })),
 

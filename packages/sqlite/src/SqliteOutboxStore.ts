@@ -1,5 +1,6 @@
 import type { Delivery, OutboxStore, RouteSend } from "@botrelay/core"
 import { Columns, MappingQueries, OutboxQueries } from "@botrelay/sql"
+import { Option } from "effect"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const queries = compileAll({
@@ -11,7 +12,8 @@ const queries = compileAll({
   sent: OutboxQueries.sent,
   sendLater: OutboxQueries.retryLater("botrelay_route_sends"),
   sendDead: OutboxQueries.dead("botrelay_route_sends"),
-  insertMapping: MappingQueries.insertMapping
+  insertMapping: MappingQueries.insertMapping,
+  queueDelivery: OutboxQueries.queueDelivery
 })
 
 /** The `OutboxStore` on SQLite: attempts are recorded through the group commit. */
@@ -66,6 +68,18 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => {
     }
   )
 
+  const replayUpdates = c.transaction((replay: Parameters<OutboxStore.OutboxStoreService["replayUpdates"]>[0]) => {
+    const held = c.all(OutboxQueries.replayCandidates(db, replay.bot_id, replay.range, replay.max + 1))
+    if (held.length > replay.max) return Option.none()
+    let queued = 0
+    for (const update of held) {
+      if (update.replayable !== 1) continue
+      hot.queueDelivery.run(replay.bot_id, update.update_id, replay.url, update.payload, replay.at, replay.at, replay.at)
+      queued++
+    }
+    return Option.some({ queued, held: held.length })
+  })
+
   return {
     nextDeliveries: (botId, limit) =>
       attempt("nextDeliveries", () => hot.nextDeliveries.all(botId, limit).map(OutboxQueries.toDelivery)),
@@ -78,8 +92,19 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => {
     retryDelivery: (id, at) =>
       attempt("retryDelivery", () => first(c.all(OutboxQueries.retryDelivery(db, id, at)), OutboxQueries.toDelivery)),
 
-    discardDelivery: (id) =>
-      attempt("discardDelivery", () => first(c.all(OutboxQueries.discardDelivery(db, id)), OutboxQueries.toDelivery)),
+    getDelivery: (id) =>
+      attempt("getDelivery", () => first(c.all(OutboxQueries.getDelivery(db, id)), OutboxQueries.toDelivery)),
+
+    discardDelivery: (id, at) =>
+      attempt("discardDelivery", () => first(c.all(OutboxQueries.discardDelivery(db, id, at)), OutboxQueries.toDelivery)),
+
+    retryDead: (botId, at) =>
+      attempt("retryDead", () => c.all(OutboxQueries.retryDead(db, botId, at)).map(OutboxQueries.toDelivery)),
+
+    discardDead: (botId, at) =>
+      attempt("discardDead", () => c.all(OutboxQueries.discardDead(db, botId, at)).map(OutboxQueries.toDelivery)),
+
+    replayUpdates: (replay) => c.groupCommit("replayUpdates", () => replayUpdates(replay)),
 
     retargetDeliveries: (botId, url, at) =>
       attempt("retargetDeliveries", () => c.run(OutboxQueries.retargetDeliveries(db, botId, url, at))),

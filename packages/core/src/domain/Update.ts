@@ -18,6 +18,8 @@ export interface UpdateCompletion {
   /** Captured messages, inserted or replacing the stored one with the same (bot_id, chat_id, id). */
   readonly messages: ReadonlyArray<Message>
   readonly deliveries: ReadonlyArray<NewDelivery>
+  /** A drop route removed the update: it is kept from the backend, and from replays. */
+  readonly dropped?: boolean | undefined
   /** Messages routes pass on, and replies the reverse path carries back. */
   readonly sends?: ReadonlyArray<NewRouteSend> | undefined
   /** The update for the bot's long-poll buffer, when the bot has `long_poll_enabled`. */

@@ -70,6 +70,7 @@ const routed = (completion: UpdateCompletion, decision: Decision): UpdateComplet
     update_id: completion.update_id,
     messages: completion.messages,
     deliveries: decision.dropped ? [] : completion.deliveries,
+    dropped: decision.dropped,
     sends: decision.sends,
     buffer: decision.dropped ? undefined : completion.buffer,
     sighting: completion.sighting

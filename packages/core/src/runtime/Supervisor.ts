@@ -37,7 +37,10 @@ export interface Options {
   readonly housekeeping?: Omit<Housekeeping.Options, "mappingTtl"> | undefined
   /** Routing and the reverse path; `Routing.defaults` when omitted. */
   readonly routing?: Routing.Options | undefined
-  /** Retrying route sends; `Outbox.policy` when omitted. */
+  /**
+   * Retrying route sends; when omitted `Outbox.policy` with the outbox's `maxAge` (`BOTRELAY_DELIVERY_MAX_AGE`
+   * counts from creation for every outbox kind).
+   */
   readonly sends?: Outbox.Policy | undefined
   /** Retention of the audit log; `AuditRetention.defaults` when omitted. */
   readonly audit?: AuditRetention.Options | undefined
@@ -153,6 +156,8 @@ export const run = (options: Options = defaults) =>
       Effect.provideServiceEffect(RouteMatcher.RouteSets, RouteMatcher.make)
     )
 
+    const sendsPolicy: Outbox.Policy = options.sends ?? { ...Outbox.policy, maxAge: options.outbox.maxAge }
+
     const worker = (botId: number, queues: Wakeups, tenure: Tenure) =>
       Effect.all([
         Pipeline.drain(botId, { current: latest(botId), route: routing.evaluate, fence: tenure.fence }).pipe(
@@ -166,7 +171,7 @@ export const run = (options: Options = defaults) =>
         ),
         Outbox.work([
           Outbox.line(deliveries, options.outbox, botId, bot, queues.outbox, settle(queues), tenure.holds),
-          Outbox.line(sender.kind, options.sends ?? Outbox.policy, botId, bot, queues.sends, Effect.void, tenure.holds)
+          Outbox.line(sender.kind, sendsPolicy, botId, bot, queues.sends, Effect.void, tenure.holds)
         ])
       ], { concurrency: 2, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
 

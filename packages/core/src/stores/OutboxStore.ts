@@ -1,6 +1,6 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { Delivery, DeliveryOutcome, DeliveryStatus } from "../domain/Delivery.js"
+import type { Delivery, DeliveryOutcome, DeliveryStatus, ReplayRange } from "../domain/Delivery.js"
 import type { StorageError } from "../domain/Errors.js"
 import type { NewRouteMapping, RouteSend, SendOutcome, SendStatus } from "../domain/RouteSend.js"
 
@@ -23,8 +23,26 @@ export interface OutboxStoreService {
   }) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
   /** Puts a dead delivery back in line (pending, due now, attempts 0); `None` when absent or not dead. */
   readonly retryDelivery: (id: number, at: string) => Effect.Effect<Option.Option<Delivery>, StorageError>
-  /** Removes a dead delivery for good; the removed one, `None` when absent or not dead. */
-  readonly discardDelivery: (id: number) => Effect.Effect<Option.Option<Delivery>, StorageError>
+  /** The delivery with this id, `None` when absent. */
+  readonly getDelivery: (id: number) => Effect.Effect<Option.Option<Delivery>, StorageError>
+  /** Gives up a dead delivery (discarded at `at`, never sent); `None` when absent or not dead. */
+  readonly discardDelivery: (id: number, at: string) => Effect.Effect<Option.Option<Delivery>, StorageError>
+  /** Puts every dead delivery of the bot back in line (pending, due at `at`, attempts 0); the retried ones. */
+  readonly retryDead: (botId: number, at: string) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
+  /** Gives up every dead delivery of the bot (discarded at `at`); the discarded ones. */
+  readonly discardDead: (botId: number, at: string) => Effect.Effect<ReadonlyArray<Delivery>, StorageError>
+  /**
+   * In one transaction: appends the bot's stored updates of the range that were processed and not dropped by
+   * a route to its outbox, in update_id order, as new deliveries to `url` created at `at`. `held` counts the
+   * stored updates of the range, replayable or not. `None`, writing nothing, when more than `max` are stored.
+   */
+  readonly replayUpdates: (replay: {
+    readonly bot_id: number
+    readonly range: ReplayRange
+    readonly url: string
+    readonly at: string
+    readonly max: number
+  }) => Effect.Effect<Option.Option<{ readonly queued: number; readonly held: number }>, StorageError>
   /**
    * Points the bot's pending deliveries at `url`, due at `at` with attempts 0 (the backoff starts over);
    * returns how many.

@@ -198,7 +198,7 @@ export const deliveries = (run: Runner): void => {
         ])
       }))
 
-    test("discardDelivery removes only a dead delivery", (storage) =>
+    test("discardDelivery gives up only a dead delivery: it stays, discarded, and is never next", (storage) =>
       Effect.gen(function*() {
         const bot = yield* storage.insertBot(botInput(1))
         const inputs = [newDelivery(bot.id, 1), newDelivery(bot.id, 2), newDelivery(bot.id, 3)]
@@ -206,20 +206,136 @@ export const deliveries = (run: Runner): void => {
         yield* storage.recordAttempts([[1, { status: "dead", at: t2, last_error: "HTTP 500 for 24 h" }]])
         yield* storage.recordAttempts([[2, { status: "delivered", at: t2 }]])
 
-        const discarded = some(yield* storage.discardDelivery(1))
-        assert.deepStrictEqual(discarded, {
+        const at = "2025-04-01T00:00:00.000Z"
+        const discarded = some(yield* storage.discardDelivery(1, at))
+        const expected: Delivery.Delivery = {
           ...queued(1, inputs[0]!),
-          status: "dead",
+          status: "discarded",
           attempts: 1,
           last_error: "HTTP 500 for 24 h",
-          updated_at: t2
-        })
+          updated_at: at
+        }
+        assert.deepStrictEqual(discarded, expected)
+        assert.deepStrictEqual(yield* storage.getDelivery(1), Option.some(expected))
         assert.deepStrictEqual(yield* storage.listDeliveries({ status: "dead", limit: 10 }), [])
-        assert.isTrue(Option.isNone(yield* storage.discardDelivery(1)))
-        assert.isTrue(Option.isNone(yield* storage.discardDelivery(2)))
-        assert.isTrue(Option.isNone(yield* storage.discardDelivery(3)))
-        assert.deepStrictEqual((yield* storage.listDeliveries({ limit: 10 })).map((d) => d.id), [3, 2])
+        assert.deepStrictEqual(yield* storage.listDeliveries({ status: "discarded", limit: 10 }), [expected])
+        assert.isTrue(Option.isNone(yield* storage.discardDelivery(1, at)))
+        assert.isTrue(Option.isNone(yield* storage.discardDelivery(2, at)))
+        assert.isTrue(Option.isNone(yield* storage.discardDelivery(3, at)))
+        assert.isTrue(Option.isNone(yield* storage.retryDelivery(1, at)))
+        assert.isTrue(Option.isNone(yield* storage.getDelivery(99)))
+        assert.deepStrictEqual((yield* storage.listDeliveries({ limit: 10 })).map((d) => d.id), [3, 2, 1])
         assert.deepStrictEqual(yield* nextDelivery(storage, bot.id), Option.some(queued(3, inputs[2]!)))
+      }))
+
+    test("retryDead and discardDead act on every dead delivery of one bot, nothing else", (storage) =>
+      Effect.gen(function*() {
+        const a = yield* storage.insertBot(botInput(1))
+        const b = yield* storage.insertBot(botInput(2))
+        yield* queue(storage, [newDelivery(a.id, 1), newDelivery(a.id, 2), newDelivery(a.id, 3), newDelivery(b.id, 1)])
+        yield* queue(storage, [newDelivery(a.id, 4)])
+        yield* storage.recordAttempts([
+          [1, { status: "dead", at: t2, last_error: "HTTP 500" }],
+          [3, { status: "dead", at: t2, last_error: "HTTP 502" }],
+          [4, { status: "dead", at: t2, last_error: "HTTP 503" }],
+          [2, { status: "delivered", at: t2 }]
+        ])
+        const at = "2025-04-01T00:00:00.000Z"
+        const retried = yield* storage.retryDead(a.id, at)
+        assert.deepStrictEqual(ids(retried).sort(), [1, 3])
+        for (const d of retried) assert.deepInclude(d, { status: "pending", attempts: 0, next_attempt_at: at, updated_at: at })
+        assert.deepStrictEqual(ids(yield* storage.nextDeliveries(a.id, 10)), [1, 3, 5])
+        assert.deepStrictEqual(yield* storage.retryDead(a.id, at), [])
+
+        const discarded = yield* storage.discardDead(b.id, at)
+        assert.deepStrictEqual(ids(discarded), [4])
+        assert.deepInclude(discarded[0], { status: "discarded", last_error: "HTTP 503", updated_at: at })
+        assert.deepStrictEqual(yield* storage.discardDead(b.id, at), [])
+        assert.deepStrictEqual(yield* storage.discardDead(a.id, at), [])
+        assert.deepStrictEqual(ids(yield* storage.listDeliveries({ status: "dead", limit: 10 })), [])
+      }))
+
+    test("pruneFinished deletes old discarded deliveries like delivered ones, never dead ones", (storage) =>
+      Effect.gen(function*() {
+        const bot = yield* storage.insertBot(botInput(1))
+        yield* queue(storage, [newDelivery(bot.id, 1), newDelivery(bot.id, 2), newDelivery(bot.id, 3)])
+        yield* storage.recordAttempts([
+          [1, { status: "dead", at: t0, last_error: "x" }],
+          [2, { status: "dead", at: t0, last_error: "x" }]
+        ])
+        yield* storage.discardDelivery(1, t0)
+        yield* storage.discardDelivery(3, t0)
+        assert.deepStrictEqual(yield* storage.pruneFinished(t1, 100), { updates: 1, deliveries: 1, sends: 0 })
+        assert.deepStrictEqual(ids(yield* storage.listDeliveries({ limit: 10 })), [3, 2])
+      }))
+
+    test("replayUpdates appends processed, undropped updates of the range in update_id order, behind pending ones", (storage) =>
+      Effect.gen(function*() {
+        const bot = yield* storage.insertBot(botInput(1))
+        const other = yield* storage.insertBot(botInput(2))
+        const received = (n: number) => `2025-01-02T03:0${n}:00.000Z`
+        yield* storage.commitUpdates(
+          bot.id,
+          [1, 2, 3, 4, 5, 7].map((n) => update(n, { received_at: received(n) })),
+          8
+        )
+        yield* storage.commitUpdates(other.id, [update(3)], 4)
+        yield* storage.completeUpdates([
+          completion(bot.id, 1, { deliveries: [newDelivery(bot.id, 1)] }),
+          completion(bot.id, 2, { dropped: true }),
+          completion(bot.id, 3),
+          completion(bot.id, 4, { deliveries: [newDelivery(bot.id, 4)] }),
+          completion(other.id, 3)
+        ])
+        const url = "https://replay.example/hook"
+        const at = "2025-04-01T00:00:00.000Z"
+        const byIds = yield* storage.replayUpdates({
+          bot_id: bot.id,
+          range: { _tag: "UpdateIds", from: 0, to: 9 },
+          url,
+          at,
+          max: 100
+        })
+        assert.deepStrictEqual(byIds, Option.some({ queued: 3, held: 6 }))
+        const line = yield* storage.nextDeliveries(bot.id, 10)
+        assert.deepStrictEqual(line.map((d) => [d.id, d.update_id]), [[1, 1], [2, 4], [3, 1], [4, 3], [5, 4]])
+        assert.deepStrictEqual(line[2], {
+          id: 3,
+          bot_id: bot.id,
+          update_id: 1,
+          url,
+          payload: update(1).payload,
+          status: "pending",
+          attempts: 0,
+          next_attempt_at: at,
+          last_error: "",
+          created_at: at,
+          updated_at: at
+        })
+
+        const byTime = yield* storage.replayUpdates({
+          bot_id: bot.id,
+          range: { _tag: "Received", from: received(2), to: received(4) },
+          url,
+          at,
+          max: 100
+        })
+        assert.deepStrictEqual(byTime, Option.some({ queued: 1, held: 2 }))
+        assert.deepStrictEqual((yield* storage.nextDeliveries(bot.id, 10)).map((d) => d.update_id), [1, 4, 1, 3, 4, 3])
+
+        const tooMany = yield* storage.replayUpdates({
+          bot_id: bot.id,
+          range: { _tag: "UpdateIds", from: 1, to: 7 },
+          url,
+          at,
+          max: 5
+        })
+        assert.isTrue(Option.isNone(tooMany))
+        assert.strictEqual((yield* storage.nextDeliveries(bot.id, 10)).length, 6)
+        assert.deepStrictEqual(
+          yield* storage.replayUpdates({ bot_id: other.id, range: { _tag: "UpdateIds", from: 1, to: 2 }, url, at, max: 5 }),
+          Option.some({ queued: 0, held: 0 })
+        )
       }))
 
     test("retargetDeliveries points only the bot's pending deliveries at the URL, due now, backoff reset", (storage) =>
