@@ -120,7 +120,7 @@ export class BotsGroup extends HttpApiGroup.make("bots")
   .prefix("/bots")
 {}
 
-/** Query of `GET /api/bots/deliveries`. */
+/** Query of `GET /api/deliveries`. */
 export const DeliveriesQuery = Schema.Struct({
   bot_id: Schema.optionalWith(Id, { exact: true }),
   status: Schema.optionalWith(Delivery.DeliveryStatus, { exact: true }),
@@ -133,11 +133,45 @@ export const DeliveriesQuery = Schema.Struct({
   )
 })
 
-/** The outbox: updates on their way to bots' backends. */
+/** Query of `POST /api/deliveries/retry` and `/discard`: one delivery (`id`), or every dead one of a bot (`bot_id`). */
+export const DeadQuery = Schema.Struct({
+  id: Schema.optionalWith(Id, { exact: true }),
+  bot_id: Schema.optionalWith(Id, { exact: true })
+}).pipe(
+  Schema.filter((q) => (q.id === undefined) !== (q.bot_id === undefined), {
+    message: () => "give exactly one of id (one delivery) or bot_id (every dead delivery of the bot)"
+  })
+)
+
+const listDeliveries = HttpApiEndpoint.get("list", "/")
+  .setUrlParams(DeliveriesQuery)
+  .addSuccess(Schema.Array(Delivery.Delivery))
+const retryDeliveries = HttpApiEndpoint.post("retry", "/retry")
+  .setUrlParams(DeadQuery)
+  .addSuccess(Schema.Union(Delivery.Delivery, Delivery.Retried))
+const discardDeliveries = HttpApiEndpoint.post("discard", "/discard")
+  .setUrlParams(DeadQuery)
+  .addSuccess(Schema.Union(Delivery.Delivery, Delivery.Discarded))
+const replayDeliveries = HttpApiEndpoint.post("replay", "/replay")
+  .setPayload(Delivery.ReplayRequest)
+  .addSuccess(Delivery.Replayed)
+
+/** The outbox: updates on their way to bots' backends; retries, discards and replays. */
 export class DeliveriesGroup extends HttpApiGroup.make("deliveries")
-  .add(HttpApiEndpoint.get("list", "/").setUrlParams(DeliveriesQuery).addSuccess(Schema.Array(Delivery.Delivery)))
-  .add(HttpApiEndpoint.post("retry", "/retry").setUrlParams(IdParam).addSuccess(Delivery.Delivery))
-  .add(HttpApiEndpoint.post("discard", "/discard").setUrlParams(IdParam).addSuccess(Delivery.Delivery))
+  .add(listDeliveries)
+  .add(retryDeliveries)
+  .add(discardDeliveries)
+  .add(replayDeliveries)
+  .middleware(Authorization)
+  .prefix("/deliveries")
+{}
+
+/** `/api/bots/deliveries`: the same endpoints as `/api/deliveries`, kept as aliases. */
+export class BotDeliveriesGroup extends HttpApiGroup.make("botDeliveries")
+  .add(listDeliveries)
+  .add(retryDeliveries)
+  .add(discardDeliveries)
+  .add(replayDeliveries)
   .middleware(Authorization)
   .prefix("/bots/deliveries")
 {}
@@ -310,6 +344,7 @@ export class Api extends HttpApi.make("botrelay")
   .add(StatusGroup)
   .add(BotsGroup)
   .add(DeliveriesGroup)
+  .add(BotDeliveriesGroup)
   .add(RoutesGroup)
   .add(MessagesGroup)
   .add(TagsGroup)

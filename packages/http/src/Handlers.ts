@@ -5,6 +5,7 @@ import {
   Bots,
   ChatTag,
   Deliveries,
+  type Delivery,
   Health,
   LlmSettings,
   LongPoll,
@@ -24,12 +25,12 @@ import type {
 } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, ParseResult, Schema } from "effect"
-import { Api, Caller, HealthUnavailable } from "./Api.js"
+import { Api, Caller, type DeadQuery, type DeliveriesQuery, HealthUnavailable } from "./Api.js"
 import { AuthorizationLive } from "./Authentication.js"
 import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
 import * as ApiError from "./ApiError.js"
 import * as AuditHandlers from "./AuditHandlers.js"
-import { audited } from "./Audited.js"
+import { audited, type Target } from "./Audited.js"
 import * as ChatAdminLive from "./ChatAdminLive.js"
 import * as MediaLive from "./MediaLive.js"
 import * as MessageActionsLive from "./MessageActionsLive.js"
@@ -118,32 +119,84 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
         ))
   }))
 
-const DeliveriesLive = HttpApiBuilder.group(Api, "deliveries", (handlers) =>
-  Effect.gen(function*() {
-    const deliveries = yield* Deliveries.Deliveries
-    return handlers
-      .handle("list", ({ urlParams }) =>
-        requireOptionalBot(urlParams.bot_id).pipe(
-          Effect.zipRight(Effect.all([Caller, deliveries.list(urlParams)])),
-          Effect.map(([key, list]) =>
-            key.role === "admin" ? list : list.map((d) => ({ ...d, url: withoutCredentials(d.url) }))
-          ),
+/** The deliveries endpoints, shared by `/api/deliveries` and its alias `/api/bots/deliveries`. */
+const deliveryHandlers = (deliveries: Deliveries.DeliveriesService) => ({
+  list: ({ urlParams }: { readonly urlParams: typeof DeliveriesQuery.Type }) =>
+    requireOptionalBot(urlParams.bot_id).pipe(
+      Effect.zipRight(Effect.all([Caller, deliveries.list(urlParams)])),
+      Effect.map(([key, list]) =>
+        key.role === "admin" ? list : list.map((d) => ({ ...d, url: withoutCredentials(d.url) }))
+      ),
+      Effect.catchAll(orDomain)
+    ),
+  retry: ({ urlParams: { bot_id, id } }: { readonly urlParams: typeof DeadQuery.Type }) =>
+    id !== undefined
+      ? audited(
+        "deliveries.retry",
+        { target_type: "delivery", target_id: id },
+        deliveries.get(id).pipe(
+          Effect.flatMap((d) => requireBot(d.bot_id)),
+          Effect.zipRight(deliveries.retry(id)),
           Effect.catchAll(orDomain)
-        ))
-      .handle("retry", ({ urlParams }) =>
-        audited(
-          "deliveries.retry",
-          { target_type: "delivery", target_id: urlParams.id },
-          asAdmin(deliveries.retry(urlParams.id)),
-          (d) => ({ bot_id: d.bot_id })
-        ))
-      .handle("discard", ({ urlParams }) =>
-        audited(
-          "deliveries.discard",
-          { target_type: "delivery", target_id: urlParams.id },
-          asAdmin(deliveries.discard(urlParams.id)),
-          (d) => ({ bot_id: d.bot_id, details: { update_id: d.update_id, last_error: d.last_error } })
-        ))
+        ),
+        (d): Target => ({ bot_id: d.bot_id, details: { retried: 1, update_id: d.update_id } })
+      )
+      : audited(
+        "deliveries.retry",
+        { target_type: "bot", target_id: bot_id!, bot_id: bot_id! },
+        asBot(bot_id!, Effect.map(deliveries.retryDead(bot_id!), (retried) => ({ retried }))),
+        (r): Target => ({ details: r })
+      ),
+  discard: ({ urlParams: { bot_id, id } }: { readonly urlParams: typeof DeadQuery.Type }) =>
+    id !== undefined
+      ? audited(
+        "deliveries.discard",
+        { target_type: "delivery", target_id: id },
+        deliveries.get(id).pipe(
+          Effect.flatMap((d) => requireBot(d.bot_id)),
+          Effect.zipRight(deliveries.discard(id)),
+          Effect.catchAll(orDomain)
+        ),
+        (d): Target => ({
+          bot_id: d.bot_id,
+          details: { discarded: 1, update_id: d.update_id, last_error: d.last_error }
+        })
+      )
+      : audited(
+        "deliveries.discard",
+        { target_type: "bot", target_id: bot_id!, bot_id: bot_id! },
+        asBot(bot_id!, Effect.map(deliveries.discardDead(bot_id!), (discarded) => ({ discarded }))),
+        (r): Target => ({ details: r })
+      ),
+  replay: ({ payload }: { readonly payload: Delivery.ReplayRequest }) => {
+    const { bot_id, ...range } = payload
+    return audited(
+      "deliveries.replay",
+      { target_type: "bot", target_id: bot_id, bot_id, details: range },
+      asBot(bot_id, deliveries.replay(payload)),
+      (r): Target => ({ details: { ...range, ...r } })
+    )
+  }
+})
+
+const DeliveriesLive = HttpApiBuilder.group(Api, "deliveries", (handlers) =>
+  Effect.map(Deliveries.Deliveries, (deliveries) => {
+    const handle = deliveryHandlers(deliveries)
+    return handlers
+      .handle("list", handle.list)
+      .handle("retry", handle.retry)
+      .handle("discard", handle.discard)
+      .handle("replay", handle.replay)
+  }))
+
+const BotDeliveriesLive = HttpApiBuilder.group(Api, "botDeliveries", (handlers) =>
+  Effect.map(Deliveries.Deliveries, (deliveries) => {
+    const handle = deliveryHandlers(deliveries)
+    return handlers
+      .handle("list", handle.list)
+      .handle("retry", handle.retry)
+      .handle("discard", handle.discard)
+      .handle("replay", handle.replay)
   }))
 
 const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
@@ -285,6 +338,7 @@ export const layer = Layer.mergeAll(
   StatusLive,
   BotsLive,
   DeliveriesLive,
+  BotDeliveriesLive,
   RoutesLive,
   MessagesLive,
   TagsLive,
