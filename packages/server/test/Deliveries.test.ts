@@ -205,6 +205,25 @@ describe.each(storages)("deliveries: list, retry, discard and replay (%s)", (sto
     ])
   }, 40_000)
 
+  it("gives up a route send BOTRELAY_DELIVERY_MAX_AGE after it was queued, as a delivery", async () => {
+    const source = await addBot({ manage_enabled: true })
+    const target = await addBot({ manage_enabled: true })
+    for (const method of ["sendMessage", "copyMessage", "forwardMessage"]) {
+      fake.failAlways(method, { error_code: 502, description: "Bad Gateway" }, { botId: target.tg.id })
+    }
+    const route = await server.call("/api/routes/add", {
+      body: { source_bot_id: source.id, target_bot_id: target.id, action: "copy", target_chat_id: -1001234567890 }
+    })
+    assert.strictEqual(route.status, 200, route.text)
+    fake.userSends(source.tg.id, { text: "never arrives" })
+    const [send] = await eventually(async () => {
+      const reply = await server.call(`/api/routes/sends?bot_id=${target.id}&status=dead`)
+      return reply.json.length === 1 ? reply.json : undefined
+    }, 15_000)
+    assert.include(send.last_error, "502")
+    assert.isBelow(Date.parse(send.updated_at) - Date.parse(send.created_at), 10_000)
+  }, 30_000)
+
   it("lets operators act on their bots only", async () => {
     const mine = await addBot({ proxy_enabled: true, backend_url: hook.url })
     const theirs = await addBot({ proxy_enabled: true, backend_url: hook.url })
