@@ -92,6 +92,8 @@ const knownActions = [
   "chats.refresh",
   "chats.restrict",
   "chats.unban",
+  "deliveries.discard",
+  "deliveries.replay",
   "deliveries.retry",
   "keys.create",
   "keys.delete",

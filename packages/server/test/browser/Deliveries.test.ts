@@ -28,7 +28,7 @@ let hook: Awaited<ReturnType<typeof backend>>
 /** Waits until the bot has `n` dead deliveries (the test server gives up after 2 seconds); returns them. */
 const deadLetters = (botId: number, n: number) =>
   eventually(async () => {
-    const reply = await world.server.call(`/api/bots/deliveries?bot_id=${botId}&status=dead`)
+    const reply = await world.server.call(`/api/deliveries?bot_id=${botId}&status=dead`)
     return reply.json.length === n ? reply.json as Array<any> : undefined
   }, 15_000)
 
@@ -51,7 +51,9 @@ describe.skipIf(!hasChromium)("the console's Deliveries page", () => {
     const table = page.getByRole("table", { name: "Dead letters" })
     await table.waitFor()
     assert.strictEqual(await table.getByRole("row").count(), 1)
-    assert.isTrue(await page.getByRole("button", { name: "Retry all" }).isDisabled())
+    assert.isTrue(await page.getByRole("button", { name: "Retry all dead" }).isDisabled())
+    assert.isTrue(await page.getByRole("button", { name: "Discard all dead" }).isDisabled())
+    assert.strictEqual(await page.getByRole("search").getByLabel("Status").inputValue(), "dead")
   })
 
   it("retries a dead letter: the backend gets the update and the row goes", async () => {
@@ -67,7 +69,7 @@ describe.skipIf(!hasChromium)("the console's Deliveries page", () => {
     const row = table.getByRole("row").filter({ hasText: "Proxied" })
     await row.waitFor()
     const cells = await row.getByRole("cell").allTextContents()
-    assert.deepStrictEqual(cells.slice(0, 4), ["Proxied", `${dead.update_id} · message`, String(dead.attempts), "HTTP 500"])
+    assert.deepStrictEqual(cells.slice(0, 5), ["Proxied", `${dead.update_id} · message`, "Dead", String(dead.attempts), "HTTP 500"])
     assert.deepStrictEqual(await row.getByRole("button").allTextContents(), ["Retry", "Discard"])
     await world.screenshot("deliveries")
 
@@ -76,12 +78,12 @@ describe.skipIf(!hasChromium)("the console's Deliveries page", () => {
     await row.waitFor({ state: "detached" })
     await expect.poll(() => hook.state.received.map((u) => u.message?.text)).toEqual(["lost in transit"])
     await expect.poll(async () =>
-      (await world.server.call(`/api/bots/deliveries?bot_id=${id}`)).json.find((d: any) => d.id === dead.id)?.status
+      (await world.server.call(`/api/deliveries?bot_id=${id}`)).json.find((d: any) => d.id === dead.id)?.status
     ).toBe("delivered")
     assert.strictEqual(await table.getByRole("row").count(), 1)
   }, 30_000)
 
-  it("discards a dead letter after confirming: never sent, gone from the API", async () => {
+  it("discards a dead letter after confirming: never sent, listed under Discarded", async () => {
     hook.state.healthy = false
     hook.state.received.length = 0
     const { tg, id } = await world.addBot({ name: "Given up", proxy_enabled: true, backend_url: hook.url })
@@ -90,42 +92,102 @@ describe.skipIf(!hasChromium)("the console's Deliveries page", () => {
 
     const page = world.page
     await page.goto("/deliveries")
-    const row = page.getByRole("table", { name: "Dead letters" }).getByRole("row").filter({ hasText: "Given up" })
+    const table = page.getByRole("table", { name: "Dead letters" })
+    const row = table.getByRole("row").filter({ hasText: "Given up" })
     await row.getByRole("button", { name: "Discard" }).click()
     const confirm = page.getByRole("alertdialog", { name: "Discard" })
     await confirm.getByRole("button", { name: "Cancel" }).click()
     await confirm.waitFor({ state: "hidden" })
-    assert.strictEqual((await world.server.call(`/api/bots/deliveries?bot_id=${id}&status=dead`)).json.length, 1)
+    assert.strictEqual((await world.server.call(`/api/deliveries?bot_id=${id}&status=dead`)).json.length, 1)
     await row.getByRole("button", { name: "Discard" }).click()
     await confirm.getByRole("button", { name: "Discard" }).click()
     await row.waitFor({ state: "detached" })
-    assert.deepStrictEqual((await world.server.call(`/api/bots/deliveries?bot_id=${id}`)).json, [])
+    const listed = (await world.server.call(`/api/deliveries?bot_id=${id}`)).json
+    assert.deepStrictEqual(listed.map((d: any) => [d.id, d.status]), [[dead.id, "discarded"]])
+
+    await page.getByRole("search").getByLabel("Status").selectOption({ label: "Discarded" })
+    const discarded = table.getByRole("row").filter({ hasText: "Given up" })
+    await discarded.waitFor()
+    assert.strictEqual((await discarded.getByRole("cell").allTextContents())[2], "Discarded")
+    assert.strictEqual(await discarded.getByRole("button").count(), 0)
     hook.state.healthy = true
-    assert.strictEqual((await world.server.call(`/api/bots/deliveries/retry?id=${dead.id}`, { method: "POST" })).status, 404)
+    assert.strictEqual((await world.server.call(`/api/deliveries/retry?id=${dead.id}`, { method: "POST" })).status, 404)
     assert.deepStrictEqual(hook.state.received, [])
   }, 30_000)
 
-  it("retries all dead letters at once", async () => {
+  it("retries all dead letters of a bot, and discards all of another, after confirming", async () => {
     hook.state.healthy = false
     hook.state.received.length = 0
-    const { tg, id } = await world.addBot({ name: "Twice", proxy_enabled: true, backend_url: hook.url })
-    world.fake.userSends(tg.id, { text: "first" })
-    world.fake.userSends(tg.id, { text: "second" })
-    await deadLetters(id, 2)
+    const twice = await world.addBot({ name: "Twice", proxy_enabled: true, backend_url: hook.url })
+    const dropped = await world.addBot({ name: "Dropped", proxy_enabled: true, backend_url: hook.url })
+    world.fake.userSends(twice.tg.id, { text: "first" })
+    world.fake.userSends(twice.tg.id, { text: "second" })
+    world.fake.userSends(dropped.tg.id, { text: "gone" })
+    world.fake.userSends(dropped.tg.id, { text: "gone too" })
+    await deadLetters(twice.id, 2)
+    await deadLetters(dropped.id, 2)
 
     const page = world.page
     await page.goto("/deliveries")
     const table = page.getByRole("table", { name: "Dead letters" })
+    const filters = page.getByRole("search")
+    await filters.getByLabel("Bot").selectOption({ label: "Twice" })
     await expect.poll(() => table.getByRole("row").filter({ hasText: "Twice" }).count()).toBe(2)
+    assert.strictEqual(await table.getByRole("row").filter({ hasText: "Dropped" }).count(), 0)
     hook.state.healthy = true
-    await page.getByRole("button", { name: "Retry all" }).click()
+    await page.getByRole("button", { name: "Retry all dead" }).click()
+    const retryAll = page.getByRole("alertdialog", { name: "Retry all dead" })
+    assert.include(await retryAll.textContent(), "Every dead delivery of Twice")
+    await retryAll.getByRole("button", { name: "Retry all dead" }).click()
+    await retryAll.waitFor({ state: "hidden" })
+    await expect.poll(() => page.getByRole("status").filter({ hasText: "put back" }).textContent()).toBe("2 put back in line.")
     await expect.poll(() => table.getByRole("row").count()).toBe(1)
-    await expect.poll(() => hook.state.received.map((u) => u.message?.text).sort()).toEqual(["first", "second"])
-    assert.deepStrictEqual((await world.server.call(`/api/bots/deliveries?bot_id=${id}&status=dead`)).json, [])
+    await expect.poll(() => hook.state.received.map((u) => u.message?.text)).toEqual(["first", "second"])
+
+    await filters.getByLabel("Bot").selectOption({ label: "Dropped" })
+    await expect.poll(() => table.getByRole("row").filter({ hasText: "Dropped" }).count()).toBe(2)
+    await page.getByRole("button", { name: "Discard all dead" }).click()
+    const discardAll = page.getByRole("alertdialog", { name: "Discard all dead" })
+    await discardAll.getByRole("button", { name: "Discard all dead" }).click()
+    await discardAll.waitFor({ state: "hidden" })
+    await expect.poll(() => table.getByRole("row").count()).toBe(1)
+    const statuses = (await world.server.call(`/api/deliveries?bot_id=${dropped.id}`)).json.map((d: any) => d.status)
+    assert.deepStrictEqual(statuses, ["discarded", "discarded"])
+    assert.deepStrictEqual(hook.state.received.map((u) => u.message?.text), ["first", "second"])
+  }, 40_000)
+
+  it("replays a range of update ids to the backend and shows what was queued and missing", async () => {
+    hook.state.healthy = true
+    hook.state.received.length = 0
+    const { tg, id } = await world.addBot({ name: "Replayed", proxy_enabled: true, backend_url: hook.url })
+    world.fake.userSends(tg.id, { text: "again 1" })
+    world.fake.userSends(tg.id, { text: "again 2" })
+    const delivered = await eventually(async () => {
+      const list = (await world.server.call(`/api/deliveries?bot_id=${id}&status=delivered`)).json as Array<any>
+      return list.length === 2 ? list.map((d) => d.update_id as number).sort((a, b) => a - b) : undefined
+    })
+
+    const page = world.page
+    await page.goto("/deliveries")
+    const form = page.getByRole("form", { name: "Replay" })
+    await form.getByLabel("Bot").selectOption({ label: "Replayed" })
+    await form.getByLabel("From update_id").fill(String(delivered[1]))
+    await form.getByLabel("To update_id").fill(String(delivered[0]))
+    await form.getByRole("button", { name: "Replay" }).click()
+    await expect.poll(() => form.getByText("to_update_id is before from_update_id").count()).toBe(1)
+
+    await form.getByLabel("From update_id").fill(String(delivered[0]))
+    await form.getByLabel("To update_id").fill(String(delivered[1] + 1))
+    await form.getByRole("button", { name: "Replay" }).click()
+    await expect.poll(() => page.getByRole("status").filter({ hasText: "queued" }).textContent()).toBe("2 queued, 1 missing.")
+    await expect.poll(() => hook.state.received.map((u) => u.message?.text)).toEqual(["again 1", "again 2", "again 1", "again 2"])
+    const audit = (await world.server.call(`/api/audit?action=deliveries.replay&bot_id=${id}`)).json.items
+    assert.deepStrictEqual(audit.map((e: any) => [e.outcome, e.details.queued, e.details.missing]).at(0), ["ok", 2, 1])
   }, 30_000)
 
-  it("shows an operator the dead letters of their bots only, without Retry", async () => {
+  it("shows an operator the deliveries of their bots only, and lets them retry those", async () => {
     hook.state.healthy = false
+    hook.state.received.length = 0
     const mine = await world.addBot({ name: "Mine", proxy_enabled: true, backend_url: hook.url })
     const theirs = await world.addBot({ name: "Theirs", proxy_enabled: true, backend_url: hook.url })
     world.fake.userSends(mine.tg.id, { text: "mine" })
@@ -137,11 +199,19 @@ describe.skipIf(!hasChromium)("the console's Deliveries page", () => {
     await world.signIn({ role: "operator", bot_ids: [mine.id], username: "op", page })
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Deliveries" }).click()
     const table = page.getByRole("table", { name: "Dead letters" })
-    await table.getByRole("row").filter({ hasText: "Mine" }).waitFor()
+    const row = table.getByRole("row").filter({ hasText: "Mine" })
+    await row.waitFor()
     assert.strictEqual(await table.getByRole("row").count(), 2)
-    assert.strictEqual(await table.getByRole("button").count(), 0)
-    assert.strictEqual(await page.getByRole("button", { name: "Retry all" }).count(), 0)
+    assert.deepStrictEqual(
+      await page.getByRole("search").getByLabel("Bot").locator("option").allTextContents(),
+      ["All bots", "Mine"]
+    )
     assert.isAtMost(await page.evaluate(() => document.documentElement.scrollWidth), 360)
+    hook.state.healthy = true
+    await row.getByRole("button", { name: "Retry" }).click()
+    await row.waitFor({ state: "detached" })
+    await expect.poll(() => hook.state.received.map((u) => u.message?.text)).toEqual(["mine"])
+    assert.strictEqual((await world.server.call(`/api/deliveries?bot_id=${theirs.id}&status=dead`)).json.length, 1)
     assert.deepStrictEqual(world.pageErrors, [])
   }, 30_000)
 })
