@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { FakeTelegram } from "@botrelay/testing"
+import { FakeTelegram, PgCluster } from "@botrelay/testing"
 import { assertError, eventually, startServer, storages, type TestServer } from "./Harness.js"
 
 /** A bot's backend: answers 500 while `healthy` is false, and keeps the texts of the updates it accepted, in order. */
@@ -255,4 +255,61 @@ describe.each(storages)("deliveries: list, retry, discard and replay (%s)", (sto
     const denied = (await server.call(`/api/audit?action=deliveries.retry&outcome=denied`)).json.items
     assert.isAtLeast(denied.length, 2)
   }, 30_000)
+})
+
+describe.skipIf(!PgCluster.available)("deliveries across instances sharing PostgreSQL", () => {
+  let cluster: PgCluster.Cluster
+  let fake: FakeTelegram.FakeTelegram
+  let hook: Awaited<ReturnType<typeof backend>>
+  let a: TestServer
+  let b: TestServer
+
+  beforeAll(async () => {
+    cluster = await PgCluster.start()
+    const database = await cluster.createDatabase()
+    fake = await FakeTelegram.start()
+    hook = await backend()
+    const common = { database, telegramApi: fake.apiRoot }
+    ;[a, b] = await Promise.all([startServer({ ...common, instanceId: "a" }), startServer({ ...common, instanceId: "b" })])
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()])
+    await Promise.all([fake?.close(), hook?.close()])
+    await cluster?.stop()
+  })
+
+  it("a replay or retry asked of the instance without the bot's lease is delivered by the one with it", async () => {
+    const tg = fake.addBot()
+    const added = await a.call("/api/bots/add", { body: { token: tg.token, proxy_enabled: true, backend_url: hook.url } })
+    const botId = added.json.id as number
+    const owner = await eventually(async () => {
+      const bots = (await a.call("/api/status")).json.bots as Array<any>
+      return bots.find((bot) => bot.bot_id === botId)?.lease?.instance_id as string | undefined
+    }, 20_000)
+    const other = owner === "a" ? b : a
+    fake.userSends(tg.id, { text: "once" })
+    const [delivered] = await eventually(async () => {
+      const list = (await other.call(`/api/deliveries?bot_id=${botId}&status=delivered`)).json as Array<any>
+      return list.length === 1 ? list : undefined
+    }, 15_000)
+
+    const replayed = await other.call("/api/deliveries/replay", {
+      body: { bot_id: botId, from_update_id: delivered.update_id, to_update_id: delivered.update_id }
+    })
+    assert.deepStrictEqual(replayed.json, { queued: 1, missing: 0 })
+    await eventually(() => hook.state.texts.length === 2 || undefined, 5_000)
+    assert.deepStrictEqual(hook.state.texts, ["once", "once"])
+
+    hook.state.healthy = false
+    fake.userSends(tg.id, { text: "late" })
+    const [dead] = await eventually(async () => {
+      const list = (await other.call(`/api/deliveries?bot_id=${botId}&status=dead`)).json as Array<any>
+      return list.length === 1 ? list : undefined
+    }, 15_000)
+    hook.state.healthy = true
+    assert.deepStrictEqual((await other.call(`/api/deliveries/retry?bot_id=${botId}`, { method: "POST" })).json, { retried: 1 })
+    await eventually(() => hook.state.texts.length === 3 || undefined, 5_000)
+    assert.deepStrictEqual(hook.state.texts, ["once", "once", "late"])
+    assert.strictEqual(dead.update_id, delivered.update_id + 1)
+  }, 60_000)
 })
