@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, ParseResult, Schema } from "effect"
-import type { Account, AccountNotFound, LastAdminAccount } from "../domain/Account.js"
+import type { Account, AccountNotFound, AccountUpdate, LastAdminAccount } from "../domain/Account.js"
 import type { ApiKey, ApiKeyNotFound, LastAdminKey } from "../domain/ApiKey.js"
-import type { Bot, BotNotFound, DuplicateToken } from "../domain/Bot.js"
+import type { Bot, BotNotFound, BotUpdate, DuplicateToken } from "../domain/Bot.js"
 import type { Tag, TagNotFound } from "../domain/ChatTag.js"
 import * as ConfigDocument from "../domain/ConfigDocument.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
@@ -89,8 +89,9 @@ const all = <K extends string>(record: Readonly<Record<K, unknown>>, fields: Rea
 
 const isEmpty = (changes: Changes) => Object.keys(changes).length === 0
 
-const pick = <K extends string>(changes: Changes, side: 0 | 1) =>
-  Object.fromEntries(Object.entries(changes).map(([field, values]) => [field, values[side]])) as Record<K, any>
+/** The old (0) or new (1) values of the changes, as the patch `A` of the service that makes them. */
+const pick = <A>(changes: Changes, side: 0 | 1): A =>
+  Object.fromEntries(Object.entries(changes).map(([field, values]) => [field, values[side]])) as A
 
 /** Issues for ids given twice in a section. */
 const duplicates = (section: string, ids: ReadonlyArray<number>): Array<Issue> => {
@@ -226,7 +227,7 @@ export const make: Effect.Effect<
             message: `${field} is set by the server's environment and cannot be changed through the API`
           })
         }
-        const patch = Schema.decodeUnknownEither(LlmSettingsUpdate)(pick(changes, 1), { errors: "all" })
+        const patch = Schema.decodeUnknownEither(LlmSettingsUpdate)(pick<unknown>(changes, 1), { errors: "all" })
         if (patch._tag === "Left") {
           for (const issue of ParseResult.ArrayFormatter.formatErrorSync(patch.left)) {
             issues.push({ path: ["settings", "llm", ...issue.path].join("."), message: issue.message })
@@ -236,7 +237,7 @@ export const make: Effect.Effect<
           steps.push({
             entry,
             apply: Effect.as(llm.update(patch.right), entry),
-            undo: llm.update(pick(changes, 0))
+            undo: llm.update(pick<LlmSettingsUpdate>(changes, 0))
           })
         }
       }
@@ -254,9 +255,9 @@ export const make: Effect.Effect<
           if (isEmpty(changes)) return
           const entry = { op: "update" as const, kind: "bot" as const, id: bot.id, changes }
           const set = (side: 0 | 1) => {
-            const { disabled, ...fields } = pick<(typeof ConfigDocument.botFields)[number]>(changes, side)
+            const { disabled, ...fields } = pick<Omit<BotUpdate, "id"> & { readonly disabled?: boolean }>(changes, side)
             return Effect.zipRight(
-              isEmpty(fields) ? Effect.void : bots.update({ id: bot.id, ...fields }),
+              Object.keys(fields).length === 0 ? Effect.void : bots.update({ id: bot.id, ...fields }),
               disabled === undefined ? Effect.void : bots.toggleDisabled(bot.id)
             )
           }
@@ -285,8 +286,8 @@ export const make: Effect.Effect<
           const entry = { op: "update" as const, kind: "account" as const, id: account.id, changes }
           steps.push({
             entry,
-            apply: Effect.as(accounts.update({ id: account.id, ...pick<(typeof ConfigDocument.accountFields)[number]>(changes, 1) }), entry),
-            undo: accounts.update({ id: account.id, ...pick<(typeof ConfigDocument.accountFields)[number]>(changes, 0) })
+            apply: Effect.as(accounts.update({ id: account.id, ...pick<Omit<AccountUpdate, "id">>(changes, 1) }), entry),
+            undo: accounts.update({ id: account.id, ...pick<Omit<AccountUpdate, "id">>(changes, 0) })
           })
         })
       }
