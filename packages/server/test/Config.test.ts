@@ -162,22 +162,19 @@ describe.each(storages)("configuration as data (%s)", (storage) => {
     const doc = (await exportDocument()).json
     const cases: Array<[unknown, string]> = [
       [{ ...doc, version: 2 }, "version"],
-      [{ ...doc, bots: [{ ...doc.bots[0], id: 9999 }] }, "bots[0].id"],
+      [{ ...doc, bots: [{ ...doc.bots[0], id: 9999 }] }, "bots.0.id"],
       [{ ...doc, bots: [{ ...doc.bots[0], backend_url: "ftp://x" }] }, "bots.0.backend_url"],
-      [{ ...doc, keys: doc.keys.map((k: any) => ({ ...k, role: k.role === "admin" ? "operator" : "admin" })) }, "keys[0].role"],
-      [{ ...doc, routes: [{ ...doc.routes[0], target_bot_id: 9999 }] }, "routes[0].target_bot_id"],
-      [{ ...doc, accounts: [{ ...doc.accounts[0], id: 9999 }] }, "accounts[0].id"],
+      [{ ...doc, keys: doc.keys.map((k: any) => ({ ...k, role: k.role === "admin" ? "operator" : "admin" })) }, "keys.0.role"],
+      [{ ...doc, routes: [{ ...doc.routes[0], target_bot_id: 9999 }] }, "routes.0.target_bot_id"],
+      [{ ...doc, accounts: [{ ...doc.accounts[0], id: 9999 }] }, "accounts.0.id"],
       [{ ...doc, tags: [{ ...doc.tags[0], color: "not a colour" }] }, "tags.0.color"],
-      [{ ...doc, routes: [doc.routes[0], doc.routes[0]] }, "routes[1].id"],
+      [{ ...doc, routes: [doc.routes[0], doc.routes[0]] }, "routes.1.id"],
       [{ ...doc, revision: "x" }, "revision"]
     ]
     for (const [body, path] of cases) {
       const reply = await importDocument(body)
       assertError(reply, 400, "invalid_request")
-      assert.isTrue(
-        reply.json.details.some((d: any) => d.path === path || d.path.replace(/\[(\d+)\]/g, ".$1") === path.replace(/\[(\d+)\]/g, ".$1")),
-        `${path}: ${reply.text}`
-      )
+      assert.isTrue(reply.json.details.some((d: any) => d.path === path), `${path}: ${reply.text}`)
     }
     assertError(await server.call("/api/config/import", { raw: "{" }), 400, "invalid_json")
     // refused by a service midway (webhook mode needs BOTRELAY_PUBLIC_URL): the changes made before are taken back

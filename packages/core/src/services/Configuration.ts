@@ -98,7 +98,7 @@ const duplicates = (section: string, ids: ReadonlyArray<number>): Array<Issue> =
   const seen = new Set<number>()
   const issues: Array<Issue> = []
   ids.forEach((id, i) => {
-    if (id !== 0 && seen.has(id)) issues.push({ path: `${section}[${i}].id`, message: `id ${id} is listed twice` })
+    if (id !== 0 && seen.has(id)) issues.push({ path: `${section}.${i}.id`, message: `id ${id} is listed twice` })
     seen.add(id)
   })
   return issues
@@ -248,7 +248,7 @@ export const make: Effect.Effect<
         document.bots.forEach((wanted, i) => {
           const bot = byId.get(wanted.id)
           if (bot === undefined) {
-            issues.push({ path: `bots[${i}].id`, message: `bot ${wanted.id} does not exist; an import never creates bots` })
+            issues.push({ path: `bots.${i}.id`, message: `bot ${wanted.id} does not exist; an import never creates bots` })
             return
           }
           const changes = changesOf(botOf(bot), wanted, ConfigDocument.botFields)
@@ -272,15 +272,15 @@ export const make: Effect.Effect<
           const account = byId.get(wanted.id)
           if (account === undefined) {
             issues.push({
-              path: `accounts[${i}].id`,
+              path: `accounts.${i}.id`,
               message: `account ${wanted.id} does not exist; an import never creates accounts`
             })
             return
           }
           if (wanted.username !== account.username) {
-            issues.push({ path: `accounts[${i}].username`, message: "an import cannot rename an account" })
+            issues.push({ path: `accounts.${i}.username`, message: "an import cannot rename an account" })
           }
-          wanted.bot_ids.forEach((id, j) => checkBot(`accounts[${i}].bot_ids[${j}]`, id))
+          wanted.bot_ids.forEach((id, j) => checkBot(`accounts.${i}.bot_ids.${j}`, id))
           const changes = changesOf(accountOf(account), wanted, ConfigDocument.accountFields)
           if (isEmpty(changes)) return
           const entry = { op: "update" as const, kind: "account" as const, id: account.id, changes }
@@ -298,12 +298,12 @@ export const make: Effect.Effect<
         document.keys.forEach((wanted, i) => {
           const key = byId.get(wanted.id)
           if (key === undefined) {
-            issues.push({ path: `keys[${i}].id`, message: `API key ${wanted.id} does not exist; an import never creates keys` })
+            issues.push({ path: `keys.${i}.id`, message: `API key ${wanted.id} does not exist; an import never creates keys` })
             return
           }
           for (const field of Object.keys(changesOf(key, wanted, ["name", "role", "bot_ids"]))) {
             issues.push({
-              path: `keys[${i}].${field}`,
+              path: `keys.${i}.${field}`,
               message: `an import cannot change a key's ${field}; only enabled (create a new key instead)`
             })
           }
@@ -330,8 +330,8 @@ export const make: Effect.Effect<
           }
         }
         document.routes.forEach((given, i) => {
-          checkBot(`routes[${i}].source_bot_id`, given.source_bot_id)
-          checkBot(`routes[${i}].target_bot_id`, given.target_bot_id)
+          checkBot(`routes.${i}.source_bot_id`, given.source_bot_id)
+          checkBot(`routes.${i}.target_bot_id`, given.target_bot_id)
           const condition = normalizeCondition(given.condition_type, given.condition_value)
           const wanted = { ...given, condition_value: condition._tag === "Right" ? condition.value : given.condition_value }
           const route = byId.get(wanted.id)
@@ -367,17 +367,17 @@ export const make: Effect.Effect<
         const matched = new Set<number>()
         const wantedTags: Array<{ readonly wanted: ConfigDocument.ConfigTag; readonly tag: Tag | undefined }> = []
         document.tags.forEach((wanted, i) => {
-          checkBot(`tags[${i}].bot_id`, wanted.bot_id)
+          checkBot(`tags.${i}.bot_id`, wanted.bot_id)
           const tag = byId.get(wanted.id) ?? byKey.get(tagKey(wanted))
           if (tag !== undefined && tagKey(tag) !== tagKey(wanted)) {
             issues.push({
-              path: `tags[${i}]`,
+              path: `tags.${i}`,
               message: `tag ${tag.id}'s bot_id, chat_id, user_id and tag cannot change; give the new tag another id`
             })
             return
           }
           if (tag !== undefined) {
-            if (matched.has(tag.id)) issues.push({ path: `tags[${i}]`, message: `tag ${tag.id} is listed twice` })
+            if (matched.has(tag.id)) issues.push({ path: `tags.${i}`, message: `tag ${tag.id} is listed twice` })
             matched.add(tag.id)
           }
           wantedTags.push({ wanted, tag })
