@@ -1,4 +1,4 @@
-import { FakeTelegram } from "@botrelay/testing"
+import { FakeTelegram, PgCluster } from "@botrelay/testing"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { assertError, startServer, storages, type TestServer } from "./Harness.js"
 
@@ -259,5 +259,58 @@ describe.each(storages)("configuration as data (%s)", (storage) => {
     assert.strictEqual((await server.call("/api/routes")).json.length, 1)
     const pruned = await importDocument({ ...after, routes: [] }, "?prune=true&dry_run=true")
     assert.deepStrictEqual(pruned.json.diff.map((e: any) => [e.op, e.kind, e.id]), [["delete", "route", routeId]])
+  }, 60_000)
+})
+
+describe.skipIf(!PgCluster.available)("configuration as data across instances (postgres)", () => {
+  let cluster: PgCluster.Cluster
+  let fake: FakeTelegram.FakeTelegram
+  let a: TestServer
+  let b: TestServer
+
+  beforeAll(async () => {
+    cluster = await PgCluster.start()
+    const database = await cluster.createDatabase()
+    fake = await FakeTelegram.start()
+    const common = { database, telegramApi: fake.apiRoot }
+    ;[a, b] = await Promise.all([startServer({ ...common, instanceId: "a" }), startServer({ ...common, instanceId: "b" })])
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()])
+    await fake?.close()
+    await cluster?.stop()
+  })
+
+  it("every instance shares the revision, and an import on one reaches the pipeline wherever the bot runs", async () => {
+    const add = async (name: string) => {
+      const tg = fake.addBot()
+      const reply = await a.call("/api/bots/add", { body: { token: tg.token, name } })
+      assert.strictEqual(reply.status, 200, reply.text)
+      return { tg, id: reply.json.id as number }
+    }
+    const source = await add("source")
+    const target = await add("target")
+    const before = (await b.call("/api/config/export")).json
+    assert.strictEqual((await a.call("/api/bots/update", { body: { id: source.id, description: "front desk" } })).status, 200)
+    assertError(await b.call("/api/config/import", { body: before }), 409, "revision_moved")
+
+    const current = (await b.call("/api/config/export")).json
+    assert.strictEqual(current.revision, before.revision + 1)
+    const route = { id: 1_000_000, source_bot_id: source.id, target_bot_id: target.id, condition_type: "all",
+      condition_value: "", action: "copy", target_chat_id: 0, enabled: true, description: "imported" }
+    const imported = await b.call("/api/config/import", { body: { ...current, routes: [route] } })
+    assert.strictEqual(imported.status, 200, imported.text)
+    assert.strictEqual(imported.json.revision, current.revision + 1)
+    assert.deepStrictEqual(imported.json.diff.map((e: any) => [e.op, e.kind]), [["add", "route"]])
+    const seenOnA = (await a.call("/api/config/export")).json
+    assert.strictEqual(seenOnA.revision, current.revision + 1)
+    assert.deepStrictEqual(seenOnA.routes.map((r: any) => r.description), ["imported"])
+
+    const customer = fake.addUser({ first_name: "Ann" })
+    fake.userSends(source.tg.id, { user: customer, text: "through the imported route" })
+    await fake.waitForCall(
+      (c) => c.botId === target.tg.id && ["copyMessage", "sendMessage", "forwardMessage"].includes(c.method),
+      "20 seconds"
+    )
   }, 60_000)
 })
