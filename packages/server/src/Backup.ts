@@ -69,24 +69,26 @@ const copyDatabase = (from: string, to: string): Effect.Effect<void, BackupError
 /** What `backup` did. */
 export interface BackedUp {
   readonly bytes: number
-  /** Where the key file was copied; undefined when the database has none (its key is `BOTRELAY_SECRET_KEY`). */
+  /** Where the key file was copied; undefined when there is none or the key is `BOTRELAY_SECRET_KEY`. */
   readonly keyFile: string | undefined
 }
 
 /**
  * Copies the SQLite database `database` to `to` (0600), and its key file to `<to>.key` (0600) when it has
- * one. An existing `to` (or `<to>.key`) is refused unless `force`. Works beside a running server.
+ * one and its key is not given by the environment (`keyFromEnv`). An existing `to` (or `<to>.key`) is refused
+ * unless `force`. Works beside a running server.
  */
 export const backup = (options: {
   readonly database: string
   readonly to: string
   readonly force: boolean
+  readonly keyFromEnv: boolean
 }): Effect.Effect<BackedUp, BackupError> =>
   Effect.gen(function*() {
     const { database, force, to } = options
     if (!existsSync(database)) return yield* failed(`there is no database at ${database}`)
     const keyFile = SecretKey.keyFileFor(database)
-    const hasKey = existsSync(keyFile)
+    const hasKey = !options.keyFromEnv && existsSync(keyFile)
     for (const file of hasKey ? [to, keyFileOf(to)] : [to]) {
       if (existsSync(file) && !force) return yield* failed(`${file} exists; pass --force to overwrite it`)
     }

@@ -353,7 +353,8 @@ const backup = (args: ReadonlyArray<string>) => {
   })
   if (values.to === undefined || values.to === "") fail("backup needs --to FILE")
   const database = sqliteDatabase(values.database, "backup", "pg_dump")
-  const program = Backup.backup({ database, to: values.to!, force: values.force }).pipe(
+  const keyFromEnv = (process.env[Config.secretKeyEnv] ?? "") !== ""
+  const program = Backup.backup({ database, to: values.to!, force: values.force, keyFromEnv }).pipe(
     Effect.matchEffect({
       onFailure: (e) => Effect.sync(() => refuse(`${e.message}; no backup was written`)),
       onSuccess: (done) =>
@@ -361,7 +362,9 @@ const backup = (args: ReadonlyArray<string>) => {
           process.stdout.write(`backed up ${database} to ${values.to} (${done.bytes} bytes)\n`)
           process.stdout.write(
             done.keyFile === undefined
-              ? `the database has no key file: keep ${Config.secretKeyEnv} with the backup, its tokens need it\n`
+              ? `its secret key is ${Config.secretKeyEnv}${
+                keyFromEnv ? "" : " (there is no key file)"
+              }: keep that value with the backup, its tokens need it\n`
               : `its secret key is in ${done.keyFile}: keep it with the backup, apart from other copies\n`
           )
         })

@@ -133,6 +133,11 @@ describe("botrelay backup and restore (sqlite)", () => {
     const forced = await runBin(["backup", "--to", backupFile, "--database", database, "--force"])
     assert.strictEqual(forced.code, 0, forced.stderr)
     assert.strictEqual(mode(backupFile), 0o600)
+    const withEnvKey = join(tempDir(), "env-key.backup")
+    const envKey = await runBin(["backup", "--to", withEnvKey, "--database", database], { BOTRELAY_SECRET_KEY: "b".repeat(64) })
+    assert.strictEqual(envKey.code, 0, envKey.stderr)
+    assert.isFalse(existsSync(`${withEnvKey}.key`))
+    assert.match(envKey.stdout, /BOTRELAY_SECRET_KEY: keep that value with the backup/)
   }, 30_000)
 
   it("refuses to restore into the database a running server holds", async () => {
