@@ -1,12 +1,11 @@
-import { Effect, FiberRef } from "effect"
-import type { StorageError } from "../domain/Errors.js"
-import type { SettingsStoreService } from "../stores/SettingsStore.js"
-
 /**
  * The configuration revision: a number kept in storage (so every instance sharing a database shares it) that
  * each change of configuration bumps, whatever made it: bots, routes, tags, keys, accounts, settings. The
  * services bump it after each change they make; `asOneChange` makes many changes count once (an import).
  */
+import { Effect, FiberRef } from "effect"
+import type { StorageError } from "../domain/Errors.js"
+import type { SettingsStoreService } from "../stores/SettingsStore.js"
 
 /** Whether the changes of this fiber leave the bump to an enclosing `asOneChange`. */
 const deferred = FiberRef.unsafeMake(false)
