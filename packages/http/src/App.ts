@@ -18,6 +18,7 @@ import type {
   ChatAdmin,
   MediaFiles,
   Chats,
+  Configuration,
   Deliveries,
   EventLog,
   Health,
@@ -216,6 +217,7 @@ export const layer: Layer.Layer<
   | MediaFiles.MediaFiles
   | Tags.Tags
   | Chats.Chats
+  | Configuration.Configuration
   | People.People
   | Statistics.Statistics
   | Search.Search

@@ -143,6 +143,8 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/chats/refresh",
       "/api/chats/restrict",
       "/api/chats/unban",
+      "/api/config/export",
+      "/api/config/import",
       "/api/deliveries",
       "/api/deliveries/discard",
       "/api/deliveries/replay",
