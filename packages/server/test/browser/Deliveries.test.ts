@@ -177,7 +177,7 @@ describe.skipIf(!hasChromium)("the console's Deliveries page", () => {
     await expect.poll(() => form.getByText("to_update_id is before from_update_id").count()).toBe(1)
 
     await form.getByLabel("From update_id").fill(String(delivered[0]))
-    await form.getByLabel("To update_id").fill(String(delivered[1] + 1))
+    await form.getByLabel("To update_id").fill(String(delivered[1]! + 1))
     await form.getByRole("button", { name: "Replay" }).click()
     await expect.poll(() => page.getByRole("status").filter({ hasText: "queued" }).textContent()).toBe("2 queued, 1 missing.")
     await expect.poll(() => hook.state.received.map((u) => u.message?.text)).toEqual(["again 1", "again 2", "again 1", "again 2"])
