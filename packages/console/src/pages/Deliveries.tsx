@@ -31,8 +31,8 @@ const useTexts = defineTexts({
   time: "Time",
   actions: "Actions",
   retry: "Retry",
-  retryAllDead: "Retry all dead",
-  discardAllDead: "Discard all dead",
+  retryAllDead: "Retry all",
+  discardAllDead: "Discard all",
   retryAllBody: (bots: string) => `Every dead delivery of ${bots} goes back in line, due now.`,
   discardAllBody: (bots: string) => `Every dead delivery of ${bots} will never reach the backend. This cannot be undone.`,
   everyBot: "every bot you see",
@@ -228,7 +228,7 @@ const ReplayForm = ({ bots }: { readonly bots: ReadonlyArray<Bot> }) => {
 
 /**
  * `/deliveries`: filters `Bot` and `Status` (dead by default), table `Dead letters` with `Retry` and `Discard` on
- * dead rows, `Retry all dead` and `Discard all dead` (confirmed) for the chosen bot or every bot seen, and `Replay`.
+ * dead rows, `Retry all` and `Discard all` (confirmed) for the chosen bot or every bot seen, and `Replay`.
  * Operators see and act on their bots only.
  */
 export const DeliveriesPage = () => {
