@@ -208,6 +208,7 @@ export const tracesFromEnv = (env: Record<string, string | undefined>): Tracing.
     throw new ConfigError("OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1")
   }
   return {
+    endpoint: traces ?? `${endpoint.replace(/\/+$/, "")}/v1/traces`,
     serviceName: get("OTEL_SERVICE_NAME") ?? resourceAttributes["service.name"] ?? "botrelay",
     resourceAttributes,
     sampler,

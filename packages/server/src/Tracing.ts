@@ -33,6 +33,8 @@ export interface Options {
 
 /** The trace settings of `OTEL_*` variables the server reads (the exporter reads its own: endpoint, headers, timeout). */
 export interface Settings {
+  /** Where spans are POSTed: the traces endpoint as set, or `/v1/traces` under the general one. */
+  readonly endpoint: string
   readonly serviceName: string
   readonly resourceAttributes: Readonly<Record<string, string>>
   readonly sampler: "always_on" | "always_off" | "traceidratio" | "parentbased_always_on" | "parentbased_always_off" | "parentbased_traceidratio"
@@ -216,10 +218,13 @@ export const layer = (options: Options): Layer.Layer<EffectOtel.OtelTracer | Upd
     )
   }))
 
-/** Traces exported over OTLP (http/protobuf) as the `OTEL_*` settings say, in batches. */
+/**
+ * Traces exported over OTLP (http/protobuf) as the `OTEL_*` settings say, in batches; the exporter reads the
+ * rest of its settings (`OTEL_EXPORTER_OTLP_HEADERS`, `_TIMEOUT`, `_COMPRESSION`...) from the environment itself.
+ */
 export const otlpLayer = (settings: Settings, serviceVersion?: string) =>
   layer({
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.endpoint }))],
     sampler: samplerOf(settings),
     serviceName: settings.serviceName,
     serviceVersion,

@@ -132,6 +132,8 @@ export const startServer = async (
     readonly instanceId?: string
     /** BOTRELAY_ADMIN_KEY; a new one by default. */
     readonly adminKey?: string
+    /** More environment variables the configuration reads, e.g. `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+    readonly env?: Readonly<Record<string, string>>
     /** The driver: PostgreSQL under `BOTRELAY_TEST_DATABASE=postgres`, else SQLite, unless set here. */
     readonly storage?: Storage
   } = {}
@@ -159,7 +161,7 @@ export const startServer = async (
     // tests fire many /api calls at once; RateLimit.test.ts sets its own limits
     "api-rate-limit": "0",
     ...options.flags
-  }, postgres ? { BOTRELAY_SECRET_KEY: postgresKey } : {})
+  }, { ...options.env, ...(postgres ? { BOTRELAY_SECRET_KEY: postgresKey } : {}) })
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(
