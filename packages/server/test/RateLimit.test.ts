@@ -1,7 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
 import * as Config from "../src/Config.js"
-import { assertError, type Reply, startServer, storages, type TestServer } from "./Harness.js"
+import { assertError, type Reply, replyOf, startServer, storages, type TestServer } from "./Harness.js"
 
 const burst = 5
 
@@ -59,18 +59,35 @@ describe.each(storages)("/api rate limits (%s)", (storage) => {
     assert.deepInclude(limitOf(refused), { limit: burst, remaining: 0 })
   })
 
+  it("gives an account one bucket, whichever of its sessions calls", async () => {
+    const password = "a long enough password"
+    const created = await server.call("/api/accounts", { key: keys[1]!, body: { username: "rita", password, role: "admin" } })
+    assert.strictEqual(created.status, 200, created.text)
+    const sessions: Array<string> = []
+    for (let i = 0; i < 2; i++) {
+      const login = await server.call("/api/auth/login", { key: null, body: { username: "rita", password } })
+      assert.strictEqual(login.status, 200, login.text)
+      sessions.push(/botrelay_session=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")![1]!)
+    }
+    const me = async (session: string) =>
+      limitOf(await replyOf(await fetch(`${server.baseUrl}/api/auth/me`, { headers: { cookie: `botrelay_session=${session}` } })))
+    assert.deepInclude(await me(sessions[0]!), { limit: burst, remaining: burst - 1 })
+    assert.deepInclude(await me(sessions[1]!), { limit: burst, remaining: burst - 2 })
+  })
+
   it("keeps callers apart: another key, and anonymous clients by address; errors carry the headers too", async () => {
     const missing = await server.call("/api/bots/delete?id=999999", { method: "POST", key: keys[1]! })
     assertError(missing, 404, "bot_not_found")
-    assert.deepInclude(limitOf(missing), { limit: burst, remaining: burst - 1 })
+    assert.deepInclude(limitOf(missing), { limit: burst, remaining: burst - 2 })
     const invalid = await server.call("/api/bots/delete?id=x", { method: "POST", key: keys[1]! })
     assert.strictEqual(invalid.status, 400)
-    assert.deepInclude(limitOf(invalid), { remaining: burst - 2 })
-    // answers no caller was found for (unknown paths, refused credentials) count against the client's address
+    assert.deepInclude(limitOf(invalid), { remaining: burst - 3 })
+    // answers no caller was found for (unknown paths, refused credentials) count against the client's address,
+    // as the two sign-ins above did
     const unknown = await server.call("/api/nothing-here", { key: keys[1]! })
     assertError(unknown, 404, "not_found")
-    assert.deepInclude(limitOf(unknown), { remaining: burst - 1 })
-    for (let left = burst - 2; left >= 0; left--) {
+    assert.deepInclude(limitOf(unknown), { remaining: burst - 3 })
+    for (let left = burst - 4; left >= 0; left--) {
       const reply = await server.call("/api/bots", { key: null })
       assertError(reply, 401, "unauthorized")
       assert.deepInclude(limitOf(reply), { limit: burst, remaining: left })

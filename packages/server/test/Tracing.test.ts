@@ -1,9 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { SpanKind, SpanStatusCode } from "@opentelemetry/api"
+import { InMemorySpanExporter, type ReadableSpan, SamplingDecision, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode } from "@opentelemetry/api"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
+import * as Config from "../src/Config.js"
 import * as Tracing from "../src/Tracing.js"
 import { eventually, startServer, storages, type TestServer } from "./Harness.js"
 
@@ -167,5 +168,63 @@ describe("OTLP export", () => {
     const body = request!.body.toString("latin1")
     for (const text of ["botrelay", "GET /api/bots", "deployment.environment"]) assert.include(body, text)
     await collector.close()
+  })
+})
+
+describe("OTEL_* settings", () => {
+  it("turn export on with an OTLP endpoint, with botrelay's defaults; bad values are refused", () => {
+    assert.isUndefined(Config.tracesFromEnv({}))
+    assert.deepStrictEqual(Config.tracesFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" }), {
+      endpoint: "http://collector:4318/v1/traces",
+      serviceName: "botrelay",
+      resourceAttributes: {},
+      sampler: "parentbased_always_on",
+      samplerArg: 1
+    })
+    assert.deepInclude(
+      Config.tracesFromEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/otlp",
+        OTEL_SERVICE_NAME: "relay-eu",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=prod,team=bots%20and%20more",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.25"
+      }),
+      {
+        endpoint: "https://traces.example/otlp",
+        serviceName: "relay-eu",
+        resourceAttributes: { "deployment.environment": "prod", team: "bots and more" },
+        sampler: "parentbased_traceidratio",
+        samplerArg: 0.25
+      }
+    )
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }
+    assert.isUndefined(Config.tracesFromEnv({ ...on, OTEL_SDK_DISABLED: "true" }))
+    assert.isUndefined(Config.tracesFromEnv({ ...on, OTEL_TRACES_EXPORTER: "none" }))
+    const refused: ReadonlyArray<readonly [Record<string, string>, RegExp]> = [
+      [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
+      [{ ...on, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, /http\/protobuf/],
+      [{ ...on, OTEL_TRACES_EXPORTER: "zipkin" }, /OTEL_TRACES_EXPORTER/],
+      [{ ...on, OTEL_TRACES_SAMPLER: "sometimes" }, /OTEL_TRACES_SAMPLER/],
+      [{ ...on, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "2" }, /OTEL_TRACES_SAMPLER_ARG/],
+      [{ ...on, OTEL_RESOURCE_ATTRIBUTES: "=x" }, /OTEL_RESOURCE_ATTRIBUTES/]
+    ]
+    for (const [env, message] of refused) assert.throws(() => Config.fromValues({}, env), Config.ConfigError, message)
+    try {
+      Config.fromValues({}, { OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://user:hunter2@collector" })
+      assert.fail("accepted an ftp endpoint")
+    } catch (e) {
+      assert.instanceOf(e, Config.ConfigError)
+      assert.notInclude(e.message, "hunter2")
+    }
+  })
+
+  it("samples every span of an update together: the decision rests on the trace id", () => {
+    const sampler = Tracing.samplerOf({ sampler: "parentbased_traceidratio", samplerArg: 0.5 })
+    const kept = Array.from({ length: 200 }, (_, i) => Tracing.updateIds(1, i).traceId)
+      .filter((traceId) => sampler.shouldSample(ROOT_CONTEXT, traceId, "botrelay.update", SpanKind.INTERNAL, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED)
+    assert.isTrue(kept.length > 60 && kept.length < 140, String(kept.length))
+    assert.deepStrictEqual(Tracing.updateIds(7, 42), Tracing.updateIds(7, 42))
+    assert.notDeepEqual(Tracing.updateIds(7, 42), Tracing.updateIds(42, 7))
   })
 })
