@@ -30,6 +30,16 @@ const receiver = async (answer: (n: number) => number = () => 200) => {
 
 const attribute = (span: ReadableSpan, key: string) => span.attributes[key]
 
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.on("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const port = (probe.address() as AddressInfo).port
+      probe.close(() => resolve(port))
+    })
+  })
+
 describe.each(storages)("traces (%s)", (storage) => {
   const exporter = new InMemorySpanExporter()
   let fake: FakeTelegram.FakeTelegram
@@ -39,13 +49,17 @@ describe.each(storages)("traces (%s)", (storage) => {
   let botId: number
   const hookSecret = "hook-secret-7Qm2xZ9w"
   const password = "correct horse battery staple"
+  let webhookSecret = ""
 
   beforeAll(async () => {
     fake = await FakeTelegram.start()
     backend = await receiver((n) => n === 0 ? 500 : 200)
+    const port = await freePort()
     server = await startServer({
       storage,
       telegramApi: fake.apiRoot,
+      port,
+      publicUrl: `http://127.0.0.1:${port}`,
       extra: Tracing.layer({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
     })
     tg = fake.addBot()
@@ -123,6 +137,26 @@ describe.each(storages)("traces (%s)", (storage) => {
     }
   })
 
+  it("traces updates Telegram posts to a webhook, and the webhook request by its template", async () => {
+    const hooked = fake.addBot()
+    const added = await server.call("/api/bots/add", { body: { token: hooked.token, manage_enabled: true } })
+    assert.strictEqual(added.status, 200, added.text)
+    const updated = await server.call("/api/bots/update", { body: { id: added.json.id, webhook_mode: true } })
+    assert.strictEqual(updated.status, 200, updated.text)
+    const registered = await fake.waitForCall((c) => c.botId === hooked.id && c.method === "setWebhook")
+    webhookSecret = registered.params.secret_token as string
+    fake.userSends(hooked.id, { user: fake.addUser(), text: "hooked" })
+    const ingress = () =>
+      exporter.getFinishedSpans().find((s) => s.name === "botrelay.ingress" && attribute(s, "botrelay.bot_id") === added.json.id)
+    await eventually(() => ingress(), 10_000)
+    assert.strictEqual(attribute(ingress()!, "botrelay.ingress"), "webhook")
+    await eventually(() =>
+      exporter.getFinishedSpans().some((s) =>
+        s.name === "POST /telegram/webhook/{bot_id}" && attribute(s, "http.response.status_code") === 200
+      ) || undefined
+    )
+  })
+
   it("exports no token, key, secret or password in any span", async () => {
     const created = await server.call("/api/accounts", { body: { username: "tracy", password, role: "admin" } })
     assert.strictEqual(created.status, 200, created.text)
@@ -145,7 +179,8 @@ describe.each(storages)("traces (%s)", (storage) => {
       scope: s.instrumentationScope
     })))
     assert.isAbove(exporter.getFinishedSpans().length, 5)
-    const secrets = [tg.token, tg.token.split(":")[1]!, server.adminKey, key.json.key, hookSecret, password, "AAbadtokenbad"]
+    assert.isAbove(webhookSecret.length, 20)
+    const secrets = [tg.token, tg.token.split(":")[1]!, server.adminKey, key.json.key, hookSecret, password, "AAbadtokenbad", webhookSecret]
     for (const secret of secrets) assert.notInclude(exported, secret)
   })
 })
