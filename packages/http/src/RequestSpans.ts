@@ -9,14 +9,19 @@ export class Enabled extends Context.Reference<Enabled>()("@botrelay/http/Reques
 
 /**
  * Wraps an app so each request gets a server span `"{METHOD} {route}"` (see RouteTemplate) with
- * `http.request.method`, `http.route` and `http.response.status_code` and nothing of its URL (URLs carry
- * tokens), the child of a W3C `traceparent` the request carries. `console`: whether console pages are served.
+ * `http.request.method`, `http.route` and `http.response.status_code` (and `error.type` on a 5xx) and nothing
+ * of its URL (URLs carry tokens), the child of a W3C `traceparent` the request carries. `console`: whether console pages are served.
  */
 export const traced = <E, R>(app: HttpApp.Default<E, R>, options: { readonly console: boolean }): HttpApp.Default<E, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const route = RouteTemplate.of(request.method, request.url, options)
     const parent = HttpTraceContext.fromHeaders(request.headers)
-    return Effect.tap(app, (response) => Effect.annotateCurrentSpan("http.response.status_code", response.status)).pipe(
+    return Effect.tap(app, (response) =>
+      Effect.annotateCurrentSpan(
+        response.status >= 500
+          ? { "http.response.status_code": response.status, "error.type": String(response.status) }
+          : { "http.response.status_code": response.status }
+      )).pipe(
       Effect.withSpan(`${request.method} ${route}`, {
         kind: "server",
         captureStackTrace: false,
