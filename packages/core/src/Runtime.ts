@@ -7,6 +7,7 @@ import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
 import * as ChatAdmin from "./services/ChatAdmin.js"
 import * as Chats from "./services/Chats.js"
+import * as Configuration from "./services/Configuration.js"
 import * as Deliveries from "./services/Deliveries.js"
 import * as EventLog from "./runtime/EventLog.js"
 import * as Events from "./runtime/Events.js"
@@ -98,6 +99,7 @@ export type Services =
   | MediaFiles.MediaFiles
   | Tags.Tags
   | Chats.Chats
+  | Configuration.Configuration
   | People.People
   | Statistics.Statistics
   | Search.Search
@@ -138,7 +140,7 @@ export const layer = (
     publicUrl,
     audit: { ...AuditLog.defaults, ...config.runtime?.audit, ...config.audit }
   }
-  return Layer.mergeAll(
+  return Configuration.layer.pipe(Layer.provideMerge(Layer.mergeAll(
     Bots.layer,
     Routes.layer,
     Messages.layer,
@@ -160,7 +162,7 @@ export const layer = (
     Webhooks.layer,
     Health.layer,
     StatusReport.layer
-  ).pipe(
+  )),
     Layer.provideMerge(Supervisor.layer(options)),
     Layer.provideMerge(cluster(config.leases)),
     Layer.provideMerge(EventLog.layer({ ...EventLog.defaults, ...config.events }).pipe(Layer.provide(Chats.views))),

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ApiKeys, Bot, Bots, Events, Route, Routes, Tags } from "@botrelay/core"
+import { ApiKeys, Bot, Bots, ConfigRevision, Events, Route, Routes, SettingsStore, Tags } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
 import { Effect, Exit, Layer, Option, Redacted, Schema } from "effect"
 
@@ -161,5 +161,32 @@ describe("ApiKeys", () => {
       assert.isFalse(yield* keys.ensureAdmin(secret, "env"))
       const bad = yield* Effect.flip(keys.ensureAdmin(Redacted.make("nope"), "env"))
       assert.strictEqual(bad._tag, "InvalidInput")
+    }).pipe(Effect.provide(services)))
+})
+
+describe("ConfigRevision", () => {
+  it.effect("each change through a service bumps it once, a failed one not at all; asOneChange bumps once for many", () =>
+    Effect.gen(function*() {
+      const bots = yield* Bots.Bots
+      const routes = yield* Routes.Routes
+      const settings = yield* SettingsStore.SettingsStore
+      const revision = () => settings.readConfigRevision
+      assert.strictEqual(yield* revision(), 0)
+      const bot = yield* bots.add(newBot("1:aaa"))
+      assert.strictEqual(yield* revision(), 1)
+      yield* bots.update({ id: bot.id, name: "support" })
+      yield* bots.toggleDisabled(bot.id)
+      assert.strictEqual(yield* revision(), 3)
+      yield* Effect.flip(bots.update({ id: bot.id, proxy_enabled: true }))
+      yield* Effect.flip(routes.remove(99))
+      assert.strictEqual(yield* revision(), 3)
+      const route = Schema.decodeUnknownSync(Route.NewRoute)({ source_bot_id: bot.id, target_bot_id: bot.id, action: "drop" })
+      const many = Effect.all([routes.add(route), routes.add(route), bots.update({ id: bot.id, description: "x" })])
+      yield* ConfigRevision.asOneChange(settings, many, () => true)
+      assert.strictEqual(yield* revision(), 4)
+      yield* ConfigRevision.asOneChange(settings, bots.list, () => false)
+      assert.strictEqual(yield* revision(), 4)
+      yield* routes.add(route)
+      assert.strictEqual(yield* revision(), 5)
     }).pipe(Effect.provide(services)))
 })

@@ -14,6 +14,7 @@ import { AccountsGroup, LoginGroup, SessionGroup } from "./AccountsApi.js"
 import * as ApiError from "./ApiError.js"
 import { AuditGroup } from "./AuditApi.js"
 import { ChatAdminGroup } from "./ChatAdminGroup.js"
+import { ConfigGroup } from "./ConfigApi.js"
 import { MediaGroup } from "./MediaGroup.js"
 import { MessageActionsGroup } from "./MessageActionsGroup.js"
 import { EventsGroup } from "./EventsApi.js"
@@ -325,6 +326,7 @@ export class Api extends HttpApi.make("botrelay")
   .add(StatsGroup.middleware(Authorization))
   .add(SearchGroup.middleware(Authorization))
   .add(AuditGroup.middleware(Authorization))
+  .add(ConfigGroup.middleware(Authorization))
   .add(LoginGroup)
   .add(SessionGroup.middleware(Authorization))
   .add(AccountsGroup.middleware(Authorization))

@@ -17,6 +17,7 @@ import type {
   ChatAdmin,
   MediaFiles,
   Chats,
+  Configuration,
   Deliveries,
   EventLog,
   Health,
@@ -215,6 +216,7 @@ export const layer: Layer.Layer<
   | MediaFiles.MediaFiles
   | Tags.Tags
   | Chats.Chats
+  | Configuration.Configuration
   | People.People
   | Statistics.Statistics
   | Search.Search

@@ -31,6 +31,7 @@ import * as ApiError from "./ApiError.js"
 import * as AuditHandlers from "./AuditHandlers.js"
 import { audited } from "./Audited.js"
 import * as ChatAdminLive from "./ChatAdminLive.js"
+import * as ConfigHandlers from "./ConfigHandlers.js"
 import * as MediaLive from "./MediaLive.js"
 import * as MessageActionsLive from "./MessageActionsLive.js"
 import * as LiveEvents from "./LiveEvents.js"
@@ -296,7 +297,8 @@ export const layer = Layer.mergeAll(
   MediaLive.layer,
   LiveEvents.layer,
   Search.SearchLive,
-  AuditHandlers.AuditLive
+  AuditHandlers.AuditLive,
+  ConfigHandlers.ConfigLive
 ).pipe(
   Layer.provide(AuthorizationLive)
 )

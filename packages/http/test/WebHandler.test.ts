@@ -142,6 +142,8 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/chats/refresh",
       "/api/chats/restrict",
       "/api/chats/unban",
+      "/api/config/export",
+      "/api/config/import",
       "/api/events",
       "/api/health",
       "/api/llm",

@@ -22,5 +22,15 @@ export const make = (c: Connection): SettingsStore.SettingsStoreService => ({
           await run(db, SettingsQueries.writeSetting(db, name, stored))
         }
       }
-    })
+    }),
+
+  readConfigRevision: c.use(
+    "readConfigRevision",
+    async (db) => Number((await all(db, SettingsQueries.readRevision(db)))[0]?.value ?? 0)
+  ),
+
+  bumpConfigRevision: c.use(
+    "bumpConfigRevision",
+    async (db) => Number((await all(db, SettingsQueries.bumpRevision(db)))[0]!.value)
+  )
 })

@@ -6,6 +6,7 @@ import { Account, Accounts, ApiKey, ApiKeys, AuditLog, Events } from "@botrelay/
 import { Botrelay, NodePasswordHasher } from "@botrelay/node"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { Effect, Layer, LogLevel, ParseResult, Redacted, Schema } from "effect"
+import * as Backup from "./Backup.js"
 import * as Config from "./Config.js"
 import * as Main from "./Main.js"
 import * as Migrate from "./Migrate.js"
@@ -26,6 +27,14 @@ const usage = `Usage:
                                       copy a SQLite database into PostgreSQL (stop the server first), in one
                                       transaction, secrets re-encrypted with BOTRELAY_SECRET_KEY; a target that
                                       holds Botrelay data is refused unless --force, which empties it first
+  botrelay backup --to FILE [--database FILE] [--force]
+                                      copy the SQLite database (consistent while a server runs) to FILE, 0600,
+                                      and its secret key file to FILE.key; PostgreSQL: use pg_dump
+                                      (docs/operations.md)
+  botrelay restore --from FILE [--database FILE] [--force]
+                                      replace the SQLite database with the backup FILE (stop the server first);
+                                      a database holding anything is refused unless --force; the key is
+                                      FILE.key, else BOTRELAY_SECRET_KEY or the database's key file
   botrelay demo [--port 8080] [--speed 1] [--people 20] [--chats 0]
                                       the offline demo: the server on a throwaway database against a
                                       simulated Telegram, with people writing to a support desk; prints
@@ -323,6 +332,74 @@ const migrate = (args: ReadonlyArray<string>) => {
   NodeRuntime.runMain(program, { disablePrettyLogger: true })
 }
 
+/** The database of `backup` and `restore`: `--database`, else `BOTRELAY_DATABASE`, else the default; SQLite only. */
+const sqliteDatabase = (given: string | undefined, command: string, postgresTool: string): string => {
+  const database = given ?? (process.env[Config.settings.database.env] || Config.settings.database.default)
+  if (Botrelay.isPostgresUrl(database)) {
+    fail(
+      `${command} works on SQLite database files; for PostgreSQL use ${postgresTool} (see "Backups" in docs/operations.md)`
+    )
+  }
+  if (database === ":memory:" || database === "") fail(`${command} needs a database file (--database)`)
+  return database
+}
+
+const backup = (args: ReadonlyArray<string>) => {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { to: { type: "string" }, database: { type: "string" }, force: { type: "boolean", default: false } },
+    strict: true,
+    allowPositionals: false
+  })
+  if (values.to === undefined || values.to === "") fail("backup needs --to FILE")
+  const database = sqliteDatabase(values.database, "backup", "pg_dump")
+  const keyFromEnv = (process.env[Config.secretKeyEnv] ?? "") !== ""
+  const program = Backup.backup({ database, to: values.to!, force: values.force, keyFromEnv }).pipe(
+    Effect.matchEffect({
+      onFailure: (e) => Effect.sync(() => refuse(`${e.message}; no backup was written`)),
+      onSuccess: (done) =>
+        Effect.sync(() => {
+          process.stdout.write(`backed up ${database} to ${values.to} (${done.bytes} bytes)\n`)
+          process.stdout.write(
+            done.keyFile === undefined
+              ? `its secret key is ${Config.secretKeyEnv}${
+                keyFromEnv ? "" : " (there is no key file)"
+              }: keep that value with the backup, its tokens need it\n`
+              : `its secret key is in ${done.keyFile}: keep it with the backup, apart from other copies\n`
+          )
+        })
+    })
+  )
+  NodeRuntime.runMain(program, { disablePrettyLogger: true })
+}
+
+const restore = (args: ReadonlyArray<string>) => {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { from: { type: "string" }, database: { type: "string" }, force: { type: "boolean", default: false } },
+    strict: true,
+    allowPositionals: false
+  })
+  if (values.from === undefined || values.from === "") fail("restore needs --from FILE")
+  const database = sqliteDatabase(values.database, "restore", "pg_restore")
+  const hex = process.env[Config.secretKeyEnv]
+  const secretKey = hex === undefined || hex === "" ? undefined : SecretKey.fromHex(hex)
+  if (hex !== undefined && hex !== "" && secretKey === undefined) {
+    fail(`${Config.secretKeyEnv} must be 64 hexadecimal characters (\`openssl rand -hex 32\`)`)
+  }
+  const program = Backup.restore({ from: values.from!, database, force: values.force, secretKey }).pipe(
+    Effect.matchEffect({
+      onFailure: (e) => Effect.sync(() => refuse(`${e.message}; nothing was changed`)),
+      onSuccess: (done) =>
+        Effect.sync(() => {
+          process.stdout.write(`restored ${values.from} into ${database}\n`)
+          if (done.keyFile !== undefined) process.stdout.write(`its secret key is now ${done.keyFile}\n`)
+        })
+    })
+  )
+  NodeRuntime.runMain(program, { disablePrettyLogger: true })
+}
+
 /** A whole number from `min` to `max` given to `--flag`, or a usage error. */
 const wholeNumber = (value: string, flag: string, min: number, max: number): number => {
   const n = Number(value)
@@ -374,6 +451,8 @@ const main = (argv: ReadonlyArray<string>) => {
     }
     if (command === "secret-key" && rest[0] === "rotate") return rotateSecretKey(rest.slice(1))
     if (command === "migrate") return migrate(rest)
+    if (command === "backup") return backup(rest)
+    if (command === "restore") return restore(rest)
     if (command === "demo") return demo(rest)
     fail(`unknown command "${argv.join(" ")}"\n\n${usage}`)
   } catch (e) {

@@ -35,12 +35,17 @@ export const insertTag = (db: Kysely<Database>, input: ChatTag.TagRecordInput) =
     created_at: input.created_at
   }).returningAll()
 
-/** A chat's tags by id, optionally of one bot and of one user. */
+/** Tags by id, optionally of one chat, one bot and one user. */
 export const listTags = (
   db: Kysely<Database>,
-  filter: { readonly chat_id: number; readonly bot_id?: number | undefined; readonly user_id?: number | undefined }
+  filter: {
+    readonly chat_id?: number | undefined
+    readonly bot_id?: number | undefined
+    readonly user_id?: number | undefined
+  }
 ) => {
-  let query = db.selectFrom("botrelay_tags").selectAll().where("chat_id", "=", filter.chat_id).orderBy("id")
+  let query = db.selectFrom("botrelay_tags").selectAll().orderBy("id")
+  if (filter.chat_id !== undefined) query = query.where("chat_id", "=", filter.chat_id)
   if (filter.bot_id !== undefined) query = query.where("bot_id", "=", filter.bot_id)
   return filter.user_id === undefined ? query : query.where("user_id", "=", filter.user_id)
 }

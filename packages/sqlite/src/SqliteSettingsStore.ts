@@ -23,5 +23,9 @@ export const make = (c: Connection): SettingsStore.SettingsStoreService => ({
             c.run(SettingsQueries.writeSetting(db, name, stored))
           }
         }
-      })())
+      })()),
+
+  readConfigRevision: attempt("readConfigRevision", () => Number(c.all(SettingsQueries.readRevision(db))[0]?.value ?? 0)),
+
+  bumpConfigRevision: attempt("bumpConfigRevision", () => Number(c.all(SettingsQueries.bumpRevision(db))[0]!.value))
 })

@@ -67,11 +67,13 @@ export const SecretToken = Schema.Redacted(
   )
 )
 
-const BotName = Schema.String.pipe(
+/** A bot's name: at most 256 characters, no control characters. */
+export const BotName = Schema.String.pipe(
   Schema.maxLength(256, { message: () => "name must be at most 256 characters" }),
   withoutControlCharacters("name")
 )
-const Description = Schema.String.pipe(
+/** A bot's description: at most 4096 characters. */
+export const Description = Schema.String.pipe(
   Schema.maxLength(4096, { message: () => "description must be at most 4096 characters" })
 )
 

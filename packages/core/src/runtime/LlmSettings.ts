@@ -2,6 +2,7 @@ import type { Scope } from "effect"
 import { Context, Effect, Layer, Option, Queue, Redacted, Schema, SynchronizedRef } from "effect"
 import type { StorageError } from "../domain/Errors.js"
 import { SettingsStore } from "../stores/SettingsStore.js"
+import * as ConfigRevision from "./ConfigRevision.js"
 import { Event, Events } from "./Events.js"
 
 /** The LLM router's settings: where the OpenAI-compatible endpoint is, its key, its model, how long to wait. */
@@ -188,7 +189,7 @@ export const make = (
           yield* settingsStore.writeSettings(values)
           const settings = fromStored(yield* settingsStore.readSettings(Object.values(names)), fixed)
           return [toView(settings, fixed), Option.some(settings)] as const
-        })).pipe(Effect.tap(() => events.publish(Event.SettingsChanged())))
+        })).pipe(Effect.tap(() => events.publish(Event.SettingsChanged())), ConfigRevision.bumped(settingsStore))
 
     return { get, view: Effect.map(get, (settings) => toView(settings, fixed)), update, baseUrlFixed: fixed.base_url !== undefined }
   })

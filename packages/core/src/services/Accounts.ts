@@ -17,6 +17,8 @@ import { nowIso } from "../internal/Time.js"
 import { AccountStore } from "../stores/AccountStore.js"
 import { BotStore } from "../stores/BotStore.js"
 import { SessionStore } from "../stores/SessionStore.js"
+import { SettingsStore } from "../stores/SettingsStore.js"
+import * as ConfigRevision from "../runtime/ConfigRevision.js"
 import { hashKey } from "./ApiKeys.js"
 import { PasswordHasher } from "./PasswordHasher.js"
 
@@ -118,12 +120,13 @@ const sameIds = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) => {
 /** Builds the service on the stores and the hasher the host provides. */
 export const make = (
   options: Partial<Options> = {}
-): Effect.Effect<AccountsService, never, AccountStore | SessionStore | BotStore | PasswordHasher> =>
+): Effect.Effect<AccountsService, never, AccountStore | SessionStore | BotStore | SettingsStore | PasswordHasher> =>
   Effect.gen(function*() {
     const accountStore = yield* AccountStore
     const sessionStore = yield* SessionStore
     const botStore = yield* BotStore
     const hasher = yield* PasswordHasher
+    const bumped = ConfigRevision.bumped(yield* SettingsStore)
     const idleMs = Duration.toMillis(options.idleTimeout ?? defaults.idleTimeout)
     const maxAgeMs = Duration.toMillis(options.maxAge ?? defaults.maxAge)
     const touchMs = Duration.toMillis(options.touchInterval ?? defaults.touchInterval)
@@ -262,13 +265,16 @@ export const make = (
               created_at
             })
           ),
+          bumped,
           Effect.withSpan("Accounts.create")
         ),
       list: accountStore.listAccounts,
       get: find,
-      update: (input) => exclusive(update(input)).pipe(Effect.withSpan("Accounts.update", { attributes: { id: input.id } })),
+      update: (input) =>
+        exclusive(update(input)).pipe(bumped, Effect.withSpan("Accounts.update", { attributes: { id: input.id } })),
       remove: (id) =>
         exclusive(find(id).pipe(Effect.tap(guardLastAdmin), Effect.tap(() => accountStore.deleteAccount(id)))).pipe(
+          bumped,
           Effect.withSpan("Accounts.remove", { attributes: { id } })
         ),
       changePassword: (caller, input, currentSession) =>
@@ -289,7 +295,7 @@ export const make = (
 /** The service on the stores and the hasher the host provides. */
 export const layer = (
   options: Partial<Options> = {}
-): Layer.Layer<Accounts, never, AccountStore | SessionStore | BotStore | PasswordHasher> => Layer.effect(Accounts, make(options))
+): Layer.Layer<Accounts, never, AccountStore | SessionStore | BotStore | SettingsStore | PasswordHasher> => Layer.effect(Accounts, make(options))
 
 /** Ends expired sessions now and then every `interval` while the layer lives; a failed sweep is logged and retried. */
 export const housekeeping = (interval: Duration.DurationInput = Duration.hours(1)): Layer.Layer<never, never, Accounts> =>

@@ -7,6 +7,8 @@ import { InvalidInput, type StorageError } from "../domain/Errors.js"
 import * as RandomToken from "../internal/RandomToken.js"
 import { BotStore } from "../stores/BotStore.js"
 import { KeyStore } from "../stores/KeyStore.js"
+import { SettingsStore } from "../stores/SettingsStore.js"
+import * as ConfigRevision from "../runtime/ConfigRevision.js"
 import { Event, Events } from "../runtime/Events.js"
 import { nowIso } from "../internal/Time.js"
 
@@ -54,9 +56,14 @@ export const keyPrefix = (secret: Redacted.Redacted<string>): string => Redacted
 const touchInterval = 60_000
 
 /** Builds the service on the stores the host provides. */
-export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore | Events | Scope.Scope> = Effect.gen(function*() {
+export const make: Effect.Effect<
+  ApiKeysService,
+  never,
+  BotStore | KeyStore | SettingsStore | Events | Scope.Scope
+> = Effect.gen(function*() {
   const botStore = yield* BotStore
   const keyStore = yield* KeyStore
+  const bumped = ConfigRevision.bumped(yield* SettingsStore)
   const events = yield* Events
   /** Keys found by their secret, so a request needs no hash and no query; cleared when keys change on any instance. */
   const known = new Map<string, ApiKey>()
@@ -129,6 +136,7 @@ export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore | Ev
             Effect.map((key): CreatedApiKey => ({ ...key, key: Redacted.value(secret) }))
           )
         ),
+        bumped,
         Effect.withSpan("ApiKeys.create")
       ),
     list: keyStore.listApiKeys,
@@ -138,6 +146,7 @@ export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore | Ev
         Effect.flatMap((key) => keyStore.setApiKeyEnabled(id, !key.enabled)),
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ApiKeyNotFound({ id })), onSome: Effect.succeed })),
         Effect.ensuring(changed),
+        bumped,
         Effect.withSpan("ApiKeys.toggle", { attributes: { id } })
       ),
     remove: (id) =>
@@ -145,6 +154,7 @@ export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore | Ev
         Effect.tap(guardLastAdmin),
         Effect.tap(() => keyStore.deleteApiKey(id)),
         Effect.ensuring(changed),
+        bumped,
         Effect.withSpan("ApiKeys.remove", { attributes: { id } })
       ),
     authenticate: (secret) =>
@@ -161,7 +171,7 @@ export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore | Ev
         ? Effect.flatMap(hashKey(secret), keyStore.findApiKeyByHash).pipe(
           Effect.flatMap(Option.match({
             onSome: () => Effect.succeed(false),
-            onNone: () => insert(secret, { name, role: "admin", bot_ids: [] }).pipe(Effect.as(true))
+            onNone: () => insert(secret, { name, role: "admin", bot_ids: [] }).pipe(bumped, Effect.as(true))
           }))
         )
         : Effect.fail(InvalidInput.field("admin_key", "an admin key must be brk_ followed by 43 base64url characters")),
@@ -170,4 +180,4 @@ export const make: Effect.Effect<ApiKeysService, never, BotStore | KeyStore | Ev
 })
 
 /** The service on the stores the host provides. */
-export const layer: Layer.Layer<ApiKeys, never, BotStore | KeyStore | Events> = Layer.scoped(ApiKeys, make)
+export const layer: Layer.Layer<ApiKeys, never, BotStore | KeyStore | SettingsStore | Events> = Layer.scoped(ApiKeys, make)

@@ -6,6 +6,8 @@ import { InvalidInput, type StorageError } from "../domain/Errors.js"
 import { Event, Events } from "../runtime/Events.js"
 import { BotStore } from "../stores/BotStore.js"
 import { OutboxStore } from "../stores/OutboxStore.js"
+import { SettingsStore } from "../stores/SettingsStore.js"
+import * as ConfigRevision from "../runtime/ConfigRevision.js"
 import { nowIso } from "../internal/Time.js"
 import { PublicUrl } from "../runtime/Webhook.js"
 
@@ -59,9 +61,10 @@ const checkBackendUrl = (
  * Webhook mode is refused unless the host provides a `PublicUrl`; backend URLs follow the
  * `BackendPolicy` (literal addresses here, resolved ones when deliveries connect).
  */
-export const make: Effect.Effect<BotsService, never, BotStore | OutboxStore | Events> = Effect.gen(function*() {
+export const make: Effect.Effect<BotsService, never, BotStore | OutboxStore | SettingsStore | Events> = Effect.gen(function*() {
   const botStore = yield* BotStore
   const outbox = yield* OutboxStore
+  const bumped = ConfigRevision.bumped(yield* SettingsStore)
   const events = yield* Events
   const publicUrl = yield* PublicUrl
   const policy = yield* BackendPolicy.BackendPolicy
@@ -89,6 +92,7 @@ export const make: Effect.Effect<BotsService, never, BotStore | OutboxStore | Ev
         ),
         Effect.map(toBot),
         Effect.tap(announce),
+        bumped,
         Effect.withSpan("Bots.add")
       ),
     ensureCli: (token) =>
@@ -109,6 +113,7 @@ export const make: Effect.Effect<BotsService, never, BotStore | OutboxStore | Ev
                 description: "",
                 created_at
               })).pipe(
+                bumped,
                 Effect.catchTag("DuplicateToken", (e) => find(e.existing_bot_id).pipe(Effect.orDie))
               )
         })),
@@ -141,12 +146,13 @@ export const make: Effect.Effect<BotsService, never, BotStore | OutboxStore | Ev
         }
         yield* announce(bot)
         return bot
-      }).pipe(Effect.withSpan("Bots.update", { attributes: { id } })),
+      }).pipe(bumped, Effect.withSpan("Bots.update", { attributes: { id } })),
     toggleDisabled: (id) =>
       find(id).pipe(
         Effect.flatMap((bot) => change(id, { disabled: !bot.disabled })),
         Effect.catchTag("DuplicateToken", Effect.die),
         Effect.tap(announce),
+        bumped,
         Effect.withSpan("Bots.toggleDisabled", { attributes: { id } })
       ),
     remove: (id) =>
@@ -154,10 +160,11 @@ export const make: Effect.Effect<BotsService, never, BotStore | OutboxStore | Ev
         Effect.tap(() => botStore.deleteBot(id)),
         Effect.map(toBot),
         Effect.tap(announce),
+        bumped,
         Effect.withSpan("Bots.remove", { attributes: { id } })
       )
   })
 })
 
 /** The service on the stores the host provides and the `Events` bus. */
-export const layer: Layer.Layer<Bots, never, BotStore | OutboxStore | Events> = Layer.effect(Bots, make)
+export const layer: Layer.Layer<Bots, never, BotStore | OutboxStore | SettingsStore | Events> = Layer.effect(Bots, make)

@@ -9,6 +9,8 @@ import type { RouteSend, SendStatus } from "../domain/RouteSend.js"
 import { BotStore } from "../stores/BotStore.js"
 import { RouteStore } from "../stores/RouteStore.js"
 import { OutboxStore } from "../stores/OutboxStore.js"
+import { SettingsStore } from "../stores/SettingsStore.js"
+import * as ConfigRevision from "../runtime/ConfigRevision.js"
 import { nowIso } from "../internal/Time.js"
 
 /** Managing routes between bots. */
@@ -37,11 +39,16 @@ export interface RoutesService {
 export class Routes extends Context.Tag("@botrelay/core/Routes")<Routes, RoutesService>() {}
 
 /** Builds the service on the stores the host provides, telling the `Events` bus. */
-export const make: Effect.Effect<RoutesService, never, BotStore | RouteStore | OutboxStore | Events> = Effect.gen(function*() {
+export const make: Effect.Effect<
+  RoutesService,
+  never,
+  BotStore | RouteStore | OutboxStore | SettingsStore | Events
+> = Effect.gen(function*() {
   const botStore = yield* BotStore
   const routeStore = yield* RouteStore
   const outbox = yield* OutboxStore
   const events = yield* Events
+  const bumped = ConfigRevision.bumped(yield* SettingsStore)
   /** Tells the runtime which routes went and which came. */
   const announce = (removed: ReadonlyArray<Route>, added: ReadonlyArray<Route>) =>
     events.publish(Event.RoutesChanged({ removed, added }))
@@ -94,6 +101,7 @@ export const make: Effect.Effect<RoutesService, never, BotStore | RouteStore | O
         Effect.zipRight(nowIso),
         Effect.flatMap((created_at) => routeStore.insertRoute({ ...record(input), created_at })),
         Effect.tap((route) => announce([], [route])),
+        bumped,
         Effect.withSpan("Routes.add")
       ),
     update: (input) =>
@@ -109,6 +117,7 @@ export const make: Effect.Effect<RoutesService, never, BotStore | RouteStore | O
             Effect.tap((after) => announce([before], [after]))
           )
         ),
+        bumped,
         Effect.withSpan("Routes.update", { attributes: { id: input.id } })
       ),
     list: (botId) => routeStore.listRoutes(botId === undefined ? {} : { bot_id: botId }),
@@ -116,6 +125,7 @@ export const make: Effect.Effect<RoutesService, never, BotStore | RouteStore | O
       findRoute(id).pipe(
         Effect.tap(() => routeStore.deleteRoute(id)),
         Effect.tap((route) => announce([route], [])),
+        bumped,
         Effect.withSpan("Routes.remove", { attributes: { id } })
       ),
     sends: outbox.listSends
@@ -123,4 +133,5 @@ export const make: Effect.Effect<RoutesService, never, BotStore | RouteStore | O
 })
 
 /** The service on the stores the host provides and the `Events` bus. */
-export const layer: Layer.Layer<Routes, never, BotStore | RouteStore | OutboxStore | Events> = Layer.effect(Routes, make)
+export const layer: Layer.Layer<Routes, never, BotStore | RouteStore | OutboxStore | SettingsStore | Events> = Layer
+  .effect(Routes, make)

@@ -10,6 +10,10 @@ export interface SettingsStoreService {
   ) => Effect.Effect<Readonly<Record<string, string>>, StorageError>
   /** Stores settings in one transaction; `undefined` forgets a setting. */
   readonly writeSettings: (values: Readonly<Record<string, string | undefined>>) => Effect.Effect<void, StorageError>
+  /** The configuration revision (see `ConfigRevision`): 0 until the first change. */
+  readonly readConfigRevision: Effect.Effect<number, StorageError>
+  /** Adds one to the configuration revision atomically (every instance sharing the database sees it) and returns it. */
+  readonly bumpConfigRevision: Effect.Effect<number, StorageError>
 }
 
 /**

@@ -7,9 +7,9 @@ import type { Tag, TagRecordInput } from "../domain/ChatTag.js"
 export interface TagStoreService {
   /** Assigns a tag; assigning the same (bot, chat, user, tag) again updates username and colour and keeps the id. */
   readonly upsertTag: (tag: TagRecordInput) => Effect.Effect<Tag, StorageError>
-  /** A chat's tags ordered by id, optionally of one bot and of one user. */
+  /** Tags ordered by id, optionally of one chat, one bot and one user (every tag when the filter is empty). */
   readonly listTags: (filter: {
-    readonly chat_id: number
+    readonly chat_id?: number | undefined
     readonly bot_id?: number | undefined
     readonly user_id?: number | undefined
   }) => Effect.Effect<ReadonlyArray<Tag>, StorageError>

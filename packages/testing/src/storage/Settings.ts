@@ -30,5 +30,19 @@ export const settings = (run: Runner): void => {
           "llm.timeout_ms": ""
         })
       }))
+
+    test("the configuration revision is 0 until bumped, then counts each bump, concurrent ones included", (storage) =>
+      Effect.gen(function*() {
+        assert.strictEqual(yield* storage.readConfigRevision, 0)
+        assert.strictEqual(yield* storage.bumpConfigRevision, 1)
+        assert.strictEqual(yield* storage.bumpConfigRevision, 2)
+        const bumped = yield* Effect.all(Array.from({ length: 10 }, () => storage.bumpConfigRevision), {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual([...bumped].sort((a, b) => a - b), [3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+        assert.strictEqual(yield* storage.readConfigRevision, 12)
+        yield* storage.writeSettings({ "llm.model": "c" })
+        assert.strictEqual(yield* storage.readConfigRevision, 12)
+      }))
   })
 }

@@ -38,6 +38,8 @@ export const tags = (run: Runner): void => {
         assert.deepStrictEqual(yield* storage.listTags({ chat_id: 2, user_id: 10 }), [c])
         assert.deepStrictEqual(yield* storage.listTags({ chat_id: 2, user_id: 11 }), [])
         assert.deepStrictEqual(yield* storage.listTags({ chat_id: 3 }), [])
+        assert.deepStrictEqual(yield* storage.listTags({}), [a, b, c, d])
+        assert.deepStrictEqual(yield* storage.listTags({ user_id: 10 }), [a, c, d])
       }))
 
     test("findTag and deleteTag", (storage) =>
