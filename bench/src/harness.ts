@@ -81,6 +81,8 @@ export const startBotrelay = async (
     BOTRELAY_ADMIN_KEY: adminKey,
     BOTRELAY_TELEGRAM_API: telegramApi,
     BOTRELAY_LOG_LEVEL: "warn",
+    // the benches measure throughput; the /api rate limit would refuse most of it
+    BOTRELAY_API_RATE_LIMIT: "0",
     ...options.env
   }, root)
   const url = `http://127.0.0.1:${port}`

@@ -97,6 +97,7 @@ export * as RouteSender from "./runtime/RouteSender.js"
 export * as Routing from "./runtime/Routing.js"
 export * as SentMessages from "./runtime/SentMessages.js"
 export * as Supervisor from "./runtime/Supervisor.js"
+export * as UpdateTracer from "./runtime/UpdateTracer.js"
 export * as Webhook from "./runtime/Webhook.js"
 
 // internal helpers the benchmarks use

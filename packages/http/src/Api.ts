@@ -40,7 +40,7 @@ export class Caller extends Context.Tag("@botrelay/http/Caller")<Caller, CallerI
 
 /** Authentication: a Bearer API key, or the session cookie of a signed-in account. */
 export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@botrelay/http/Authorization", {
-  failure: Schema.Union(ApiError.Unauthorized, ApiError.Forbidden),
+  failure: Schema.Union(ApiError.Unauthorized, ApiError.Forbidden, ApiError.TooManyRequests),
   provides: Caller,
   security: {
     bearer: HttpApiSecurity.bearer,

@@ -5,7 +5,6 @@ import {
   type HttpClient,
   HttpApp as PlatformHttpApp,
   HttpIncomingMessage,
-  HttpMiddleware,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
@@ -242,14 +241,6 @@ export const layer: Layer.Layer<
     TgApi.layer
   ))
 )
-
-/**
- * Turns off the per-request server spans of a served layer. Their attributes hold the full URL,
- * and URLs carry bot tokens (`/api/bots/validate?token=`, later `/tgapi/bot<token>/`); they also
- * cost about a sixth of the throughput of a hot route. Spans of the services stay.
- */
-export const withoutRequestSpans = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-  HttpMiddleware.withTracerDisabledWhen(layer, () => true)
 
 /** Applies the body limit to an app; the host's server uses it when serving the API. */
 export const withBodyLimit = <E, R>(app: PlatformHttpApp.Default<E, R>) =>

@@ -4,6 +4,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { Authorization, Caller, type CallerInfo } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import { actorOf, record } from "./Audited.js"
+import * as RateLimit from "./RateLimit.js"
 
 /** The name of the session cookie. */
 export const sessionCookie = "botrelay_session"
@@ -44,7 +45,8 @@ const csrfRefusal = (caller: CallerInfo, reason: string) =>
 /**
  * Authentication of every /api request but login: a Bearer API key, or else the session cookie of a
  * signed-in account. A cookie-authenticated request that changes anything must carry the session's
- * `X-CSRF-Token` and come from Botrelay's origin. A refused known key is recorded in the audit log.
+ * `X-CSRF-Token` and come from Botrelay's origin. A refused known key is recorded in the audit log. The
+ * caller's request is then taken from its rate limit (see RateLimit).
  */
 export const AuthorizationLive = Layer.effect(
   Authorization,
@@ -74,16 +76,22 @@ export const AuthorizationLive = Layer.effect(
           : keys.authenticate(secret).pipe(
             Effect.mapError(storageFailure),
             Effect.flatMap(Option.match({
-              onNone: () =>
+              onNone: (): Effect.Effect<
+                CallerInfo,
+                ApiError.Unauthorized | ApiError.TooManyRequests,
+                HttpServerRequest.HttpServerRequest
+              > =>
                 Effect.zipRight(refusedKey(secret), Effect.fail(unauthorized("missing or invalid API key"))),
               onSome: (key) =>
-                Effect.succeed(
+                Effect.as(
+                  RateLimit.charge({ type: "key", id: key.id }),
                   Caller.of({ type: "key", id: key.id, name: key.name, role: key.role, bot_ids: key.bot_ids })
                 )
             }))
           ),
       session: (session) =>
         Effect.gen(function*() {
+          yield* RateLimit.refused
           const request = yield* HttpServerRequest.HttpServerRequest
           if ((request.headers["authorization"] ?? "") !== "") {
             return yield* Effect.fail(unauthorized("missing or invalid API key"))
@@ -112,6 +120,7 @@ export const AuthorizationLive = Layer.effect(
               return yield* audited(csrfRefusal(caller, "this change must come from Botrelay's own origin"))
             }
           }
+          yield* RateLimit.charge(caller)
           return caller
         })
     })

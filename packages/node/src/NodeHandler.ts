@@ -6,7 +6,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "@botrelay/console"
 import { EventLog, Identity, LongPoll } from "@botrelay/core"
-import { BotApiAnswer, App, ConsoleFiles, LiveEvents, TgApi } from "@botrelay/http"
+import { BotApiAnswer, App, ConsoleFiles, LiveEvents, RateLimit, RequestSpans, TgApi } from "@botrelay/http"
 import { Effect, Layer, type Scope } from "effect"
 import * as BodyGuard from "./BodyGuard.js"
 import type { Services } from "./Botrelay.js"
@@ -95,8 +95,10 @@ const stopped = (req: IncomingMessage, res: ServerResponse) => {
 }
 
 /**
- * Builds the handler on the instance's services: the HTTP app (with its 1 MiB body limit and no
- * per-request spans, whose URLs would carry tokens) behind the /tgapi fast path and the body guard,
+ * Builds the handler on the instance's services: the HTTP app (with its 1 MiB body limit, the /api rate
+ * limits of `RateLimit.Limits`, and a span per
+ * request named by its route template when `RequestSpans.Enabled`, never the platform's, whose URLs would
+ * carry tokens) behind the /tgapi fast path and the body guard,
  * under `prefix`. Everything it answers carries the instance id (`X-Botrelay-Instance`). The standalone
  * server's request listener is this handler too.
  */
@@ -123,7 +125,10 @@ export const make = (options: {
         )
       )
     )
-    const serve = yield* NodeHttpServer.makeHandler(App.withBodyLimit(app)).pipe(
+    const limited = yield* RateLimit.limited(app, yield* RateLimit.Limits, App.render)
+    const spans = yield* RequestSpans.Enabled
+    const served = spans ? RequestSpans.traced(limited, { console: options.console !== false }) : limited
+    const serve = yield* NodeHttpServer.makeHandler(App.withBodyLimit(served)).pipe(
       HttpMiddleware.withTracerDisabledWhenEffect(() => true),
       Effect.provide(NodeHttpServer.layerContext)
     )

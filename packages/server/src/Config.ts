@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util"
 import { Bot, Status } from "@botrelay/core"
 import { LogLevel, Redacted } from "effect"
+import type * as Tracing from "./Tracing.js"
 
 /** The standalone server's configuration; flags override environment variables. */
 export interface Config {
@@ -61,6 +62,12 @@ export interface Config {
   readonly auditRetention: number
   /** How long, in seconds, a delivery to a backend is retried before it is dead. */
   readonly deliveryMaxAge: number
+  /** /api requests a second refilled per caller (key, account, anonymous IP); 0: no limit. */
+  readonly apiRateLimit: number
+  /** ...and how many a caller may make at once. */
+  readonly apiRateBurst: number
+  /** Trace export from the `OTEL_*` variables: set when an OTLP endpoint is. */
+  readonly traces: Tracing.Settings | undefined
 }
 
 /** A configuration value that cannot be used; the message names the setting and never its secret value. */
@@ -98,7 +105,9 @@ export const settings = {
   sessionIdleTimeout: { flag: "session-idle-timeout", env: "BOTRELAY_SESSION_IDLE_TIMEOUT", default: "7d" },
   sessionMaxAge: { flag: "session-max-age", env: "BOTRELAY_SESSION_MAX_AGE", default: "30d" },
   auditRetention: { flag: "audit-retention", env: "BOTRELAY_AUDIT_RETENTION", default: "365d" },
-  deliveryMaxAge: { flag: "delivery-max-age", env: "BOTRELAY_DELIVERY_MAX_AGE", default: "24h" }
+  deliveryMaxAge: { flag: "delivery-max-age", env: "BOTRELAY_DELIVERY_MAX_AGE", default: "24h" },
+  apiRateLimit: { flag: "api-rate-limit", env: "BOTRELAY_API_RATE_LIMIT", default: "20" },
+  apiRateBurst: { flag: "api-rate-burst", env: "BOTRELAY_API_RATE_BURST", default: "100" }
 } as const
 
 /** The secret key's variable; read from the environment only, so that it never shows in a process list. */
@@ -142,6 +151,69 @@ const isHttpUrl = (value: string) => {
   if (!URL.canParse(value)) return false
   const protocol = new URL(value).protocol
   return protocol === "http:" || protocol === "https:"
+}
+
+const samplers: ReadonlyArray<Tracing.Settings["sampler"]> = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio"
+]
+
+/**
+ * Trace export as the standard `OTEL_*` variables set it: on when `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is (and neither `OTEL_SDK_DISABLED=true` nor `OTEL_TRACES_EXPORTER=none`), over
+ * http/protobuf only. Messages never repeat a value: endpoints and headers may hold credentials.
+ */
+export const tracesFromEnv = (env: Record<string, string | undefined>): Tracing.Settings | undefined => {
+  const get = (name: string) => {
+    const value = env[name]?.trim()
+    return value === undefined || value === "" ? undefined : value
+  }
+  if (get("OTEL_SDK_DISABLED")?.toLowerCase() === "true") return undefined
+  const exporter = get("OTEL_TRACES_EXPORTER")
+  if (exporter === "none") return undefined
+  if (exporter !== undefined && exporter !== "otlp") throw new ConfigError("OTEL_TRACES_EXPORTER must be otlp or none")
+  const traces = get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+  const endpoint = traces ?? get("OTEL_EXPORTER_OTLP_ENDPOINT")
+  if (endpoint === undefined) return undefined
+  if (!isHttpUrl(endpoint)) {
+    throw new ConfigError(
+      `${traces === undefined ? "OTEL_EXPORTER_OTLP_ENDPOINT" : "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} must be an http or https URL`
+    )
+  }
+  const protocol = get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ?? get("OTEL_EXPORTER_OTLP_PROTOCOL") ?? "http/protobuf"
+  if (protocol !== "http/protobuf") {
+    throw new ConfigError("OTEL_EXPORTER_OTLP_PROTOCOL / OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be http/protobuf")
+  }
+  const resourceAttributes: Record<string, string> = {}
+  for (const pair of (get("OTEL_RESOURCE_ATTRIBUTES") ?? "").split(",")) {
+    if (pair.trim() === "") continue
+    const at = pair.indexOf("=")
+    const key = at <= 0 ? "" : pair.slice(0, at).trim()
+    if (key === "") throw new ConfigError("OTEL_RESOURCE_ATTRIBUTES must be key=value pairs separated by commas")
+    try {
+      resourceAttributes[key] = decodeURIComponent(pair.slice(at + 1).trim())
+    } catch {
+      throw new ConfigError("OTEL_RESOURCE_ATTRIBUTES must be key=value pairs separated by commas, values percent-encoded")
+    }
+  }
+  const sampler = (get("OTEL_TRACES_SAMPLER") ?? "parentbased_always_on") as Tracing.Settings["sampler"]
+  if (!samplers.includes(sampler)) throw new ConfigError(`OTEL_TRACES_SAMPLER must be one of ${samplers.join(", ")}`)
+  const arg = get("OTEL_TRACES_SAMPLER_ARG")
+  const samplerArg = arg === undefined ? 1 : Number(arg)
+  if (!Number.isFinite(samplerArg) || samplerArg < 0 || samplerArg > 1) {
+    throw new ConfigError("OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1")
+  }
+  return {
+    endpoint: traces ?? `${endpoint.replace(/\/+$/, "")}/v1/traces`,
+    serviceName: get("OTEL_SERVICE_NAME") ?? resourceAttributes["service.name"] ?? "botrelay",
+    resourceAttributes,
+    sampler,
+    samplerArg
+  }
 }
 
 /** The option table of `node:util` parseArgs for every setting. */
@@ -297,6 +369,14 @@ export const fromValues = (
     }
     return value
   }
+  const apiRateLimit = Number(read("apiRateLimit"))
+  if (!/^\d{1,7}(\.\d{1,6})?$/.test(read("apiRateLimit")!.trim()) || apiRateLimit > 1_000_000) {
+    throw new ConfigError("BOTRELAY_API_RATE_LIMIT / --api-rate-limit must be a number of requests a second from 0 (no limit) to 1000000")
+  }
+  const apiRateBurst = Number(read("apiRateBurst"))
+  if (!/^\d{1,7}$/.test(read("apiRateBurst")!.trim()) || apiRateBurst < 1 || apiRateBurst > 1_000_000) {
+    throw new ConfigError("BOTRELAY_API_RATE_BURST / --api-rate-burst must be an integer from 1 to 1000000")
+  }
   return {
     port,
     host: read("host")!,
@@ -329,7 +409,10 @@ export const fromValues = (
     sessionIdleTimeout: seconds("sessionIdleTimeout"),
     sessionMaxAge: seconds("sessionMaxAge"),
     auditRetention: seconds("auditRetention"),
-    deliveryMaxAge: seconds("deliveryMaxAge")
+    deliveryMaxAge: seconds("deliveryMaxAge"),
+    apiRateLimit,
+    apiRateBurst,
+    traces: tracesFromEnv(env)
   }
 }
 

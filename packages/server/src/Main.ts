@@ -14,11 +14,12 @@ import {
   type Stores,
   Supervisor
 } from "@botrelay/core"
-import { App } from "@botrelay/http"
+import { App, RateLimit } from "@botrelay/http"
 import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
 import * as DatabaseLock from "./DatabaseLock.js"
+import * as Tracing from "./Tracing.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
@@ -249,9 +250,10 @@ export type StartError =
 
 /**
  * The whole standalone server: the SQLite file's lock (see DatabaseLock), storage, services, first-start
- * duties and the HTTP API on a socket. The lock is taken first and released last; storage is opened before
- * the socket and closed after it, so in-flight requests finish first. `runtime` tunes polling and delivery
- * (tests shorten the waits); the services stay reachable (tests use them).
+ * duties and the HTTP API on a socket, with the /api rate limits, and traces exported when an OTLP endpoint is
+ * set (flushed last). The lock is taken first and released last; storage is opened before the socket and
+ * closed after it, so in-flight requests finish first. `runtime` tunes polling and delivery (tests shorten the
+ * waits); the services stay reachable (tests use them).
  */
 export const layer = (
   config: Config,
@@ -264,7 +266,9 @@ export const layer = (
     Layer.provideMerge(HttpServer.withLogAddress(nodeServer(config))),
     Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
     Layer.provideMerge(services),
-    Layer.provide(DatabaseLock.layer(config.database))
+    Layer.provide(DatabaseLock.layer(config.database)),
+    Layer.provide(Layer.succeed(RateLimit.Limits, { rate: config.apiRateLimit, burst: config.apiRateBurst })),
+    Layer.provide(config.traces === undefined ? Layer.empty : Tracing.otlpLayer(config.traces))
   )
 }
 

@@ -122,7 +122,7 @@ export const startServer = async (
     readonly bufferMaxAge?: string
     /** The data dir of an earlier server, to start again on its database; the caller removes it. */
     readonly dir?: string
-    /** More flags, e.g. `{ "llm-model": "m" }`. */
+    /** More flags, e.g. `{ "llm-model": "m" }`; `api-rate-limit` is 0 (no limit) unless set here. */
     readonly flags?: Readonly<Record<string, string>>
     /** BOTRELAY_BACKEND_ALLOW_PRIVATE, for tests whose backends set through /tgapi listen on 127.0.0.1. */
     readonly allowPrivateBackends?: boolean
@@ -132,6 +132,8 @@ export const startServer = async (
     readonly instanceId?: string
     /** BOTRELAY_ADMIN_KEY; a new one by default. */
     readonly adminKey?: string
+    /** More environment variables the configuration reads, e.g. `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+    readonly env?: Readonly<Record<string, string>>
     /** The driver: PostgreSQL under `BOTRELAY_TEST_DATABASE=postgres`, else SQLite, unless set here. */
     readonly storage?: Storage
   } = {}
@@ -156,8 +158,10 @@ export const startServer = async (
     ...(options.allowPrivateBackends === true ? { "backend-allow-private": "true" } : {}),
     "delivery-max-age": String(deliveryMaxAge),
     ...(options.instanceId === undefined ? {} : { "instance-id": options.instanceId }),
+    // tests fire many /api calls at once; RateLimit.test.ts sets its own limits
+    "api-rate-limit": "0",
     ...options.flags
-  }, postgres ? { BOTRELAY_SECRET_KEY: postgresKey } : {})
+  }, { ...options.env, ...(postgres ? { BOTRELAY_SECRET_KEY: postgresKey } : {}) })
   const logs: Array<string> = []
   const capture = Logger.map(Logger.jsonLogger, (line) => void logs.push(line))
   const runtime = ManagedRuntime.make(

@@ -7,6 +7,7 @@ import { Event, Events } from "./Events.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
+import { UpdateTracer } from "./UpdateTracer.js"
 import { OutboxStore } from "../stores/OutboxStore.js"
 
 /** Methods a webhook reply may not call: Botrelay owns the bot's ingress. */
@@ -92,6 +93,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
     const telegram = yield* TelegramClient.TelegramClient
     const flood = yield* FloodControl
     const http = yield* HttpExchange.HttpExchange
+    const tracer = yield* UpdateTracer
     const timeout = Duration.decode(options.timeout)
 
     const paced = <A, E extends TelegramError.TelegramError>(
@@ -128,15 +130,24 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
         const secret = Redacted.value(bot.secret_token)
         const url = target(delivery, bot)
         const addresses = BackendPolicy.addressesFor(policy, bot.backend_url_origin)
+        const span = tracer.enabled
+          ? yield* tracer.attempt(delivery.bot_id, delivery.update_id, delivery.id, delivery.attempts + 1)
+          : undefined
+        const headers = secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret }
         const result = yield* interruptible(Effect.either(http.exchange({
           method: "POST",
           url,
-          headers: secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret },
+          headers: span === undefined ? headers : { ...headers, traceparent: span.traceparent },
           body: delivery.payload,
           timeout,
           maxBytes: maxAnswerBytes,
           ...(addresses === undefined ? {} : { addresses })
-        })))
+        }))).pipe(
+          Effect.onInterrupt(() => span === undefined ? Effect.void : span.end({ error: "interrupted" }))
+        )
+        if (span !== undefined) {
+          yield* span.end(Either.isRight(result) ? { status: result.right.status } : { error: result.left.description })
+        }
         if (Either.isRight(result) && result.right.status >= 200 && result.right.status < 300) {
           const reply = webhookReply(HttpExchange.text(result.right), result.right.headers["content-type"])
           return { _tag: "Done", extra: undefined, after: reply === undefined ? undefined : runReply(bot, reply) }

@@ -4,6 +4,7 @@ import { Events, Event } from "./Events.js"
 import { BotStore } from "../stores/BotStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { Fence } from "../stores/LeaseStore.js"
+import { UpdateTracer } from "./UpdateTracer.js"
 
 export type { BufferEntry, InboxUpdate, UpdateCompletion } from "../domain/Update.js"
 
@@ -44,6 +45,7 @@ export const make: Effect.Effect<InboxService, never, InboxStore | BotStore | Ev
   const store = yield* InboxStore
   const bots = yield* BotStore
   const events = yield* Events
+  const tracer = yield* UpdateTracer
   const statusWritten = new Map<number, number>()
 
   const touch = (botId: number, now: number, at: string) =>
@@ -69,6 +71,9 @@ export const make: Effect.Effect<InboxService, never, InboxStore | BotStore | Ev
           nextOffset,
           fence
         )
+        if (tracer.enabled) {
+          yield* tracer.received(botId, updates.map((u) => u.update_id), nextOffset === 0 ? "webhook" : "polling", now)
+        }
         yield* touch(botId, now, received_at)
         yield* events.publish(Event.UpdatesReceived({ bot_id: botId }))
         return added

@@ -10,6 +10,7 @@ import { typeOf } from "./LongPoll.js"
 import type { Decision } from "./Routing.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { Fence } from "../stores/LeaseStore.js"
+import { UpdateTracer } from "./UpdateTracer.js"
 
 /** How many inbox updates one read takes and one transaction completes. */
 const batchSize = 100
@@ -109,6 +110,7 @@ export const drain = (botId: number, { current, fence, route }: Drain) =>
   Effect.gen(function*() {
     const inbox = yield* InboxStore
     const events = yield* Events
+    const tracer = yield* UpdateTracer
     let queued = false
     while (true) {
       const pending = yield* inbox.pendingUpdates(botId, batchSize)
@@ -121,6 +123,7 @@ export const drain = (botId: number, { current, fence, route }: Drain) =>
         return decisions === undefined ? completion : routed(completion, decisions[i]!)
       })
       yield* inbox.completeUpdates(completions, fence)
+      if (tracer.enabled) yield* tracer.processed(botId, pending.map((u) => u.update_id), now)
       yield* publishStored(events, botId, completions)
       if (completions.some((c) => c.deliveries.length > 0)) {
         queued = true
