@@ -70,7 +70,8 @@ const launch = async (id: string, database: string): Promise<Instance> => {
       BOTRELAY_PORT: "0",
       BOTRELAY_HOST: "127.0.0.1",
       BOTRELAY_INSTANCE_ID: id,
-      BOTRELAY_LOG_LEVEL: "info"
+      BOTRELAY_LOG_LEVEL: "info",
+      BOTRELAY_API_RATE_LIMIT: "0"
     },
     stdio: ["ignore", "pipe", "pipe"]
   })

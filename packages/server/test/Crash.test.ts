@@ -31,7 +31,7 @@ const until = async (check: () => boolean | Promise<boolean>, timeout: number, w
 
 const start = async (env: Record<string, string>) => {
   const child = spawn(process.execPath, [bin], {
-    env: { PATH: process.env.PATH ?? "", BOTRELAY_PORT: "0", BOTRELAY_HOST: "127.0.0.1", ...env },
+    env: { PATH: process.env.PATH ?? "", BOTRELAY_PORT: "0", BOTRELAY_HOST: "127.0.0.1", BOTRELAY_API_RATE_LIMIT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   children.add(child)
