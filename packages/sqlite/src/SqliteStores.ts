@@ -140,11 +140,11 @@ export const rotateSecretKey = (
       try: () => {
         const next = SecretKey.cipher(to)
         return sqlite.transaction((): Rotated => {
-          const bots = sqlite.prepare("SELECT id, token, secret_token FROM botrelay_bots").all() as Array<
-            { id: number; token: string; secret_token: string }
+          const bots = sqlite.prepare("SELECT id, token, secret_token, signing_secret FROM botrelay_bots").all() as Array<
+            { id: number; token: string; secret_token: string; signing_secret: string }
           >
           const updateBot = sqlite.prepare(
-            "UPDATE botrelay_bots SET token = ?, token_hash = ?, secret_token = ? WHERE id = ?"
+            "UPDATE botrelay_bots SET token = ?, token_hash = ?, secret_token = ?, signing_secret = ? WHERE id = ?"
           )
           for (const bot of bots) {
             const token = from.decrypt("token", bot.token)
@@ -152,6 +152,7 @@ export const rotateSecretKey = (
               next.encrypt("token", token),
               next.tokenHash(token),
               next.encrypt("secret_token", from.decrypt("secret_token", bot.secret_token)),
+              next.encrypt("signing_secret", from.decrypt("signing_secret", bot.signing_secret)),
               bot.id
             )
           }

@@ -1,6 +1,7 @@
 import { HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
-import { Duration, Effect, Either, Redacted } from "effect"
+import { Clock, Duration, Effect, Either, Redacted } from "effect"
 import * as BackendPolicy from "../domain/BackendPolicy.js"
+import * as Signing from "../internal/Signing.js"
 import type { StoredBot } from "../domain/Bot.js"
 import type { Delivery, DeliveryOutcome } from "../domain/Delivery.js"
 import { Event, Events } from "./Events.js"
@@ -80,8 +81,9 @@ const outcomeOf = (outcome: Outbox.Outcome): DeliveryOutcome =>
 
 /**
  * Deliveries of updates to backends, the outbox kind: each attempt POSTs the update to the bot's backend URL
- * as it is at that moment, under the `BackendPolicy` for whoever set it; a webhook reply in the answer runs
- * once the delivery is recorded. `timeout` bounds each attempt.
+ * as it is at that moment, under the `BackendPolicy` for whoever set it, signed (Standard Webhooks,
+ * `webhook-id` `msg_<delivery id>`, the attempt's time) when the bot has a signing secret; a webhook reply in
+ * the answer runs once the delivery is recorded. `timeout` bounds each attempt.
  */
 export const make = (options: { readonly timeout: Duration.DurationInput }) =>
   Effect.gen(function*() {
@@ -128,10 +130,13 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
         const secret = Redacted.value(bot.secret_token)
         const url = target(delivery, bot)
         const addresses = BackendPolicy.addressesFor(policy, bot.backend_url_origin)
+        const signature = Redacted.value(bot.signing_secret) === ""
+          ? {}
+          : Signing.sign(bot.signing_secret, `msg_${delivery.id}`, yield* Clock.currentTimeMillis, delivery.payload)
         const result = yield* interruptible(Effect.either(http.exchange({
           method: "POST",
           url,
-          headers: secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret },
+          headers: { ...jsonHeaders, ...(secret === "" ? {} : { [secretHeader]: secret }), ...signature },
           body: delivery.payload,
           timeout,
           maxBytes: maxAnswerBytes,
