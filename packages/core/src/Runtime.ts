@@ -5,6 +5,7 @@ import * as ApiKeys from "./services/ApiKeys.js"
 import * as AuditLog from "./services/AuditLog.js"
 import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
+import * as Bridges from "./services/Bridges.js"
 import * as ChatAdmin from "./services/ChatAdmin.js"
 import * as Chats from "./services/Chats.js"
 import * as Deliveries from "./services/Deliveries.js"
@@ -92,6 +93,7 @@ export const telegramApi = "https://api.telegram.org"
 /** Everything an instance runs: the services, the event bus, the ingress entry and the clients they use. */
 export type Services =
   | Bots.Bots
+  | Bridges.Bridges
   | Routes.Routes
   | Messages.Messages
   | ChatAdmin.ChatAdmin
@@ -140,6 +142,7 @@ export const layer = (
   }
   return Layer.mergeAll(
     Bots.layer,
+    Bridges.layer,
     Routes.layer,
     Messages.layer,
     ChatAdmin.layer,

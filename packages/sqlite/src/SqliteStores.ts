@@ -14,6 +14,7 @@ import {
   MappingStore,
   MessageStore,
   OutboxStore,
+  BridgeStore,
   PeopleStore,
   RouteStore,
   SearchStore,
@@ -41,6 +42,7 @@ import * as SqliteLeaseStore from "./SqliteLeaseStore.js"
 import * as SqliteMappingStore from "./SqliteMappingStore.js"
 import * as SqliteMessageStore from "./SqliteMessageStore.js"
 import * as SqliteOutboxStore from "./SqliteOutboxStore.js"
+import * as SqliteBridgeStore from "./SqliteBridgeStore.js"
 import * as SqlitePeopleStore from "./SqlitePeopleStore.js"
 import * as SqliteRouteStore from "./SqliteRouteStore.js"
 import * as SqliteSearchStore from "./SqliteSearchStore.js"
@@ -81,6 +83,7 @@ export const make = (
       Context.add(InboxStore.InboxStore, SqliteInboxStore.make(c)),
       Context.add(BufferStore.BufferStore, SqliteBufferStore.make(c)),
       Context.add(OutboxStore.OutboxStore, SqliteOutboxStore.make(c)),
+      Context.add(BridgeStore.BridgeStore, SqliteBridgeStore.make(c)),
       Context.add(EventStore.EventStore, SqliteEventStore.make(c)),
       Context.add(ChatStore.ChatStore, SqliteChatStore.make(c)),
       Context.add(PeopleStore.PeopleStore, SqlitePeopleStore.make(c)),

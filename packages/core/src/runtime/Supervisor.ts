@@ -2,6 +2,7 @@ import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
 import * as AuditRetention from "./AuditRetention.js"
 import * as BackendDelivery from "./BackendDelivery.js"
+import * as BridgeDelivery from "./BridgeDelivery.js"
 import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import { botsOf, type Event, Events, type EventOf, type RouteEnds } from "./Events.js"
 import type { FloodControl } from "./FloodControl.js"
@@ -20,6 +21,8 @@ import * as SearchIndexing from "./SearchIndexing.js"
 import type * as SentMessages from "./SentMessages.js"
 import type { AuditStore } from "../stores/AuditStore.js"
 import { BotStore } from "../stores/BotStore.js"
+import type { BridgeStore } from "../stores/BridgeStore.js"
+import type { ChatStore } from "../stores/ChatStore.js"
 import { RouteStore } from "../stores/RouteStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { MappingStore } from "../stores/MappingStore.js"
@@ -61,6 +64,7 @@ interface Wakeups {
   readonly inbox: Queue.Queue<void>
   readonly outbox: Queue.Queue<void>
   readonly sends: Queue.Queue<void>
+  readonly bridges: Queue.Queue<void>
   /** Completed when the bot's work settles: its inbox processed and, if that queued deliveries, its outbox empty. */
   settled: Deferred.Deferred<void> | undefined
 }
@@ -81,6 +85,7 @@ export const run = (options: Options = defaults) =>
     const events = yield* Events
     const deliveries = yield* BackendDelivery.make(options.outbox)
     const sender = yield* RouteSender.make
+    const bridges = yield* BridgeDelivery.make(options.outbox)
     // Runs after every fiber below has stopped (finalizers run last first): the bots' leases are free then.
     yield* Effect.addFinalizer(() => ownership.release)
     const pollers = yield* FiberMap.make<number>()
@@ -118,7 +123,7 @@ export const run = (options: Options = defaults) =>
       known.delete(botId)
     }
 
-    const wake = (botId: number, which: "inbox" | "outbox" | "sends") =>
+    const wake = (botId: number, which: "inbox" | "outbox" | "sends" | "bridges") =>
       Effect.suspend(() => {
         const queues = wakeups.get(botId)
         return queues === undefined ? Effect.void : Effect.asVoid(Queue.offer(queues[which], undefined))
@@ -166,7 +171,8 @@ export const run = (options: Options = defaults) =>
         ),
         Outbox.work([
           Outbox.line(deliveries, options.outbox, botId, bot, queues.outbox, settle(queues), tenure.holds),
-          Outbox.line(sender.kind, options.sends ?? Outbox.policy, botId, bot, queues.sends, Effect.void, tenure.holds)
+          Outbox.line(sender.kind, options.sends ?? Outbox.policy, botId, bot, queues.sends, Effect.void, tenure.holds),
+          Outbox.line(bridges, options.outbox, botId, bot, queues.bridges, Effect.void, tenure.holds)
         ])
       ], { concurrency: 2, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
 
@@ -177,6 +183,7 @@ export const run = (options: Options = defaults) =>
           inbox: yield* Queue.sliding<void>(1),
           outbox: yield* Queue.sliding<void>(1),
           sends: yield* Queue.sliding<void>(1),
+          bridges: yield* Queue.sliding<void>(1),
           settled: undefined
         }
         wakeups.set(botId, queues)
@@ -288,7 +295,7 @@ export const run = (options: Options = defaults) =>
         case "UpdatesReceived":
           return wake(event.bot_id, "inbox")
         case "OutboxQueued":
-          return wake(event.bot_id, event.kind === "delivery" ? "outbox" : "sends")
+          return wake(event.bot_id, event.kind === "delivery" ? "outbox" : event.kind === "bridge" ? "bridges" : "sends")
         case "OwnershipChanged":
           return reconcileOne(event.bot_id)
         case "Resynced":
@@ -304,6 +311,7 @@ export const run = (options: Options = defaults) =>
         yield* wake(botId, "inbox")
         yield* wake(botId, "outbox")
         yield* wake(botId, "sends")
+        yield* wake(botId, "bridges")
       }
     })
 
@@ -339,6 +347,8 @@ export const layer = (
   never,
   | AuditStore
   | BotStore
+  | BridgeStore
+  | ChatStore
   | RouteStore
   | MappingStore
   | SentMessages.SentMessages
