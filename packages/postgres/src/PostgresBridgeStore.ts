@@ -63,6 +63,9 @@ export const make = (c: Connection): BridgeStore.BridgeStoreService => {
 
     listBridgeDeliveries: (filter) =>
       c.use("listBridgeDeliveries", async (db) =>
-        (await all(db, BridgeQueries.listDeliveries(db, filter))).map(BridgeQueries.toBridgeDelivery))
+        (await all(db, BridgeQueries.listDeliveries(db, filter))).map(BridgeQueries.toBridgeDelivery)),
+
+    pruneBridgeDeliveries: (before, limit) =>
+      c.use("pruneBridgeDeliveries", (db) => run(db, BridgeQueries.pruneDeliveries(db, before, limit)))
   }
 }

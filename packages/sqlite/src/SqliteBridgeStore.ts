@@ -68,6 +68,9 @@ export const make = (c: Connection): BridgeStore.BridgeStoreService => {
     recordBridgeAttempts: (attempts) => c.groupCommit("recordBridgeAttempts", () => recordAttempts(attempts)),
 
     listBridgeDeliveries: (filter) =>
-      attempt("listBridgeDeliveries", () => c.all(BridgeQueries.listDeliveries(db, filter)).map(BridgeQueries.toBridgeDelivery))
+      attempt("listBridgeDeliveries", () => c.all(BridgeQueries.listDeliveries(db, filter)).map(BridgeQueries.toBridgeDelivery)),
+
+    pruneBridgeDeliveries: (before, limit) =>
+      c.groupCommit("pruneBridgeDeliveries", () => c.run(BridgeQueries.pruneDeliveries(db, before, limit)))
   }
 }

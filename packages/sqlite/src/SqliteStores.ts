@@ -127,6 +127,7 @@ export interface Rotated {
   readonly bots: number
   readonly webhook_secrets: number
   readonly settings: number
+  readonly bridges: number
 }
 
 /**
@@ -166,6 +167,16 @@ export const rotateSecretKey = (
           for (const hook of hooks) {
             updateHook.run(next.encrypt("webhook_secret", from.decrypt("webhook_secret", hook.secret)), hook.bot_id)
           }
+          const bridges = sqlite.prepare("SELECT id, signing_secret FROM botrelay_bridges").all() as Array<
+            { id: number; signing_secret: string }
+          >
+          const updateBridge = sqlite.prepare("UPDATE botrelay_bridges SET signing_secret = ? WHERE id = ?")
+          for (const bridge of bridges) {
+            updateBridge.run(
+              next.encrypt("signing_secret", from.decrypt("signing_secret", bridge.signing_secret)),
+              bridge.id
+            )
+          }
           const names = [...SettingsStore.secretSettings]
           const settings = (sqlite.prepare("SELECT name, value FROM botrelay_settings").all() as Array<
             { name: string; value: string }
@@ -176,7 +187,7 @@ export const rotateSecretKey = (
           }
           sqlite.prepare("UPDATE botrelay_secret_key SET check_value = ? WHERE id = 1")
             .run(next.encrypt("check", SecretKey.checkPlaintext))
-          return { bots: bots.length, webhook_secrets: hooks.length, settings: settings.length }
+          return { bots: bots.length, webhook_secrets: hooks.length, settings: settings.length, bridges: bridges.length }
         })()
       },
       catch: (cause) =>

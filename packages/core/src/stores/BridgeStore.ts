@@ -32,6 +32,8 @@ export interface BridgeStoreService {
     readonly status?: DeliveryStatus
     readonly limit: number
   }) => Effect.Effect<ReadonlyArray<BridgeDelivery>, StorageError>
+  /** Deletes delivered bridge deliveries last updated before `before`, at most `limit`; returns how many. */
+  readonly pruneBridgeDeliveries: (before: string, limit: number) => Effect.Effect<number, StorageError>
 }
 
 /** Bridges and their outbox; the host's driver provides it. */
