@@ -24,7 +24,9 @@ export const make = (c: Connection): EventStore.EventStoreService => ({
       for (const chunk of Batches.chunks(rows)) await run(db, db.insertInto("botrelay_events").values([...chunk]))
       const bridges = await all(db, BridgeQueries.enabledBridges(db))
       if (bridges.length > 0) {
-        const queued = BridgeQueries.deliveriesOf(bridges, rows)
+        const candidates = BridgeQueries.botsOf(rows)
+        const bots = candidates.length === 0 ? [] : await all(db, BridgeQueries.existingBots(db, candidates))
+        const queued = BridgeQueries.deliveriesOf(bridges, rows, new Set(bots.map((r) => r.id)))
         for (const chunk of Batches.chunks(queued)) await run(db, BridgeQueries.insertDeliveries(db, chunk))
       }
       return entries.map((_, i) => start + i)

@@ -76,13 +76,24 @@ export const toBridgeDelivery = (r: Selectable<BridgeDeliveriesTable>): Bridge.B
   updated_at: r.updated_at
 })
 
+/** The bots of entries that a bridge may take: those of a bot (not the log's markers). */
+export const botsOf = (entries: ReadonlyArray<LiveEvent.LogEntry>): ReadonlyArray<number> => [
+  ...new Set(entries.map((entry) => entry.bot_id).filter((id) => id > 0))
+]
+
+/** Which of these bots exist. */
+export const existingBots = (db: Kysely<Database>, ids: ReadonlyArray<number>) =>
+  db.selectFrom("botrelay_bots").select("id").where("id", "in", ids)
+
 /**
- * The bridge deliveries of appended log entries: one per entry per enabled bridge that takes it, due at
- * once, in entry order (so FIFO per bot).
+ * The bridge deliveries of appended log entries: one per entry of a bot in `bots` (those that exist: a
+ * deleted bot's last entries go nowhere) per enabled bridge that takes it, due at once, in entry order
+ * (so FIFO per bot).
  */
 export const deliveriesOf = (
   bridges: ReadonlyArray<Selectable<BridgesTable>>,
-  entries: ReadonlyArray<LiveEvent.LogEntry>
+  entries: ReadonlyArray<LiveEvent.LogEntry>,
+  bots: ReadonlySet<number>
 ): ReadonlyArray<Insertable<BridgeDeliveriesTable>> => {
   const taking = bridges.map((r) => ({
     id: r.id,
@@ -90,7 +101,7 @@ export const deliveriesOf = (
     events: decodeEvents(r.events),
     bot_ids: decodeBotIds(r.bot_ids)
   }))
-  return entries.flatMap((entry) =>
+  return entries.filter((entry) => bots.has(entry.bot_id)).flatMap((entry) =>
     taking.filter((bridge) => Bridge.takes(bridge, entry.type, entry.bot_id)).map((bridge) => ({
       bridge_id: bridge.id,
       bot_id: entry.bot_id,

@@ -29,7 +29,10 @@ export const make = (c: Connection): EventStore.EventStoreService => {
     hot.setLastEventId.run(last + entries.length)
     const bridges = hot.enabledBridges.all()
     if (bridges.length > 0) {
-      const queued = BridgeQueries.deliveriesOf(bridges, entries.map((e, i) => ({ ...e, id: ids[i]! })))
+      const logged = entries.map((e, i) => ({ ...e, id: ids[i]! }))
+      const candidates = BridgeQueries.botsOf(logged)
+      const bots = candidates.length === 0 ? [] : c.all(BridgeQueries.existingBots(db, candidates)).map((r) => r.id)
+      const queued = BridgeQueries.deliveriesOf(bridges, logged, new Set(bots))
       for (const row of queued) c.run(BridgeQueries.insertDeliveries(db, [row]))
     }
     return ids

@@ -83,6 +83,7 @@ export const bridges = (run: Runner): void => {
           entry(two.id, "message", 2),
           entry(two.id, "bot", 3),
           entry(one.id, "chat", 4),
+          entry(99, "message", 5),
           { bot_id: 0, chat_id: 0, type: "reset", data: "{\"type\":\"reset\"}", created_at: t1 }
         ])
         const ofOne = yield* storage.nextBridgeDeliveries(one.id, 10)
