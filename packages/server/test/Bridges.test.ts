@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { Webhook } from "standardwebhooks"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { BridgeStore, Supervisor } from "@botrelay/core"
-import { FakeTelegram } from "@botrelay/testing"
+import { FakeTelegram, PgCluster } from "@botrelay/testing"
 import { Effect } from "effect"
 import { assertError, eventually, fastRuntime, startServer, storages, type TestServer } from "./Harness.js"
 
@@ -233,6 +233,27 @@ describe.each(storages)("bridges (%s)", (storage) => {
   })
 })
 
+describe.each(storages)("bridges under the strict backend policy (%s)", (storage) => {
+  it("refuses a literal private or loopback address with 400 on url, changing nothing", async () => {
+    const server = await startServer({ storage, flags: { "backend-policy": "strict" } })
+    try {
+      for (const url of ["http://127.0.0.1:8080/hook", "http://10.1.2.3/hook", "http://[::1]/hook", "http://localhost/hook"]) {
+        const reply = await server.call("/api/bridges/add", { body: { url, events: ["message"] } })
+        assertError(reply, 400, "invalid_request")
+        assert.strictEqual(reply.json.details?.[0]?.path, "url")
+      }
+      assert.deepStrictEqual((await server.call("/api/bridges")).json, [])
+      const added = await server.call("/api/bridges/add", { body: { url: "https://hooks.example.com/x", events: ["message"] } })
+      assert.strictEqual(added.status, 200, added.text)
+      const moved = await server.call("/api/bridges/update", { body: { id: added.json.id, url: "http://192.168.1.1/x" } })
+      assertError(moved, 400, "invalid_request")
+      assert.strictEqual((await server.call("/api/bridges")).json[0].url, "https://hooks.example.com/x")
+    } finally {
+      await server.close()
+    }
+  })
+})
+
 describe.each(storages)("bridges across a restart (%s)", (storage) => {
   it("keeps queued bridge deliveries through a restart and delivers them after", async () => {
     const fake = await FakeTelegram.start()
@@ -268,4 +289,42 @@ describe.each(storages)("bridges across a restart (%s)", (storage) => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+})
+
+describe.skipIf(!PgCluster.available)("bridges on instances sharing PostgreSQL", () => {
+  it("posts each event to each bridge exactly once, whichever instance runs the bot", async () => {
+    const cluster = await PgCluster.start()
+    const fake = await FakeTelegram.start()
+    const hook = await receiver()
+    const database = await cluster.createDatabase()
+    const common = { database, telegramApi: fake.apiRoot }
+    const [a, b] = await Promise.all([startServer({ ...common, instanceId: "a" }), startServer({ ...common, instanceId: "b" })])
+    try {
+      const added = await a.call("/api/bridges/add", { body: { url: hook.url, events: ["message"] } })
+      assert.strictEqual(added.status, 200, added.text)
+      const bots: Array<{ tg: FakeTelegram.FakeBot; id: number }> = []
+      for (let i = 0; i < 4; i++) {
+        const tg = fake.addBot()
+        const reply = await (i % 2 === 0 ? a : b).call("/api/bots/add", { body: { token: tg.token, manage_enabled: true } })
+        assert.strictEqual(reply.status, 200, reply.text)
+        bots.push({ tg, id: reply.json.id })
+      }
+      for (const { tg } of bots) await fake.waitForPoll(tg.id, "20 seconds")
+      for (const { tg } of bots) for (let n = 0; n < 3; n++) fake.userSends(tg.id, { text: `event ${n}` })
+      await eventually(() => hook.received.length >= 12 || undefined, 15_000)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      const ids = hook.received.map((r) => r.json.id)
+      assert.strictEqual(ids.length, 12)
+      assert.strictEqual(new Set(ids).size, 12, "no event twice")
+      for (const bot of bots) {
+        const texts = hook.received.filter((r) => r.json.bot_id === bot.id).map((r) => r.json.message.text)
+        assert.deepStrictEqual(texts, ["event 0", "event 1", "event 2"], `bot ${bot.id}`)
+      }
+    } finally {
+      await Promise.all([a.close(), b.close()])
+      await hook.close()
+      await fake.close()
+      await cluster.stop()
+    }
+  }, 60_000)
 })
