@@ -177,7 +177,7 @@ export const make = (
     const events = yield* Events
     const chatViews = yield* Effect.serviceOption(ChatViews)
     const bridgeStore = yield* Effect.serviceOption(BridgeStore)
-    /** The enabled bridges, as last read (after every `BridgesChanged`). */
+    /** The enabled bridges, as last read (after every `BridgesChanged` and `Resynced`). */
     let bridges: ReadonlyArray<StoredBridge> = []
     const readBridges = Option.match(bridgeStore, {
       onNone: () => Effect.void,
@@ -390,7 +390,7 @@ export const make = (
 
     const subscription = yield* events.subscribe(...followed)
     if (Option.isSome(bridgeStore)) {
-      const changed = yield* events.subscribe("BridgesChanged")
+      const changed = yield* events.subscribe("BridgesChanged", "Resynced")
       yield* readBridges
       yield* Queue.take(changed).pipe(
         Effect.zipRight(Queue.takeAll(changed)),

@@ -305,14 +305,17 @@ export const run = (options: Options = defaults) =>
       }
     }
 
-    /** Wakes every line of every bot this instance runs: work may have come while nobody was told. */
+    /**
+     * Wakes every line of every bot this instance runs: work may have come while nobody was told. Bridge
+     * deliveries are not among `botsWithWork`: every bridge line looks again.
+     */
     const wakeAll = Effect.gen(function*() {
       for (const botId of yield* inbox.botsWithWork) {
         yield* wake(botId, "inbox")
         yield* wake(botId, "outbox")
         yield* wake(botId, "sends")
-        yield* wake(botId, "bridges")
       }
+      for (const botId of [...wakeups.keys()]) yield* wake(botId, "bridges")
     })
 
     const subscription = yield* events.subscribe(
