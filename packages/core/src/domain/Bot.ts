@@ -1,15 +1,10 @@
 import { Redacted, Schema, Struct } from "effect"
+import { isHttpUrl } from "../internal/Url.js"
 import { BackendUrlOrigin } from "./BackendPolicy.js"
 
 /** Where a bot was registered from: the command line / environment, or the API. */
 export const BotSource = Schema.Literal("cli", "web")
 export type BotSource = typeof BotSource.Type
-
-const isHttpUrl = (value: string): boolean => {
-  if (!URL.canParse(value)) return false
-  const url = new URL(value)
-  return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== ""
-}
 
 /** C0 and C1 control characters, DEL, and the Unicode line and paragraph separators. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point

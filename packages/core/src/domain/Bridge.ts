@@ -1,4 +1,5 @@
 import { Redacted, Schema, Struct } from "effect"
+import { isHttpUrl } from "../internal/Url.js"
 import { SigningSecret, withoutControlCharacters } from "./Bot.js"
 import type { DeliveryOutcome, DeliveryStatus } from "./Delivery.js"
 import { EventName } from "./LiveEvent.js"
@@ -6,12 +7,6 @@ import { EventName } from "./LiveEvent.js"
 /** How a bridge posts an event: its JSON, signed like forwarding, or a Slack incoming-webhook message. */
 export const BridgeFormat = Schema.Literal("json", "slack")
 export type BridgeFormat = typeof BridgeFormat.Type
-
-const isHttpUrl = (value: string): boolean => {
-  if (!URL.canParse(value)) return false
-  const url = new URL(value)
-  return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== ""
-}
 
 /** Where a bridge posts: an absolute http(s) URL. */
 export const BridgeUrl = Schema.String.pipe(
