@@ -5,6 +5,7 @@ import * as ApiKeys from "./services/ApiKeys.js"
 import * as AuditLog from "./services/AuditLog.js"
 import * as BackendPolicy from "./domain/BackendPolicy.js"
 import * as Bots from "./services/Bots.js"
+import * as Bridges from "./services/Bridges.js"
 import * as ChatAdmin from "./services/ChatAdmin.js"
 import * as Chats from "./services/Chats.js"
 import * as Configuration from "./services/Configuration.js"
@@ -93,6 +94,7 @@ export const telegramApi = "https://api.telegram.org"
 /** Everything an instance runs: the services, the event bus, the ingress entry and the clients they use. */
 export type Services =
   | Bots.Bots
+  | Bridges.Bridges
   | Routes.Routes
   | Messages.Messages
   | ChatAdmin.ChatAdmin
@@ -142,6 +144,7 @@ export const layer = (
   }
   return Configuration.layer.pipe(Layer.provideMerge(Layer.mergeAll(
     Bots.layer,
+    Bridges.layer,
     Routes.layer,
     Messages.layer,
     ChatAdmin.layer,

@@ -7,7 +7,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
-import { ApiKey, Bot, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, ChatTag, Status } from "@botrelay/core"
+import { ApiKey, Bot, Bridge, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, ChatTag, Status } from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
 import { Context, type Redacted, Schema } from "effect"
 import { AccountsGroup, LoginGroup, SessionGroup } from "./AccountsApi.js"
@@ -196,6 +196,16 @@ export class RoutesGroup extends HttpApiGroup.make("routes")
   .prefix("/routes")
 {}
 
+/** Bridges: outbound webhooks of live events; admins only. */
+export class BridgesGroup extends HttpApiGroup.make("bridges")
+  .add(HttpApiEndpoint.get("list", "/").addSuccess(Schema.Array(Bridge.Bridge)))
+  .add(HttpApiEndpoint.post("add", "/add").setPayload(Bridge.NewBridge).addSuccess(Bridge.Bridge))
+  .add(HttpApiEndpoint.post("update", "/update").setPayload(Bridge.BridgeUpdate).addSuccess(Bridge.Bridge))
+  .add(HttpApiEndpoint.post("delete", "/delete").setUrlParams(IdParam).addSuccess(Bridge.Bridge))
+  .middleware(Authorization)
+  .prefix("/bridges")
+{}
+
 /** Stored message history, and sending through a bot. */
 export class MessagesGroup extends HttpApiGroup.make("messages")
   .add(HttpApiEndpoint.get("list", "/").setUrlParams(MessagesQuery).addSuccess(Schema.Array(Message.Message)))
@@ -347,6 +357,7 @@ export class Api extends HttpApi.make("botrelay")
   .add(DeliveriesGroup)
   .add(BotDeliveriesGroup)
   .add(RoutesGroup)
+  .add(BridgesGroup)
   .add(MessagesGroup)
   .add(TagsGroup)
   .add(UpdatesGroup)

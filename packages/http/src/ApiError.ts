@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import type { Account, ApiKey, Bot, Deliveries, Errors, LlmSettings, LongPoll, Media, Message, Route, ChatTag } from "@botrelay/core"
+import type { Account, ApiKey, Bot, Bridge, Deliveries, Errors, LlmSettings, LongPoll, Media, Message, Route, ChatTag } from "@botrelay/core"
 import type { TelegramError } from "@botrelay/telegram"
 import { Effect, Schema } from "effect"
 
@@ -145,6 +145,7 @@ export type DomainError =
   | Media.FileNotFound
   | Media.FileTooBig
   | Route.RouteNotFound
+  | Bridge.BridgeNotFound
   | ChatTag.TagNotFound
   | ApiKey.ApiKeyNotFound
   | ApiKey.LastAdminKey
@@ -180,6 +181,8 @@ export const fromDomain = (e: DomainError): Effect.Effect<never, ApiError> => {
       return Effect.fail(new Forbidden({ error: e.reason, code: "forbidden" }))
     case "InvalidCredentials":
       return Effect.fail(new Unauthorized({ error: "invalid username or password", code: "invalid_credentials" }))
+    case "BridgeNotFound":
+      return Effect.fail(new NotFound({ error: e.message, code: "bridge_not_found" }))
     case "RouteNotFound":
       return Effect.fail(new NotFound({ error: e.message, code: "route_not_found" }))
     case "TagNotFound":

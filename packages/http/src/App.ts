@@ -14,6 +14,7 @@ import type {
   ApiKeys,
   AuditLog,
   Bots,
+  Bridges,
   ChatAdmin,
   MediaFiles,
   Chats,
@@ -210,6 +211,7 @@ export const layer: Layer.Layer<
   | AuditLog.AuditLog
   | LoginThrottle.LoginThrottle
   | Bots.Bots
+  | Bridges.Bridges
   | Routes.Routes
   | Messages.Messages
   | ChatAdmin.ChatAdmin

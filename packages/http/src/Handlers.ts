@@ -3,6 +3,7 @@ import {
   ApiKeys,
   Bot,
   Bots,
+  Bridges,
   ChatTag,
   Deliveries,
   type Delivery,
@@ -224,6 +225,28 @@ const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
       .handle("delete", ({ urlParams }) =>
         audited("routes.delete", { target_type: "route", target_id: urlParams.id }, asAdmin(routes.remove(urlParams.id))))))
 
+const BridgesLive = HttpApiBuilder.group(Api, "bridges", (handlers) =>
+  Effect.map(Bridges.Bridges, (bridges) =>
+    handlers
+      .handle("list", () => asAdmin(bridges.list))
+      .handle("add", ({ payload }) =>
+        audited("bridges.add", { target_type: "bridge" }, asAdmin(bridges.add(payload)), (b) => ({
+          target_id: b.id,
+          details: { name: b.name, format: b.format, events: b.events, bot_ids: b.bot_ids }
+        })))
+      .handle("update", ({ payload }) =>
+        audited(
+          "bridges.update",
+          {
+            target_type: "bridge",
+            target_id: payload.id,
+            details: { fields: Object.keys(payload).filter((field) => field !== "id") }
+          },
+          asAdmin(bridges.update(payload))
+        ))
+      .handle("delete", ({ urlParams }) =>
+        audited("bridges.delete", { target_type: "bridge", target_id: urlParams.id }, asAdmin(bridges.remove(urlParams.id))))))
+
 const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
   Effect.map(Messages.Messages, (messages) =>
     handlers
@@ -341,6 +364,7 @@ export const layer = Layer.mergeAll(
   DeliveriesLive,
   BotDeliveriesLive,
   RoutesLive,
+  BridgesLive,
   MessagesLive,
   TagsLive,
   UpdatesLive,

@@ -2,6 +2,7 @@ import type { SecretKey } from "@botrelay/sql"
 import type { Migration } from "kysely"
 import * as m0001Init from "./migrations/0001_init.js"
 import * as m0002Leases from "./migrations/0002_leases.js"
+import * as m0003Bridges from "./migrations/0003_bridges.js"
 import * as m0004InboxDropped from "./migrations/0004_inbox_dropped.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
@@ -23,5 +24,6 @@ export const advisoryLock = "7093009174389530489"
 export const migrations = (cipher: SecretKey.Cipher): Record<string, Migration> => ({
   "0001_init": m0001Init.migration(cipher),
   "0002_leases": m0002Leases.migration,
+  "0003_bridges": m0003Bridges.migration,
   "0004_inbox_dropped": m0004InboxDropped.migration
 })

@@ -1,5 +1,5 @@
 import type { EventStore } from "@botrelay/core"
-import { EventQueries } from "@botrelay/sql"
+import { BridgeQueries, EventQueries } from "@botrelay/sql"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import * as Batches from "./Batches.js"
@@ -7,7 +7,7 @@ import { all, type Connection, first, run } from "./PostgresConnection.js"
 
 /**
  * The `EventStore` on Postgres: ids are handed out a batch at a time from `botrelay_event_state`, under its row lock,
- * and a batch's entries are written in one statement.
+ * and a batch's entries are written in one statement, with the bridge deliveries they queue in the same transaction.
  */
 export const make = (c: Connection): EventStore.EventStoreService => ({
   appendEvents: (entries) =>
@@ -22,6 +22,13 @@ export const make = (c: Connection): EventStore.EventStoreService => ({
       const start = state!.last_id - entries.length + 1
       const rows = entries.map((e, i) => ({ id: start + i, bot_id: e.bot_id, chat_id: e.chat_id, type: e.type, data: e.data, created_at: e.created_at }))
       for (const chunk of Batches.chunks(rows)) await run(db, db.insertInto("botrelay_events").values([...chunk]))
+      const bridges = await all(db, BridgeQueries.enabledBridges(db))
+      if (bridges.length > 0) {
+        const candidates = BridgeQueries.botsOf(rows)
+        const bots = candidates.length === 0 ? [] : await all(db, BridgeQueries.existingBots(db, candidates))
+        const queued = BridgeQueries.deliveriesOf(bridges, rows, new Set(bots.map((r) => r.id)))
+        for (const chunk of Batches.chunks(queued)) await run(db, BridgeQueries.insertDeliveries(db, chunk))
+      }
       return entries.map((_, i) => start + i)
     }),
 

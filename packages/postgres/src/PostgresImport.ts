@@ -50,6 +50,8 @@ export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_route_sends: "route sends",
   botrelay_route_mappings: "route mappings",
   botrelay_events: "events",
+  botrelay_bridges: "bridges",
+  botrelay_bridge_deliveries: "bridge deliveries",
   botrelay_event_state: "event ids",
   botrelay_secret_key: undefined,
   botrelay_instances: undefined,

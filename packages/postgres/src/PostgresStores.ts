@@ -13,6 +13,7 @@ import {
   MappingStore,
   MessageStore,
   OutboxStore,
+  BridgeStore,
   PeopleStore,
   RouteStore,
   SearchStore,
@@ -42,6 +43,7 @@ import * as PostgresLeaseStore from "./PostgresLeaseStore.js"
 import * as PostgresMappingStore from "./PostgresMappingStore.js"
 import * as PostgresMessageStore from "./PostgresMessageStore.js"
 import * as PostgresOutboxStore from "./PostgresOutboxStore.js"
+import * as PostgresBridgeStore from "./PostgresBridgeStore.js"
 import * as PostgresPeopleStore from "./PostgresPeopleStore.js"
 import * as PostgresRouteStore from "./PostgresRouteStore.js"
 import * as PostgresSearchStore from "./PostgresSearchStore.js"
@@ -73,6 +75,7 @@ export const make = (options: Options): Effect.Effect<Context.Context<Stores.Sto
       Context.add(InboxStore.InboxStore, PostgresInboxStore.make(c)),
       Context.add(BufferStore.BufferStore, PostgresBufferStore.make(c)),
       Context.add(OutboxStore.OutboxStore, PostgresOutboxStore.make(c)),
+      Context.add(BridgeStore.BridgeStore, PostgresBridgeStore.make(c)),
       Context.add(EventStore.EventStore, PostgresEventStore.make(c)),
       Context.add(ChatStore.ChatStore, PostgresChatStore.make(c)),
       Context.add(PeopleStore.PeopleStore, PostgresPeopleStore.make(c)),

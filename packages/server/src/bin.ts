@@ -262,7 +262,8 @@ const rotateSecretKey = (args: ReadonlyArray<string>) => {
         }),
       onSuccess: (rotated) =>
         Effect.sync(() => {
-          const counts = `${rotated.bots} bots, ${rotated.webhook_secrets} webhook secrets, ${rotated.settings} settings`
+          const counts =
+            `${rotated.bots} bots, ${rotated.webhook_secrets} webhook secrets, ${rotated.settings} settings, ${rotated.bridges} bridges`
           if (toFile) {
             renameSync(pending, keyFile)
             process.stderr.write(`re-encrypted ${counts} with a new key, saved to ${keyFile}\n`)

@@ -242,7 +242,7 @@ describe("the botrelay bin", () => {
       encoding: "utf8"
     })
     assert.strictEqual(rotated.status, 0, rotated.stderr)
-    assert.include(rotated.stderr, `re-encrypted 1 bots, 0 webhook secrets, 0 settings with a new key, saved to ${keyFile}`)
+    assert.include(rotated.stderr, `re-encrypted 1 bots, 0 webhook secrets, 0 settings, 0 bridges with a new key, saved to ${keyFile}`)
     const after = readFileSync(keyFile, "utf8")
     assert.match(after, /^[0-9a-f]{64}\n$/)
     assert.notStrictEqual(after, before)

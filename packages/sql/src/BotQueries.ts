@@ -7,10 +7,10 @@ import type { BotsTable, Database } from "./Tables.js"
 /** A row of `botrelay_bots`. */
 export type BotRow = Selectable<BotsTable>
 
-/** How a driver protects the bots' secrets at rest: `token` and `secret_token` are stored encrypted. */
+/** How a driver protects the bots' secrets at rest: `token`, `secret_token` and `signing_secret` are stored encrypted. */
 export interface BotSecrets {
-  readonly encrypt: (purpose: "token" | "secret_token", plaintext: string) => string
-  readonly decrypt: (purpose: "token" | "secret_token", stored: string) => string
+  readonly encrypt: (purpose: "token" | "secret_token" | "signing_secret", plaintext: string) => string
+  readonly decrypt: (purpose: "token" | "secret_token" | "signing_secret", stored: string) => string
   /** The token's keyed hash, unique among the bots: how a bot is found by its token. */
   readonly tokenHash: (token: string) => string
 }
@@ -26,6 +26,7 @@ export const toBot = (secrets: BotSecrets) => (r: BotRow): Bot.StoredBot => ({
   backend_url: r.backend_url,
   backend_url_origin: r.backend_url_origin,
   secret_token: Redacted.make(secrets.decrypt("secret_token", r.secret_token)),
+  signing_secret: Redacted.make(secrets.decrypt("signing_secret", r.signing_secret)),
   long_poll_enabled: r.long_poll_enabled === 1,
   description: r.description,
   webhook_mode: r.webhook_mode === 1,
@@ -50,6 +51,9 @@ export const newBotRow = (secrets: BotSecrets, input: Bot.BotRecordInput): Inser
     backend_url: input.backend_url,
     backend_url_origin: input.backend_url_origin ?? "api",
     secret_token: secrets.encrypt("secret_token", Redacted.value(input.secret_token)),
+    signing_secret: input.signing_secret === undefined
+      ? ""
+      : secrets.encrypt("signing_secret", Redacted.value(input.signing_secret)),
     long_poll_enabled: bit(input.long_poll_enabled),
     description: input.description,
     webhook_mode: 0,
@@ -99,6 +103,9 @@ export const botChanges = (
   if (patch.secret_token !== undefined) {
     set.secret_token = secrets.encrypt("secret_token", Redacted.value(patch.secret_token))
   }
+  if (patch.signing_secret !== undefined) {
+    set.signing_secret = secrets.encrypt("signing_secret", Redacted.value(patch.signing_secret))
+  }
   if (patch.token !== undefined) {
     set.token = secrets.encrypt("token", Redacted.value(patch.token))
     set.token_hash = secrets.tokenHash(Redacted.value(patch.token))
@@ -134,6 +141,7 @@ export const forgetOffset = (db: Kysely<Database>, botId: number) =>
 /** The deletes that remove a bot with everything of it, in order (the bot's own row last). */
 export const deleteBot = (db: Kysely<Database>, id: number) => [
   db.deleteFrom("botrelay_deliveries").where("bot_id", "=", id),
+  db.deleteFrom("botrelay_bridge_deliveries").where("bot_id", "=", id),
   db.deleteFrom("botrelay_route_sends").where("bot_id", "=", id),
   db.deleteFrom("botrelay_route_mappings")
     .where((eb) => eb.or([eb("source_bot_id", "=", id), eb("target_bot_id", "=", id)])),

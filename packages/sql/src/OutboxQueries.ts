@@ -6,8 +6,8 @@ import type { Database, DeliveriesTable, RouteSendsTable } from "./Tables.js"
 /** The status of queued work, as a literal so that it is not a parameter of the compiled queries. */
 export const pending = sql.lit<"pending">("pending")
 
-/** The outbox's two queues: deliveries to backends and route sends. */
-export type Queue = "botrelay_deliveries" | "botrelay_route_sends"
+/** The outbox's queues: deliveries to backends, route sends, and bridge deliveries. */
+export type Queue = "botrelay_deliveries" | "botrelay_route_sends" | "botrelay_bridge_deliveries"
 
 /** The delivery a row of `botrelay_deliveries` holds. */
 export const toDelivery = (r: Selectable<DeliveriesTable>): Delivery.Delivery => ({

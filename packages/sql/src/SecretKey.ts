@@ -84,7 +84,7 @@ export const readOrCreateFile = (path: string): SecretKey => {
 }
 
 /** What a stored secret is for; it is bound to the ciphertext, so a secret cannot be moved to another use. */
-export type Purpose = "token" | "secret_token" | "webhook_secret" | "setting" | "check"
+export type Purpose = "token" | "secret_token" | "signing_secret" | "webhook_secret" | "setting" | "check"
 
 const version = "v1:"
 const ivLength = 12

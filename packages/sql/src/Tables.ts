@@ -1,8 +1,8 @@
 import type { Generated } from "kysely"
 
 /**
- * `botrelay_bots`: one row per registered bot; booleans are 0/1, times ISO 8601 text. `token` and
- * `secret_token` are encrypted (see `SecretKey.Cipher`); `token_hash` is the token's keyed hash, unique.
+ * `botrelay_bots`: one row per registered bot; booleans are 0/1, times ISO 8601 text. `token`,
+ * `secret_token` and `signing_secret` are encrypted (see `SecretKey.Cipher`); `token_hash` is the token's keyed hash, unique.
  */
 export interface BotsTable {
   readonly id: Generated<number>
@@ -16,6 +16,7 @@ export interface BotsTable {
   /** Who last set `backend_url`. */
   readonly backend_url_origin: "api" | "tgapi"
   readonly secret_token: string
+  readonly signing_secret: string
   readonly long_poll_enabled: number
   readonly description: string
   readonly webhook_mode: number
@@ -215,6 +216,40 @@ export interface RouteSendsTable {
   readonly updated_at: string
 }
 
+/**
+ * `botrelay_bridges`: outbound event webhooks. `events` and `bot_ids` are JSON arrays (no bot ids: every
+ * bot); `enabled` is 0/1; `signing_secret` is encrypted.
+ */
+export interface BridgesTable {
+  readonly id: Generated<number>
+  readonly name: string
+  readonly url: string
+  readonly format: "json" | "slack"
+  readonly events: string
+  readonly bot_ids: string
+  readonly enabled: number
+  readonly signing_secret: string
+  readonly last_error: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+/** `botrelay_bridge_deliveries`: the outbox of bridges, one row per event per bridge; `data` is the event's JSON. */
+export interface BridgeDeliveriesTable {
+  readonly id: Generated<number>
+  readonly bridge_id: number
+  readonly bot_id: number
+  readonly event_id: number
+  readonly type: string
+  readonly data: string
+  readonly status: "pending" | "delivered" | "dead"
+  readonly attempts: number
+  readonly next_attempt_at: string
+  readonly last_error: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
 /** `botrelay_route_mappings`: which message a route send produced from which; `reversible` is 0/1. */
 export interface RouteMappingsTable {
   readonly id: Generated<number>
@@ -374,6 +409,8 @@ export interface Database {
   readonly botrelay_settings: SettingsTable
   readonly botrelay_route_sends: RouteSendsTable
   readonly botrelay_route_mappings: RouteMappingsTable
+  readonly botrelay_bridges: BridgesTable
+  readonly botrelay_bridge_deliveries: BridgeDeliveriesTable
   readonly botrelay_secret_key: SecretKeyTable
   readonly botrelay_events: EventsTable
   readonly botrelay_event_state: EventStateTable

@@ -1,6 +1,7 @@
 export * as AccountQueries from "./AccountQueries.js"
 export * as AuditQueries from "./AuditQueries.js"
 export * as BotQueries from "./BotQueries.js"
+export * as BridgeQueries from "./BridgeQueries.js"
 export * as BufferQueries from "./BufferQueries.js"
 export * as ChatQueries from "./ChatQueries.js"
 export * as Columns from "./Columns.js"

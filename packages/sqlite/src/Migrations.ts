@@ -20,6 +20,7 @@ import * as m0018EventIds from "./migrations/0018_event_ids.js"
 import * as m0019Accounts from "./migrations/0019_accounts.js"
 import * as m0020Audit from "./migrations/0020_audit.js"
 import * as m0021Leases from "./migrations/0021_leases.js"
+import * as m0022Bridges from "./migrations/0022_bridges.js"
 import * as m0023InboxDropped from "./migrations/0023_inbox_dropped.js"
 import type { Cipher } from "./SecretKey.js"
 
@@ -56,5 +57,6 @@ export const migrations = (cipher: Cipher): Record<string, Migration> => ({
   "0019_accounts": m0019Accounts.migration,
   "0020_audit": m0020Audit.migration,
   "0021_leases": m0021Leases.migration,
+  "0022_bridges": m0022Bridges.migration,
   "0023_inbox_dropped": m0023InboxDropped.migration
 })

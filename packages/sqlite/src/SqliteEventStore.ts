@@ -1,5 +1,5 @@
 import type { EventStore, LiveEvent } from "@botrelay/core"
-import { EventQueries } from "@botrelay/sql"
+import { BridgeQueries, EventQueries } from "@botrelay/sql"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const queries = compileAll({
@@ -9,10 +9,14 @@ const queries = compileAll({
   oldestEventId: EventQueries.oldestEventId,
   newestEvent: EventQueries.newestEvent,
   firstEventSince: EventQueries.firstEventSince,
-  pruneEvents: EventQueries.pruneEvents
+  pruneEvents: EventQueries.pruneEvents,
+  enabledBridges: BridgeQueries.enabledBridges
 })
 
-/** The `EventStore` on SQLite: appends and prunes go through the group commit. */
+/**
+ * The `EventStore` on SQLite: appends and prunes go through the group commit; an append queues the bridge
+ * deliveries of its entries in the same transaction.
+ */
 export const make = (c: Connection): EventStore.EventStoreService => {
   const hot = c.prepareAll(queries)
 
@@ -23,6 +27,14 @@ export const make = (c: Connection): EventStore.EventStoreService => {
       return last + 1 + i
     })
     hot.setLastEventId.run(last + entries.length)
+    const bridges = hot.enabledBridges.all()
+    if (bridges.length > 0) {
+      const logged = entries.map((e, i) => ({ ...e, id: ids[i]! }))
+      const candidates = BridgeQueries.botsOf(logged)
+      const bots = candidates.length === 0 ? [] : c.all(BridgeQueries.existingBots(db, candidates)).map((r) => r.id)
+      const queued = BridgeQueries.deliveriesOf(bridges, logged, new Set(bots))
+      for (const row of queued) c.run(BridgeQueries.insertDeliveries(db, [row]))
+    }
     return ids
   }
 

@@ -14,6 +14,7 @@ import {
   MappingStore,
   MessageStore,
   OutboxStore,
+  BridgeStore,
   PeopleStore,
   RouteStore,
   SearchStore,
@@ -41,6 +42,7 @@ import * as SqliteLeaseStore from "./SqliteLeaseStore.js"
 import * as SqliteMappingStore from "./SqliteMappingStore.js"
 import * as SqliteMessageStore from "./SqliteMessageStore.js"
 import * as SqliteOutboxStore from "./SqliteOutboxStore.js"
+import * as SqliteBridgeStore from "./SqliteBridgeStore.js"
 import * as SqlitePeopleStore from "./SqlitePeopleStore.js"
 import * as SqliteRouteStore from "./SqliteRouteStore.js"
 import * as SqliteSearchStore from "./SqliteSearchStore.js"
@@ -81,6 +83,7 @@ export const make = (
       Context.add(InboxStore.InboxStore, SqliteInboxStore.make(c)),
       Context.add(BufferStore.BufferStore, SqliteBufferStore.make(c)),
       Context.add(OutboxStore.OutboxStore, SqliteOutboxStore.make(c)),
+      Context.add(BridgeStore.BridgeStore, SqliteBridgeStore.make(c)),
       Context.add(EventStore.EventStore, SqliteEventStore.make(c)),
       Context.add(ChatStore.ChatStore, SqliteChatStore.make(c)),
       Context.add(PeopleStore.PeopleStore, SqlitePeopleStore.make(c)),
@@ -124,6 +127,7 @@ export interface Rotated {
   readonly bots: number
   readonly webhook_secrets: number
   readonly settings: number
+  readonly bridges: number
 }
 
 /**
@@ -140,11 +144,11 @@ export const rotateSecretKey = (
       try: () => {
         const next = SecretKey.cipher(to)
         return sqlite.transaction((): Rotated => {
-          const bots = sqlite.prepare("SELECT id, token, secret_token FROM botrelay_bots").all() as Array<
-            { id: number; token: string; secret_token: string }
+          const bots = sqlite.prepare("SELECT id, token, secret_token, signing_secret FROM botrelay_bots").all() as Array<
+            { id: number; token: string; secret_token: string; signing_secret: string }
           >
           const updateBot = sqlite.prepare(
-            "UPDATE botrelay_bots SET token = ?, token_hash = ?, secret_token = ? WHERE id = ?"
+            "UPDATE botrelay_bots SET token = ?, token_hash = ?, secret_token = ?, signing_secret = ? WHERE id = ?"
           )
           for (const bot of bots) {
             const token = from.decrypt("token", bot.token)
@@ -152,6 +156,7 @@ export const rotateSecretKey = (
               next.encrypt("token", token),
               next.tokenHash(token),
               next.encrypt("secret_token", from.decrypt("secret_token", bot.secret_token)),
+              next.encrypt("signing_secret", from.decrypt("signing_secret", bot.signing_secret)),
               bot.id
             )
           }
@@ -161,6 +166,16 @@ export const rotateSecretKey = (
           const updateHook = sqlite.prepare("UPDATE botrelay_webhooks SET secret = ? WHERE bot_id = ?")
           for (const hook of hooks) {
             updateHook.run(next.encrypt("webhook_secret", from.decrypt("webhook_secret", hook.secret)), hook.bot_id)
+          }
+          const bridges = sqlite.prepare("SELECT id, signing_secret FROM botrelay_bridges").all() as Array<
+            { id: number; signing_secret: string }
+          >
+          const updateBridge = sqlite.prepare("UPDATE botrelay_bridges SET signing_secret = ? WHERE id = ?")
+          for (const bridge of bridges) {
+            updateBridge.run(
+              next.encrypt("signing_secret", from.decrypt("signing_secret", bridge.signing_secret)),
+              bridge.id
+            )
           }
           const names = [...SettingsStore.secretSettings]
           const settings = (sqlite.prepare("SELECT name, value FROM botrelay_settings").all() as Array<
@@ -172,7 +187,7 @@ export const rotateSecretKey = (
           }
           sqlite.prepare("UPDATE botrelay_secret_key SET check_value = ? WHERE id = 1")
             .run(next.encrypt("check", SecretKey.checkPlaintext))
-          return { bots: bots.length, webhook_secrets: hooks.length, settings: settings.length }
+          return { bots: bots.length, webhook_secrets: hooks.length, settings: settings.length, bridges: bridges.length }
         })()
       },
       catch: (cause) =>

@@ -1,5 +1,6 @@
 import type {
   BotStore,
+  BridgeStore,
   BufferStore,
   InboxStore,
   KeyStore,
@@ -20,6 +21,7 @@ import { Kysely, Migrator, SqliteDialect } from "kysely"
 /** Every store's service in one object: the driver's tests check what crosses the areas. */
 export type AllStores =
   & BotStore.BotStoreService
+  & BridgeStore.BridgeStoreService
   & RouteStore.RouteStoreService
   & MappingStore.MappingStoreService
   & MessageStore.MessageStoreService

@@ -18,7 +18,9 @@ const otherToken = "987654321:ZZHdqTcvCH1vGWJxfSeofSAs0K5PALDxyz"
 const secretToken = "backend_secret_Q7w9e2r4t6y8"
 const webhookSecret = "webhook_secret_M3n5b7v9c1x3z5"
 const llmKey = "sk-llm-key-P0o9i8u7y6t5r4e3"
-const secrets = [token, token.split(":")[1]!, secretToken, webhookSecret, llmKey]
+const signingSecret = "whsec_SigningQ7w9e2r4t6y8u0i2o4p6a8s0d2f4"
+const bridgeSecret = "whsec_BridgeM3n5b7v9c1x3z5l7k9j1h3g5f7d9"
+const secrets = [token, token.split(":")[1]!, secretToken, webhookSecret, llmKey, signingSecret, bridgeSecret]
 
 const botInput = (value: string) => ({
   token: Redacted.make(value),
@@ -28,6 +30,7 @@ const botInput = (value: string) => ({
   proxy_enabled: false,
   backend_url: "",
   secret_token: Redacted.make(secretToken),
+  signing_secret: Redacted.make(signingSecret),
   long_poll_enabled: false,
   description: "",
   created_at: "2025-01-01T00:00:00.000Z"
@@ -211,6 +214,16 @@ describe("SqliteStores secrets at rest", () => {
         yield* storage.insertBot(botInput(otherToken))
         yield* storage.setWebhookSecret(a.id, webhookSecret)
         yield* storage.writeSettings({ "llm.api_key": llmKey })
+        yield* storage.insertBridge({
+          name: "ops",
+          url: "https://hooks.example/bridge",
+          format: "json",
+          events: ["message"],
+          bot_ids: [],
+          enabled: true,
+          signing_secret: Redacted.make(bridgeSecret),
+          created_at: "2025-01-01T00:00:00.000Z"
+        })
       }))
       const before = readFileSync(file)
 
@@ -221,7 +234,7 @@ describe("SqliteStores secrets at rest", () => {
       assert.isTrue(readFileSync(file).equals(before), "a refused rotation changes nothing")
 
       const rotated = yield* Effect.scoped(SqliteStores.rotateSecretKey({ filename: file, secretKey: keyA }, keyB))
-      assert.deepStrictEqual(rotated, { bots: 2, webhook_secrets: 1, settings: 1 })
+      assert.deepStrictEqual(rotated, { bots: 2, webhook_secrets: 1, settings: 1, bridges: 1 })
       assertNoSecrets(file)
 
       const old = yield* Effect.either(Effect.scoped(open({ filename: file, secretKey: keyA })))
@@ -233,5 +246,8 @@ describe("SqliteStores secrets at rest", () => {
       assert.isTrue(Option.isSome(yield* storage.findBotByToken(otherToken)))
       assert.strictEqual(Option.getOrThrow(yield* storage.webhookSecret(bot.id)), webhookSecret)
       assert.deepStrictEqual(yield* storage.readSettings(["llm.api_key"]), { "llm.api_key": llmKey })
+      assert.strictEqual(Redacted.value(bot.signing_secret), signingSecret)
+      const [bridge] = yield* storage.listBridges
+      assert.strictEqual(Redacted.value(bridge!.signing_secret), bridgeSecret)
     }))
 })

@@ -371,6 +371,8 @@ describe("SqliteStores", () => {
         "botrelay_api_keys",
         "botrelay_audit",
         "botrelay_bots",
+        "botrelay_bridge_deliveries",
+        "botrelay_bridges",
         "botrelay_chat_days",
         "botrelay_chat_members",
         "botrelay_chats",

@@ -15,6 +15,7 @@ import { longPollBuffer } from "./storage/Buffer.js"
 import { isolation } from "./storage/Isolation.js"
 import { settings } from "./storage/Settings.js"
 import { events } from "./storage/Events.js"
+import { bridges } from "./storage/Bridges.js"
 import { runner } from "./storage/Fixtures.js"
 import { chats } from "./storage/Chats.js"
 import { people } from "./storage/People.js"
@@ -46,6 +47,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     isolation(run)
     settings(run)
     events(run)
+    bridges(run)
     chats(run)
     people(run)
     stats(run)

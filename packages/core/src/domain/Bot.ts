@@ -1,15 +1,10 @@
-import { Redacted, Schema } from "effect"
+import { Redacted, Schema, Struct } from "effect"
+import { isHttpUrl } from "../internal/Url.js"
 import { BackendUrlOrigin } from "./BackendPolicy.js"
 
 /** Where a bot was registered from: the command line / environment, or the API. */
 export const BotSource = Schema.Literal("cli", "web")
 export type BotSource = typeof BotSource.Type
-
-const isHttpUrl = (value: string): boolean => {
-  if (!URL.canParse(value)) return false
-  const url = new URL(value)
-  return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== ""
-}
 
 /** C0 and C1 control characters, DEL, and the Unicode line and paragraph separators. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -67,6 +62,28 @@ export const SecretToken = Schema.Redacted(
   )
 )
 
+/** The bytes of a Standard Webhooks secret (`whsec_` + base64), or `undefined` when it is not one. */
+export const signingSecretBytes = (value: string): number | undefined => {
+  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value)
+  if (match === null || match[1]!.length % 4 !== 0) return undefined
+  const body = match[1]!
+  const padding = body.endsWith("==") ? 2 : body.endsWith("=") ? 1 : 0
+  return (body.length / 4) * 3 - padding
+}
+
+const signingSecretMessage = "signing_secret must be whsec_ followed by the base64 of 24 to 64 random bytes, or \"\" to clear it"
+
+/** A Standard Webhooks signing secret: `whsec_` + base64 of 24-64 bytes, or empty for none. Redacted once decoded. */
+export const SigningSecret = Schema.Redacted(
+  Schema.String.pipe(
+    Schema.filter((s) => {
+      if (s === "") return true
+      const bytes = signingSecretBytes(s)
+      return bytes !== undefined && bytes >= 24 && bytes <= 64
+    }, { message: () => signingSecretMessage })
+  )
+)
+
 /** A bot's name: at most 256 characters, no control characters. */
 export const BotName = Schema.String.pipe(
   Schema.maxLength(256, { message: () => "name must be at most 256 characters" }),
@@ -89,6 +106,8 @@ export const Bot = Schema.Struct({
   /** Who last set `backend_url`: "api" (an admin) or "tgapi" (a token holder's setWebhook); it decides the addresses it may reach. */
   backend_url_origin: BackendUrlOrigin,
   secret_token: Schema.Redacted(Schema.String),
+  /** The Standard Webhooks secret backend POSTs are signed with; "" for none. */
+  signing_secret: Schema.Redacted(Schema.String),
   long_poll_enabled: Schema.Boolean,
   description: Schema.String,
   running: Schema.Boolean,
@@ -107,11 +126,12 @@ export type Bot = typeof Bot.Type
  * (`123456:…wxyz`), `secret_token` is `***` when set and "" when not.
  */
 export const BotView = Schema.Struct({
-  ...Bot.fields,
+  ...Struct.omit(Bot.fields, "signing_secret"),
   token: Schema.String,
   token_set: Schema.Boolean,
   secret_token: Schema.String,
-  secret_token_set: Schema.Boolean
+  secret_token_set: Schema.Boolean,
+  signing_secret_set: Schema.Boolean
 }).annotations({ identifier: "Bot" })
 export type BotView = typeof BotView.Type
 
@@ -151,7 +171,8 @@ export const view = (bot: Bot): BotView => {
     created_at: bot.created_at,
     updated_at: bot.updated_at,
     token_set: Redacted.value(bot.token) !== "",
-    secret_token_set: secretSet
+    secret_token_set: secretSet,
+    signing_secret_set: Redacted.value(bot.signing_secret) !== ""
   }
 }
 
@@ -180,6 +201,7 @@ export const NewBot = Schema.Struct({
   long_poll_enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   backend_url: Schema.optionalWith(BackendUrl, { default: () => "" }),
   secret_token: Schema.optionalWith(SecretToken, { default: () => Redacted.make("") }),
+  signing_secret: Schema.optionalWith(SigningSecret, { default: () => Redacted.make("") }),
   description: Schema.optionalWith(Description, { default: () => "" })
 }).annotations({ identifier: "NewBot" })
 export type NewBot = typeof NewBot.Type
@@ -194,6 +216,7 @@ export const BotUpdate = Schema.Struct({
   long_poll_enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
   backend_url: Schema.optionalWith(BackendUrl, { exact: true }),
   secret_token: Schema.optionalWith(SecretToken, { exact: true }),
+  signing_secret: Schema.optionalWith(SigningSecret, { exact: true }),
   description: Schema.optionalWith(Description, { exact: true }),
   webhook_mode: Schema.optionalWith(Schema.Boolean, { exact: true })
 }).annotations({ identifier: "BotUpdate" })
@@ -204,12 +227,13 @@ export type BotStatus = Pick<Bot, "username" | "last_error" | "last_update_at">
 
 /** A change to a stored bot. */
 export type BotPatch = Partial<
-  BotSettings & BotStatus & Pick<Bot, "disabled" | "webhook_mode" | "source" | "backend_url_origin">
+  BotSettings & BotStatus & Pick<Bot, "disabled" | "webhook_mode" | "source" | "backend_url_origin" | "signing_secret">
 >
 
-/** What storage needs to create a bot; `backend_url_origin` is "api" when omitted. */
+/** What storage needs to create a bot; `backend_url_origin` is "api" and `signing_secret` "" when omitted. */
 export type BotRecordInput = BotSettings & Pick<Bot, "source" | "created_at"> & {
   readonly backend_url_origin?: BackendUrlOrigin | undefined
+  readonly signing_secret?: Redacted.Redacted<string> | undefined
 }
 
 /** No bot has this id. */

@@ -1,6 +1,7 @@
 import { HttpExchange, TelegramClient, type TelegramError } from "@botrelay/telegram"
-import { Duration, Effect, Either, Redacted } from "effect"
+import { Clock, Duration, Effect, Either, Redacted } from "effect"
 import * as BackendPolicy from "../domain/BackendPolicy.js"
+import * as Signing from "../internal/Signing.js"
 import type { StoredBot } from "../domain/Bot.js"
 import type { Delivery, DeliveryOutcome } from "../domain/Delivery.js"
 import { Event, Events } from "./Events.js"
@@ -81,8 +82,9 @@ const outcomeOf = (outcome: Outbox.Outcome): DeliveryOutcome =>
 
 /**
  * Deliveries of updates to backends, the outbox kind: each attempt POSTs the update to the bot's backend URL
- * as it is at that moment, under the `BackendPolicy` for whoever set it; a webhook reply in the answer runs
- * once the delivery is recorded. `timeout` bounds each attempt.
+ * as it is at that moment, under the `BackendPolicy` for whoever set it, signed (Standard Webhooks,
+ * `webhook-id` `msg_<delivery id>`, the attempt's time) when the bot has a signing secret; a webhook reply in
+ * the answer runs once the delivery is recorded. `timeout` bounds each attempt.
  */
 export const make = (options: { readonly timeout: Duration.DurationInput }) =>
   Effect.gen(function*() {
@@ -133,7 +135,10 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
         const span = tracer.enabled
           ? yield* tracer.attempt(delivery.bot_id, delivery.update_id, delivery.id, delivery.attempts + 1)
           : undefined
-        const headers = secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret }
+        const signature = Redacted.value(bot.signing_secret) === ""
+          ? {}
+          : Signing.sign(bot.signing_secret, `msg_${delivery.id}`, yield* Clock.currentTimeMillis, delivery.payload)
+        const headers = { ...jsonHeaders, ...(secret === "" ? {} : { [secretHeader]: secret }), ...signature }
         const result = yield* interruptible(Effect.either(http.exchange({
           method: "POST",
           url,

@@ -1,11 +1,13 @@
 import { Chunk, Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Queue, Stream } from "effect"
 import type { Scope } from "effect"
 import { view } from "../domain/Bot.js"
+import { type StoredBridge, takes } from "../domain/Bridge.js"
 import type { Delivery } from "../domain/Delivery.js"
 import type { EventName, LogEntry, NewLogEntry } from "../domain/LiveEvent.js"
 import type { Message } from "../domain/Message.js"
 import { withoutCredentials } from "../internal/Url.js"
 import { BotStore } from "../stores/BotStore.js"
+import { BridgeStore } from "../stores/BridgeStore.js"
 import { Broadcast } from "../stores/Broadcast.js"
 import { EventStore } from "../stores/EventStore.js"
 import { MessageStore } from "../stores/MessageStore.js"
@@ -162,7 +164,8 @@ export const sweep = (options: Pick<Options, "retention" | "keep">) =>
  * one tell their clients to reload. Closing the scope ends every stream and appends what is left, then
  * the `stop` marker. Where instances share the log (`Broadcast.shared`), streams get every instance's
  * entries in id order, read back from the store after each append here or there (`LogAppended`), and
- * only a failed append here starts with a reset.
+ * only a failed append here starts with a reset. With a `BridgeStore`, the store queues the bridge
+ * deliveries of each append; the log then wakes the bridge line of each bot whose entries a bridge takes.
  */
 export const make = (
   options: Options = defaults
@@ -173,6 +176,28 @@ export const make = (
     const messageStore = yield* MessageStore
     const events = yield* Events
     const chatViews = yield* Effect.serviceOption(ChatViews)
+    const bridgeStore = yield* Effect.serviceOption(BridgeStore)
+    /** The enabled bridges, as last read (after every `BridgesChanged` and `Resynced`). */
+    let bridges: ReadonlyArray<StoredBridge> = []
+    const readBridges = Option.match(bridgeStore, {
+      onNone: () => Effect.void,
+      onSome: (found) =>
+        found.listBridges.pipe(
+          Effect.tap((all) => Effect.sync(() => void (bridges = all.filter((bridge) => bridge.enabled)))),
+          Effect.catchAllCause((cause) => Effect.logWarning("could not read the bridges", cause))
+        )
+    })
+    /** Wakes the bridge line of each bot whose entries a bridge takes; the store queued their deliveries. */
+    const wakeBridges = (entries: ReadonlyArray<NewLogEntry>) =>
+      Effect.suspend(() => {
+        if (bridges.length === 0) return Effect.void
+        const bots = new Set(
+          entries.filter((e) => bridges.some((bridge) => takes(bridge, e.type, e.bot_id))).map((e) => e.bot_id)
+        )
+        return Effect.forEach(bots, (bot_id) => events.publish(Event.OutboxQueued({ bot_id, kind: "bridge" })), {
+          discard: true
+        })
+      })
     const shared = (yield* Broadcast).shared
     const clients = new Set<Client>()
     let closed = false
@@ -344,6 +369,7 @@ export const make = (
           Effect.tapError(() => Effect.sync(() => void (lost = true)))
         )
         lost = false
+        yield* wakeBridges(entries)
         if (!shared) return yield* fanOut(all.map((e, i) => ({ ...e, id: ids[i]! })))
         yield* events.publish(Event.LogAppended())
         yield* tail
@@ -363,6 +389,16 @@ export const make = (
       }).pipe(Effect.catchAllCause((cause) => Effect.logError("could not append to the event log", cause)))
 
     const subscription = yield* events.subscribe(...followed)
+    if (Option.isSome(bridgeStore)) {
+      const changed = yield* events.subscribe("BridgesChanged", "Resynced")
+      yield* readBridges
+      yield* Queue.take(changed).pipe(
+        Effect.zipRight(Queue.takeAll(changed)),
+        Effect.zipRight(readBridges),
+        Effect.forever,
+        Effect.forkScoped
+      )
+    }
     if (lost) yield* write([])
     if (shared) {
       const appended = yield* events.subscribe("LogAppended", "Resynced")

@@ -7,8 +7,8 @@ import type { Route } from "../domain/Route.js"
 /** What the runtime needs of a route that changed: its two bots and whether it is enabled. */
 export type RouteEnds = Pick<Route, "source_bot_id" | "target_bot_id" | "enabled">
 
-/** The kinds of outbox jobs: deliveries to a bot's backend, and messages routes make a bot send. */
-export type OutboxKind = "delivery" | "route_send"
+/** The kinds of outbox jobs: deliveries to a bot's backend, messages routes make a bot send, events to bridges. */
+export type OutboxKind = "delivery" | "route_send" | "bridge"
 
 /** Something that happened, for whoever follows it: the supervisor, long polls, the route cache. */
 export type Event = Data.TaggedEnum<{
@@ -34,6 +34,8 @@ export type Event = Data.TaggedEnum<{
   ChatChanged: { readonly bot_id: number; readonly chat_id: number }
   /** A delivery's status changed: delivered, waiting for a retry, dead, or put back in line; `delivery` is as stored now. */
   DeliveryChanged: { readonly delivery: Delivery }
+  /** Bridges were added, changed or removed: read them again. */
+  BridgesChanged: {}
   /** API keys were added, changed or removed: forget what was remembered of them. */
   KeysChanged: {}
   /** Stored settings (the LLM router's) changed: read them again. */

@@ -1,12 +1,13 @@
 import { Clock, Duration, Effect } from "effect"
 import { LongPoll } from "./LongPoll.js"
 import { BotStore } from "../stores/BotStore.js"
+import { BridgeStore } from "../stores/BridgeStore.js"
 import { MappingStore } from "../stores/MappingStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 
 /** How long finished work is kept, and how often housekeeping runs. */
 export interface Options {
-  /** Processed updates, delivered deliveries and sent route sends older than this are deleted. */
+  /** Processed updates, delivered deliveries (to backends and bridges) and sent route sends older than this are deleted. */
   readonly retention: Duration.DurationInput
   readonly interval: Duration.DurationInput
   /** Route mappings older than this are deleted: replies to their messages no longer travel back. */
@@ -24,7 +25,7 @@ export const defaults: Options = {
 const chunk = 1000
 
 /**
- * One round: deletes processed inbox updates, delivered deliveries and sent route sends older than the
+ * One round: deletes processed inbox updates, delivered deliveries (to backends and bridges) and sent route sends older than the
  * retention and route mappings older than their TTL (in chunks, yielding between them), then trims the
  * long-poll buffers of bots with long polling by age. Pending and dead deliveries and sends and unprocessed
  * updates are never touched.
@@ -34,6 +35,7 @@ export const sweep = (options: Options = defaults) =>
     const botStore = yield* BotStore
     const mappingStore = yield* MappingStore
     const inbox = yield* InboxStore
+    const bridges = yield* BridgeStore
     const longPoll = yield* LongPoll
     const now = yield* Clock.currentTimeMillis
     const before = new Date(now - Duration.toMillis(options.retention)).toISOString()
@@ -46,6 +48,12 @@ export const sweep = (options: Options = defaults) =>
       deliveries += round.deliveries
       sends += round.sends
       if (round.updates < chunk && round.deliveries < chunk && round.sends < chunk) break
+      yield* Effect.yieldNow()
+    }
+    while (true) {
+      const round = yield* bridges.pruneBridgeDeliveries(before, chunk)
+      deliveries += round
+      if (round < chunk) break
       yield* Effect.yieldNow()
     }
     const expired = new Date(now - Duration.toMillis(options.mappingTtl)).toISOString()

@@ -13,6 +13,7 @@ import { Ownership } from "./Ownership.js"
 export const relayed = [
   "BotChanged",
   "RoutesChanged",
+  "BridgesChanged",
   "KeysChanged",
   "SettingsChanged",
   "UpdatesReceived",

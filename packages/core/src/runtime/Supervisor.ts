@@ -2,6 +2,7 @@ import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
 import * as AuditRetention from "./AuditRetention.js"
 import * as BackendDelivery from "./BackendDelivery.js"
+import * as BridgeDelivery from "./BridgeDelivery.js"
 import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import { botsOf, type Event, Events, type EventOf, type RouteEnds } from "./Events.js"
 import type { FloodControl } from "./FloodControl.js"
@@ -20,6 +21,8 @@ import * as SearchIndexing from "./SearchIndexing.js"
 import type * as SentMessages from "./SentMessages.js"
 import type { AuditStore } from "../stores/AuditStore.js"
 import { BotStore } from "../stores/BotStore.js"
+import type { BridgeStore } from "../stores/BridgeStore.js"
+import type { ChatStore } from "../stores/ChatStore.js"
 import { RouteStore } from "../stores/RouteStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { MappingStore } from "../stores/MappingStore.js"
@@ -64,6 +67,7 @@ interface Wakeups {
   readonly inbox: Queue.Queue<void>
   readonly outbox: Queue.Queue<void>
   readonly sends: Queue.Queue<void>
+  readonly bridges: Queue.Queue<void>
   /** Completed when the bot's work settles: its inbox processed and, if that queued deliveries, its outbox empty. */
   settled: Deferred.Deferred<void> | undefined
 }
@@ -84,6 +88,7 @@ export const run = (options: Options = defaults) =>
     const events = yield* Events
     const deliveries = yield* BackendDelivery.make(options.outbox)
     const sender = yield* RouteSender.make
+    const bridges = yield* BridgeDelivery.make(options.outbox)
     // Runs after every fiber below has stopped (finalizers run last first): the bots' leases are free then.
     yield* Effect.addFinalizer(() => ownership.release)
     const pollers = yield* FiberMap.make<number>()
@@ -121,7 +126,7 @@ export const run = (options: Options = defaults) =>
       known.delete(botId)
     }
 
-    const wake = (botId: number, which: "inbox" | "outbox" | "sends") =>
+    const wake = (botId: number, which: "inbox" | "outbox" | "sends" | "bridges") =>
       Effect.suspend(() => {
         const queues = wakeups.get(botId)
         return queues === undefined ? Effect.void : Effect.asVoid(Queue.offer(queues[which], undefined))
@@ -171,7 +176,8 @@ export const run = (options: Options = defaults) =>
         ),
         Outbox.work([
           Outbox.line(deliveries, options.outbox, botId, bot, queues.outbox, settle(queues), tenure.holds),
-          Outbox.line(sender.kind, sendsPolicy, botId, bot, queues.sends, Effect.void, tenure.holds)
+          Outbox.line(sender.kind, sendsPolicy, botId, bot, queues.sends, Effect.void, tenure.holds),
+          Outbox.line(bridges, options.outbox, botId, bot, queues.bridges, Effect.void, tenure.holds)
         ])
       ], { concurrency: 2, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
 
@@ -182,6 +188,7 @@ export const run = (options: Options = defaults) =>
           inbox: yield* Queue.sliding<void>(1),
           outbox: yield* Queue.sliding<void>(1),
           sends: yield* Queue.sliding<void>(1),
+          bridges: yield* Queue.sliding<void>(1),
           settled: undefined
         }
         wakeups.set(botId, queues)
@@ -293,7 +300,7 @@ export const run = (options: Options = defaults) =>
         case "UpdatesReceived":
           return wake(event.bot_id, "inbox")
         case "OutboxQueued":
-          return wake(event.bot_id, event.kind === "delivery" ? "outbox" : "sends")
+          return wake(event.bot_id, event.kind === "delivery" ? "outbox" : event.kind === "bridge" ? "bridges" : "sends")
         case "OwnershipChanged":
           return reconcileOne(event.bot_id)
         case "Resynced":
@@ -303,13 +310,17 @@ export const run = (options: Options = defaults) =>
       }
     }
 
-    /** Wakes every line of every bot this instance runs: work may have come while nobody was told. */
+    /**
+     * Wakes every line of every bot this instance runs: work may have come while nobody was told. Bridge
+     * deliveries are not among `botsWithWork`: every bridge line looks again.
+     */
     const wakeAll = Effect.gen(function*() {
       for (const botId of yield* inbox.botsWithWork) {
         yield* wake(botId, "inbox")
         yield* wake(botId, "outbox")
         yield* wake(botId, "sends")
       }
+      for (const botId of [...wakeups.keys()]) yield* wake(botId, "bridges")
     })
 
     const subscription = yield* events.subscribe(
@@ -344,6 +355,8 @@ export const layer = (
   never,
   | AuditStore
   | BotStore
+  | BridgeStore
+  | ChatStore
   | RouteStore
   | MappingStore
   | SentMessages.SentMessages

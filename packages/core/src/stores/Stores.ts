@@ -1,6 +1,7 @@
 import type { AccountStore } from "./AccountStore.js"
 import type { AuditStore } from "./AuditStore.js"
 import type { BotStore } from "./BotStore.js"
+import type { BridgeStore } from "./BridgeStore.js"
 import type { Broadcast } from "./Broadcast.js"
 import type { BufferStore } from "./BufferStore.js"
 import type { EventStore } from "./EventStore.js"
@@ -28,6 +29,7 @@ import type { TagStore } from "./TagStore.js"
  */
 export type Stores =
   | BotStore
+  | BridgeStore
   | RouteStore
   | MappingStore
   | MessageStore

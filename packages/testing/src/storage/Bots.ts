@@ -44,6 +44,7 @@ export const bots = (run: Runner): void => {
           backend_url: "https://backend.example/hook",
           backend_url_origin: "api",
           secret_token: "s3cr3t_-X",
+          signing_secret: "",
           long_poll_enabled: true,
           description: "the first bot",
           webhook_mode: false,
@@ -59,6 +60,22 @@ export const bots = (run: Runner): void => {
         assert.strictEqual(second.backend_url_origin, "tgapi")
         assert.strictEqual(some(yield* storage.findBot(2)).backend_url_origin, "tgapi")
         assert.deepStrictEqual(plainBot(some(yield* storage.findBot(1))), plainBot(bot))
+      }))
+
+    test("signing secrets are Redacted, round-trip, change and clear", (storage) =>
+      Effect.gen(function*() {
+        const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+        const bot = yield* storage.insertBot(botInput(1, { signing_secret: Redacted.make(secret) }))
+        for (const found of [bot, some(yield* storage.findBot(bot.id)), (yield* storage.listBots)[0]!]) {
+          assert.isTrue(Redacted.isRedacted(found.signing_secret))
+          assert.strictEqual(Redacted.value(found.signing_secret), secret)
+          assert.notInclude(JSON.stringify(found), secret)
+        }
+        const changed = some(yield* storage.updateBot(bot.id, { signing_secret: Redacted.make(`${secret}AAAA`) }))
+        assert.strictEqual(Redacted.value(changed.signing_secret), `${secret}AAAA`)
+        const cleared = some(yield* storage.updateBot(bot.id, { signing_secret: Redacted.make("") }))
+        assert.strictEqual(Redacted.value(cleared.signing_secret), "")
+        assert.strictEqual(Redacted.value(some(yield* storage.findBot(bot.id)).signing_secret), "")
       }))
 
     test("tokens are Redacted and round-trip", (storage) =>

@@ -29,7 +29,8 @@ export const botInput = (n: number, overrides: Partial<Bot.BotRecordInput> = {})
 export const plainBot = (bot: Bot.StoredBot) => ({
   ...bot,
   token: Redacted.value(bot.token),
-  secret_token: Redacted.value(bot.secret_token)
+  secret_token: Redacted.value(bot.secret_token),
+  signing_secret: Redacted.value(bot.signing_secret)
 })
 
 export const routeInput = (
