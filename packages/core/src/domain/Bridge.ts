@@ -109,7 +109,7 @@ export interface BridgeDelivery {
   readonly event_id: number
   readonly type: string
   readonly data: string
-  readonly status: DeliveryStatus
+  readonly status: Exclude<DeliveryStatus, "discarded">
   readonly attempts: number
   readonly next_attempt_at: string
   readonly last_error: string

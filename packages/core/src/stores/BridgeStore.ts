@@ -1,7 +1,6 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
 import type { BridgeDelivery, BridgeOutcome, BridgePatch, BridgeRecordInput, StoredBridge } from "../domain/Bridge.js"
-import type { DeliveryStatus } from "../domain/Delivery.js"
 import type { StorageError } from "../domain/Errors.js"
 
 /**
@@ -29,7 +28,7 @@ export interface BridgeStoreService {
   /** Bridge deliveries newest first, optionally of one bridge and one status, at most `limit`. */
   readonly listBridgeDeliveries: (filter: {
     readonly bridge_id?: number
-    readonly status?: DeliveryStatus
+    readonly status?: BridgeDelivery["status"]
     readonly limit: number
   }) => Effect.Effect<ReadonlyArray<BridgeDelivery>, StorageError>
   /** Deletes delivered bridge deliveries last updated before `before`, at most `limit`; returns how many. */
