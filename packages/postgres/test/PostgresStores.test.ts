@@ -146,7 +146,7 @@ if (PgCluster.available) {
         const applied = yield* query(url, "SELECT name FROM botrelay_migrations ORDER BY name")
         assert.deepStrictEqual(applied, [{ name: "0001_init" }, { name: "0002_leases" }, { name: "0003_bridges" }, { name: "0004_inbox_dropped" }])
         yield* Effect.scoped(open({ url, secretKey }))
-        assert.deepStrictEqual(yield* query(url, "SELECT count(*)::int AS n FROM botrelay_migrations"), [{ n: 3 }])
+        assert.deepStrictEqual(yield* query(url, "SELECT count(*)::int AS n FROM botrelay_migrations"), [{ n: applied.length }])
       }))
 
     it.scoped("the pool holds at most `pool` connections", () =>
