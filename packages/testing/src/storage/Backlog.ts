@@ -1,0 +1,67 @@
+import { BacklogStore, BotStore, type Delivery, InboxStore, LeaseStore, OutboxStore } from "@botrelay/core"
+import { assert, describe } from "@effect/vitest"
+import { Effect } from "effect"
+import { botInput, completion, newDelivery, type Runner, t0, t1, t2, update } from "./Fixtures.js"
+
+/** The conformance tests for the backlog read by metrics and the status report. */
+export const backlog = (run: Runner): void => {
+  const test = run(
+    BotStore.BotStore,
+    InboxStore.InboxStore,
+    OutboxStore.OutboxStore,
+    LeaseStore.LeaseStore,
+    BacklogStore.BacklogStore
+  )
+  describe("backlog", () => {
+    test("empty storage: nothing waits", (storage) =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* storage.read(t0), { outbox: [], bots: [], leases: [] })
+      }))
+
+    test("pending and dead jobs per bot and kind, unprocessed updates, delivered update, offset, leases", (storage) =>
+      Effect.gen(function*() {
+        const a = yield* storage.insertBot(botInput(1, { proxy_enabled: true }))
+        const b = yield* storage.insertBot(botInput(2, { proxy_enabled: true }))
+        const inputs: Array<Delivery.NewDelivery> = [
+          newDelivery(a.id, 1, { created_at: t0 }),
+          newDelivery(a.id, 2, { created_at: t1 }),
+          newDelivery(a.id, 3, { created_at: t1 }),
+          newDelivery(a.id, 4, { created_at: t2 })
+        ]
+        yield* storage.commitUpdates(a.id, [1, 2, 3, 4, 5, 6].map((id) => update(id, { received_at: id > 4 ? t1 : t0 })), 7)
+        yield* storage.commitUpdates(b.id, [update(9, { received_at: t2 })], 10)
+        yield* storage.completeUpdates(inputs.map((d) => completion(a.id, d.update_id, { deliveries: [d] })))
+        yield* storage.recordAttempts([
+          [1, { status: "delivered", at: t1 }],
+          [2, { status: "dead", at: t2, last_error: "HTTP 500" }]
+        ])
+        const later = "2099-01-01T00:00:00.000Z"
+        yield* storage.acquire(a.id, "one", t0, later)
+        yield* storage.acquire(b.id, "one", t0, later)
+        const found = yield* storage.read(t2)
+        assert.deepStrictEqual(found.outbox, [{ bot_id: a.id, kind: "backend", depth: 2, oldest_pending_at: t1, dead: 1 }])
+        assert.deepStrictEqual(found.bots, [
+          {
+            bot_id: a.id,
+            inbox: 2,
+            oldest_inbox_at: t1,
+            buffered: 0,
+            lowest_buffered: 0,
+            delivered_update_id: 1,
+            ingress_offset: 7
+          },
+          {
+            bot_id: b.id,
+            inbox: 1,
+            oldest_inbox_at: t2,
+            buffered: 0,
+            lowest_buffered: 0,
+            delivered_update_id: 0,
+            ingress_offset: 10
+          }
+        ])
+        assert.deepStrictEqual(found.leases, [{ instance_id: "one", count: 2 }])
+        assert.deepStrictEqual((yield* storage.read(later)).leases, [])
+      }))
+  })
+}
