@@ -4,6 +4,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { Authorization, Caller, type CallerInfo } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import { actorOf, record } from "./Audited.js"
+import * as RequestActor from "./RequestActor.js"
 
 /** The name of the session cookie. */
 export const sessionCookie = "botrelay_session"
@@ -77,9 +78,10 @@ export const AuthorizationLive = Layer.effect(
               onNone: () =>
                 Effect.zipRight(refusedKey(secret), Effect.fail(unauthorized("missing or invalid API key"))),
               onSome: (key) =>
-                Effect.succeed(
-                  Caller.of({ type: "key", id: key.id, name: key.name, role: key.role, bot_ids: key.bot_ids })
-                )
+                Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+                  RequestActor.set(request, `key:${key.id}`)
+                  return Caller.of({ type: "key", id: key.id, name: key.name, role: key.role, bot_ids: key.bot_ids })
+                })
             }))
           ),
       session: (session) =>
@@ -96,6 +98,7 @@ export const AuthorizationLive = Layer.effect(
             return yield* Effect.fail(unauthorized("the session has ended or is not valid; sign in again"))
           }
           const { account, csrf_token } = found.value
+          RequestActor.set(request, `account:${account.id}`)
           const caller = Caller.of({
             type: "account",
             id: account.id,

@@ -19,6 +19,8 @@ import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
 import * as DatabaseLock from "./DatabaseLock.js"
+import * as LogFormat from "./LogFormat.js"
+import * as MetricsExposition from "./MetricsExposition.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
@@ -261,16 +263,18 @@ export const layer = (
     Layer.provideMerge(Botrelay.servicesLayer(botrelayOptions(config, runtime)))
   )
   return NodeHandler.endHeldRequestsOnStop.pipe(
-    Layer.provideMerge(HttpServer.withLogAddress(nodeServer(config))),
+    Layer.provideMerge(
+      HttpServer.withLogAddress(nodeServer(config)).pipe(Layer.provide(MetricsExposition.layer(config.metricsToken)))
+    ),
     Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
     Layer.provideMerge(services),
     Layer.provide(DatabaseLock.layer(config.database))
   )
 }
 
-/** Structured JSON logs at the configured level. */
-export const loggerLayer = (config: Pick<Config, "logLevel">) =>
+/** Logs at the configured level, in the configured format (see LogFormat). */
+export const loggerLayer = (config: Pick<Config, "logLevel"> & Partial<Pick<Config, "logFormat">>) =>
   Layer.mergeAll(
-    Logger.replace(Logger.defaultLogger, Logger.withConsoleLog(Logger.jsonLogger)),
+    Logger.replace(Logger.defaultLogger, LogFormat.logger(LogFormat.resolve(config.logFormat ?? "auto"))),
     Logger.minimumLogLevel(config.logLevel)
   )

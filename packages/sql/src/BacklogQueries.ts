@@ -9,7 +9,10 @@ export const outboxTables = [
   { kind: "route", table: "botrelay_route_sends" }
 ] as const satisfies ReadonlyArray<{ readonly kind: BacklogStore.OutboxBacklog["kind"]; readonly table: keyof Database }>
 
-/** One row of the backlog query: `part` says what it counts (an outbox kind, `inbox`, `buffer`, `delivered`, `ingress`, `lease`). */
+/**
+ * One row of the backlog query: `part` says what it counts (an outbox kind, `bot`, `inbox`, `buffer`,
+ * `delivered`, `ingress`, `lease`).
+ */
 export interface BacklogRow {
   readonly part: string
   readonly bot_id: number | string
@@ -20,7 +23,7 @@ export interface BacklogRow {
 }
 
 /**
- * Everything waiting, in one query: per bot and outbox kind the pending and dead jobs (and the oldest pending),
+ * Everything waiting, in one query: every bot, per bot and outbox kind the pending and dead jobs (and the oldest pending),
  * per bot the unprocessed inbox, the long-poll buffer, the highest update delivered to the backend and the
  * ingress offset, and the leases held at `now` per instance.
  */
@@ -40,6 +43,15 @@ export const backlog = (db: Kysely<Database>, now: string) => {
   )
   const parts = [
     ...rest,
+    db.selectFrom("botrelay_bots")
+      .select([
+        sql.lit("bot").as("part"),
+        sql<number>`id`.as("bot_id"),
+        sql<string>`''`.as("label"),
+        sql<number>`0`.as("n"),
+        sql<string | null>`null`.as("oldest"),
+        sql<number | null>`0`.as("top")
+      ]),
     db.selectFrom("botrelay_inbox")
       .select([
         sql.lit("inbox").as("part"),
@@ -117,19 +129,29 @@ export const toBacklog = (rows: ReadonlyArray<BacklogRow>): BacklogStore.Backlog
     }
     return found
   }
+  const outboxOf = (botId: number, kind: BacklogStore.OutboxBacklog["kind"]) => {
+    const key = `${botId} ${kind}`
+    let found = outbox.get(key)
+    if (found === undefined) {
+      found = { bot_id: botId, kind, depth: 0, oldest_pending_at: "", dead: 0 }
+      outbox.set(key, found)
+    }
+    return found
+  }
   for (const row of rows) {
     const botId = Number(row.bot_id)
     const n = Number(row.n)
     const kind = outboxTables.find((t) => t.kind === row.part)?.kind
     if (kind !== undefined) {
-      const key = `${botId} ${kind}`
-      const entry = outbox.get(key) ?? { bot_id: botId, kind, depth: 0, oldest_pending_at: "", dead: 0 }
+      const entry = outboxOf(botId, kind)
       if (row.label === "dead") entry.dead = n
       else {
         entry.depth = n
         entry.oldest_pending_at = row.oldest ?? ""
       }
-      outbox.set(key, entry)
+    } else if (row.part === "bot") {
+      bot(botId)
+      for (const table of outboxTables) outboxOf(botId, table.kind)
     } else if (row.part === "inbox") {
       Object.assign(bot(botId), { inbox: n, oldest_inbox_at: row.oldest ?? "" })
     } else if (row.part === "buffer") {

@@ -28,7 +28,10 @@ export interface BotBacklog {
   readonly ingress_offset: number
 }
 
-/** Everything waiting in storage, over every bot and instance: what metrics and the status report show. */
+/**
+ * Everything waiting in storage, over every bot and instance: what metrics and the status report show. Every
+ * bot has its entry in `bots`, and one in `outbox` per kind, zeros when nothing waits.
+ */
 export interface Backlog {
   readonly outbox: ReadonlyArray<OutboxBacklog>
   readonly bots: ReadonlyArray<BotBacklog>

@@ -39,7 +39,12 @@ export const backlog = (run: Runner): void => {
         yield* storage.acquire(a.id, "one", t0, later)
         yield* storage.acquire(b.id, "one", t0, later)
         const found = yield* storage.read(t2)
-        assert.deepStrictEqual(found.outbox, [{ bot_id: a.id, kind: "backend", depth: 2, oldest_pending_at: t1, dead: 1 }])
+        assert.deepStrictEqual(found.outbox, [
+          { bot_id: a.id, kind: "backend", depth: 2, oldest_pending_at: t1, dead: 1 },
+          { bot_id: a.id, kind: "route", depth: 0, oldest_pending_at: "", dead: 0 },
+          { bot_id: b.id, kind: "backend", depth: 0, oldest_pending_at: "", dead: 0 },
+          { bot_id: b.id, kind: "route", depth: 0, oldest_pending_at: "", dead: 0 }
+        ])
         assert.deepStrictEqual(found.bots, [
           {
             bot_id: a.id,
