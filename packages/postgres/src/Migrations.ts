@@ -2,6 +2,7 @@ import type { SecretKey } from "@botrelay/sql"
 import type { Migration } from "kysely"
 import * as m0001Init from "./migrations/0001_init.js"
 import * as m0002Leases from "./migrations/0002_leases.js"
+import * as m0006InstanceVersion from "./migrations/0006_instance_version.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
 export const migrationTableName = "botrelay_migrations"
@@ -21,5 +22,6 @@ export const advisoryLock = "7093009174389530489"
  */
 export const migrations = (cipher: SecretKey.Cipher): Record<string, Migration> => ({
   "0001_init": m0001Init.migration(cipher),
-  "0002_leases": m0002Leases.migration
+  "0002_leases": m0002Leases.migration,
+  "0006_instance_version": m0006InstanceVersion.migration
 })

@@ -1,4 +1,4 @@
-import { chmodSync, writeFileSync } from "node:fs"
+import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpServer, type HttpServerError } from "@effect/platform"
@@ -39,6 +39,9 @@ export const storageLayer = (
   config: Pick<Config, "database" | "secretKey"> & Partial<Pick<Config, "databasePool">>
 ): Layer.Layer<Stores.Stores, Botrelay.StorageOpenError> =>
   Botrelay.storageLayer(config.database, secretKeyOptions(config), config.databasePool)
+
+/** The server package's version: what this instance reports in `GET /api/status`. */
+export const version: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version
 
 /** The LLM router's fixed settings: those the environment sets. */
 const llmOverrides = (
@@ -84,6 +87,7 @@ export const botrelayOptions = (
 ): Botrelay.Options => ({
   database: config.database,
   instanceId: config.instanceId,
+  version,
   databasePool: config.databasePool,
   ...secretKeyOptions(config),
   telegramApi: config.telegramApi,

@@ -8,7 +8,7 @@ import {
   type ResourceMetrics
 } from "@opentelemetry/sdk-metrics"
 import { ValueType } from "@opentelemetry/api"
-import { BacklogStore, Broadcast, Events, Identity, Metrics } from "@botrelay/core"
+import { BacklogStore, Broadcast, Identity, Metrics } from "@botrelay/core"
 import { MetricsEndpoint } from "@botrelay/http"
 import { Clock, Effect, Layer, Metric, Option, type Redacted } from "effect"
 
@@ -33,11 +33,12 @@ const ageSeconds = (since: string, now: number) => since === "" ? 0 : Math.max(0
  * `botrelay_*`, through `@effect/opentelemetry` and the OpenTelemetry Prometheus serializer, without scope or
  * target info, so the names and labels are exactly Botrelay's), and the gauges read from storage at each
  * scrape (`BacklogStore`, one query): outbox depth, oldest pending and dead per bot and kind, pipeline lag per
- * bot, leases per instance. Without shared storage (SQLite) this instance holds every running bot's lease.
+ * bot, leases per instance. Without shared storage (SQLite) this instance holds the lease of every bot not
+ * disabled.
  */
 export const layer = (
   token: Redacted.Redacted<string> | undefined
-): Layer.Layer<MetricsEndpoint.Exposition, never, BacklogStore.BacklogStore | Broadcast.Broadcast | Events.Events | Identity.Identity> =>
+): Layer.Layer<MetricsEndpoint.Exposition, never, BacklogStore.BacklogStore | Broadcast.Broadcast | Identity.Identity> =>
   Layer.effect(
     MetricsEndpoint.Exposition,
     Effect.gen(function*() {
@@ -45,7 +46,6 @@ export const layer = (
       const serializer = new PrometheusSerializer("", false, undefined, true, true)
       const store = yield* BacklogStore.BacklogStore
       const shared = (yield* Broadcast.Broadcast).shared
-      const events = yield* Events.Events
       const self = (yield* Identity.Identity).id
 
       const storageGauges = Effect.gen(function*() {
@@ -56,7 +56,7 @@ export const layer = (
           backlog.outbox.map((o) => [{ bot_id: String(o.bot_id), kind: o.kind }, value(o)] as const)
         const leases = shared
           ? backlog.leases.map((l) => [{ instance_id: l.instance_id }, l.count] as const)
-          : [[{ instance_id: self }, backlog.bots.filter((b) => events.isRunning(b.bot_id)).length] as const]
+          : [[{ instance_id: self }, backlog.bots.filter((b) => !b.disabled).length] as const]
         return [
           gauge(
             "botrelay_pipeline_lag_seconds",

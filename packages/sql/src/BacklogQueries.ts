@@ -10,7 +10,7 @@ export const outboxTables = [
 ] as const satisfies ReadonlyArray<{ readonly kind: BacklogStore.OutboxBacklog["kind"]; readonly table: keyof Database }>
 
 /**
- * One row of the backlog query: `part` says what it counts (an outbox kind, `bot`, `inbox`, `buffer`,
+ * One row of the backlog query: `part` says what it counts (an outbox kind, `bot`, `route`, `inbox`, `buffer`,
  * `delivered`, `ingress`, `lease`).
  */
 export interface BacklogRow {
@@ -23,7 +23,8 @@ export interface BacklogRow {
 }
 
 /**
- * Everything waiting, in one query: every bot, per bot and outbox kind the pending and dead jobs (and the oldest pending),
+ * Everything waiting, in one query: every bot (and whether it is disabled), each route's pending sends and
+ * highest update sent, per bot and outbox kind the pending and dead jobs (and the oldest pending),
  * per bot the unprocessed inbox, the long-poll buffer, the highest update delivered to the backend and the
  * ingress offset, and the leases held at `now` per instance.
  */
@@ -48,10 +49,20 @@ export const backlog = (db: Kysely<Database>, now: string) => {
         sql.lit("bot").as("part"),
         sql<number>`id`.as("bot_id"),
         sql<string>`''`.as("label"),
-        sql<number>`0`.as("n"),
+        sql<number>`disabled`.as("n"),
         sql<string | null>`null`.as("oldest"),
         sql<number | null>`0`.as("top")
       ]),
+    db.selectFrom("botrelay_route_sends")
+      .select([
+        sql.lit("route").as("part"),
+        sql<number>`source_bot_id`.as("bot_id"),
+        sql<string>`cast(route_id as text)`.as("label"),
+        sql<number>`count(case when status = 'pending' then 1 end)`.as("n"),
+        sql<string | null>`null`.as("oldest"),
+        sql<number | null>`max(case when status = 'sent' then update_id end)`.as("top")
+      ])
+      .groupBy(["source_bot_id", "route_id"]),
     db.selectFrom("botrelay_inbox")
       .select([
         sql.lit("inbox").as("part"),
@@ -113,6 +124,7 @@ export const toBacklog = (rows: ReadonlyArray<BacklogRow>): BacklogStore.Backlog
   const outbox = new Map<string, { -readonly [K in keyof BacklogStore.OutboxBacklog]: BacklogStore.OutboxBacklog[K] }>()
   const bots = new Map<number, { -readonly [K in keyof BacklogStore.BotBacklog]: BacklogStore.BotBacklog[K] }>()
   const leases: Array<{ readonly instance_id: string; readonly count: number }> = []
+  const routes: Array<BacklogStore.RouteBacklog> = []
   const bot = (id: number) => {
     let found = bots.get(id)
     if (found === undefined) {
@@ -123,7 +135,8 @@ export const toBacklog = (rows: ReadonlyArray<BacklogRow>): BacklogStore.Backlog
         buffered: 0,
         lowest_buffered: 0,
         delivered_update_id: 0,
-        ingress_offset: 0
+        ingress_offset: 0,
+        disabled: false
       }
       bots.set(id, found)
     }
@@ -150,8 +163,10 @@ export const toBacklog = (rows: ReadonlyArray<BacklogRow>): BacklogStore.Backlog
         entry.oldest_pending_at = row.oldest ?? ""
       }
     } else if (row.part === "bot") {
-      bot(botId)
+      bot(botId).disabled = n !== 0
       for (const table of outboxTables) outboxOf(botId, table.kind)
+    } else if (row.part === "route") {
+      routes.push({ source_bot_id: botId, route_id: Number(row.label), pending: n, sent_update_id: Number(row.top ?? 0) })
     } else if (row.part === "inbox") {
       Object.assign(bot(botId), { inbox: n, oldest_inbox_at: row.oldest ?? "" })
     } else if (row.part === "buffer") {
@@ -168,6 +183,7 @@ export const toBacklog = (rows: ReadonlyArray<BacklogRow>): BacklogStore.Backlog
   return {
     outbox: [...outbox.values()].sort((a, b) => byBot(a, b) || a.kind.localeCompare(b.kind)),
     bots: [...bots.values()].sort(byBot),
+    routes: routes.sort((a, b) => a.route_id - b.route_id),
     leases: leases.sort((a, b) => a.instance_id.localeCompare(b.instance_id))
   }
 }

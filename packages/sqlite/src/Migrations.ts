@@ -20,6 +20,7 @@ import * as m0018EventIds from "./migrations/0018_event_ids.js"
 import * as m0019Accounts from "./migrations/0019_accounts.js"
 import * as m0020Audit from "./migrations/0020_audit.js"
 import * as m0021Leases from "./migrations/0021_leases.js"
+import * as m0025InstanceVersion from "./migrations/0025_instance_version.js"
 import type { Cipher } from "./SecretKey.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
@@ -54,5 +55,6 @@ export const migrations = (cipher: Cipher): Record<string, Migration> => ({
   "0018_event_ids": m0018EventIds.migration,
   "0019_accounts": m0019Accounts.migration,
   "0020_audit": m0020Audit.migration,
-  "0021_leases": m0021Leases.migration
+  "0021_leases": m0021Leases.migration,
+  "0025_instance_version": m0025InstanceVersion.migration
 })

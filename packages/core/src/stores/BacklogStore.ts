@@ -26,6 +26,15 @@ export interface BotBacklog {
   readonly delivered_update_id: number
   /** The update id the bot's next getUpdates asks from, 0 for none. */
   readonly ingress_offset: number
+  readonly disabled: boolean
+}
+
+/** A route's sends: how many wait, and the highest update id of a sent one (0 for none). */
+export interface RouteBacklog {
+  readonly source_bot_id: number
+  readonly route_id: number
+  readonly pending: number
+  readonly sent_update_id: number
 }
 
 /**
@@ -35,6 +44,8 @@ export interface BotBacklog {
 export interface Backlog {
   readonly outbox: ReadonlyArray<OutboxBacklog>
   readonly bots: ReadonlyArray<BotBacklog>
+  /** The routes that ever had a send, by id. */
+  readonly routes: ReadonlyArray<RouteBacklog>
   /** The leases held at `now`, counted per instance. */
   readonly leases: ReadonlyArray<{ readonly instance_id: string; readonly count: number }>
 }

@@ -15,7 +15,7 @@ export const backlog = (run: Runner): void => {
   describe("backlog", () => {
     test("empty storage: nothing waits", (storage) =>
       Effect.gen(function*() {
-        assert.deepStrictEqual(yield* storage.read(t0), { outbox: [], bots: [], leases: [] })
+        assert.deepStrictEqual(yield* storage.read(t0), { outbox: [], bots: [], routes: [], leases: [] })
       }))
 
     test("pending and dead jobs per bot and kind, unprocessed updates, delivered update, offset, leases", (storage) =>
@@ -53,7 +53,8 @@ export const backlog = (run: Runner): void => {
             buffered: 0,
             lowest_buffered: 0,
             delivered_update_id: 1,
-            ingress_offset: 7
+            ingress_offset: 7,
+            disabled: false
           },
           {
             bot_id: b.id,
@@ -62,7 +63,8 @@ export const backlog = (run: Runner): void => {
             buffered: 0,
             lowest_buffered: 0,
             delivered_update_id: 0,
-            ingress_offset: 10
+            ingress_offset: 10,
+            disabled: false
           }
         ])
         assert.deepStrictEqual(found.leases, [{ instance_id: "one", count: 2 }])
