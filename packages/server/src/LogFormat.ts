@@ -50,9 +50,9 @@ export const pretty: Logger.Logger<unknown, string> = Logger.make(({ annotations
   const head = `${clock(date)} ${logLevel.label}`
   const msg = text(message)
   const body = msg === "request" && "route" in rest
-    ? `${rest.method} ${rest.route} ${rest.status} ${rest.duration_ms}ms ${rest.actor}`
+    ? [rest.method, rest.route, rest.status, `${text(rest.duration_ms)}ms`, rest.actor].map(text).join(" ")
     : [msg, ...Object.entries(rest).map(([k, v]) => `${k}=${shown(v)}`)].join(" ")
-  return error === undefined ? `${head} ${body}` : `${head} ${body}\n${error}`
+  return error === undefined ? `${head} ${body}` : `${head} ${body}\n${text(error)}`
 })
 
 /** The logger of a format, writing to the console (stdout). */

@@ -41,7 +41,9 @@ export const storageLayer = (
   Botrelay.storageLayer(config.database, secretKeyOptions(config), config.databasePool)
 
 /** The server package's version: what this instance reports in `GET /api/status`. */
-export const version: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version
+export const version: string = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  readonly version: string
+}).version
 
 /** The LLM router's fixed settings: those the environment sets. */
 const llmOverrides = (

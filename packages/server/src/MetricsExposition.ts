@@ -81,7 +81,7 @@ export const layer = (
         const collected = yield* Effect.promise(() => producer.collect())
         const counted = collected.resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics)
           .filter((m) => m.descriptor.name.startsWith("botrelay_"))
-          .map((m) => ({ ...m, descriptor: { ...m.descriptor, unit: "" } }) as MetricData)
+          .map((m): MetricData => ({ ...m, descriptor: { ...m.descriptor, unit: "" } }))
         const stored = yield* storageGauges.pipe(
           Effect.catchAll((e) => Effect.as(Effect.logWarning("metrics: the backlog could not be read", e.cause), []))
         )
