@@ -15,7 +15,7 @@ const unauthorized = (error: string) => new ApiError.Unauthorized({ error, code:
 const safeMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
 /** Equal strings, compared in time independent of where they differ. */
-const sameSecret = (a: string, b: string) => {
+export const sameSecret = (a: string, b: string): boolean => {
   if (a.length !== b.length) return false
   let diff = 0
   for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)

@@ -5,7 +5,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { Authorization, Caller } from "./Api.js"
 import * as Access from "./Access.js"
 import * as ApiError from "./ApiError.js"
-import { AuthorizationLive, sessionCookie } from "./Authentication.js"
+import { AuthorizationLive, sameSecret, sessionCookie } from "./Authentication.js"
 
 /** Where Prometheus scrapes: outside /api, so that nothing limiting /api (rate limits) ever applies. */
 export const path = "/metrics"
@@ -26,14 +26,6 @@ export class Exposition extends Context.Tag("@botrelay/http/MetricsEndpoint/Expo
   Exposition,
   ExpositionService
 >() {}
-
-/** Equal strings, compared in time independent of where they differ. */
-const sameSecret = (a: string, b: string) => {
-  if (a.length !== b.length) return false
-  let diff = 0
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
-  return diff === 0
-}
 
 const bearerOf = (header: string | undefined) => {
   const match = /^Bearer\s+(.*)$/i.exec(header ?? "")
