@@ -10,7 +10,7 @@ export const outboxTables = [
 ] as const satisfies ReadonlyArray<{ readonly kind: BacklogStore.OutboxBacklog["kind"]; readonly table: keyof Database }>
 
 /**
- * One row of the backlog query: `part` says what it counts (an outbox kind, `bot`, `route`, `inbox`, `buffer`,
+ * One row of the backlog query: `part` says what it counts (an outbox kind, `bot`, `route_line`, `inbox`, `buffer`,
  * `delivered`, `ingress`, `lease`).
  */
 export interface BacklogRow {
@@ -55,7 +55,7 @@ export const backlog = (db: Kysely<Database>, now: string) => {
       ]),
     db.selectFrom("botrelay_route_sends")
       .select([
-        sql.lit("route").as("part"),
+        sql.lit("route_line").as("part"),
         sql<number>`source_bot_id`.as("bot_id"),
         sql<string>`cast(route_id as text)`.as("label"),
         sql<number>`count(case when status = 'pending' then 1 end)`.as("n"),
@@ -165,7 +165,7 @@ export const toBacklog = (rows: ReadonlyArray<BacklogRow>): BacklogStore.Backlog
     } else if (row.part === "bot") {
       bot(botId).disabled = n !== 0
       for (const table of outboxTables) outboxOf(botId, table.kind)
-    } else if (row.part === "route") {
+    } else if (row.part === "route_line") {
       routes.push({ source_bot_id: botId, route_id: Number(row.label), pending: n, sent_update_id: Number(row.top ?? 0) })
     } else if (row.part === "inbox") {
       Object.assign(bot(botId), { inbox: n, oldest_inbox_at: row.oldest ?? "" })

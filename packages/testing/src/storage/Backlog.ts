@@ -1,7 +1,7 @@
 import { BacklogStore, BotStore, type Delivery, InboxStore, LeaseStore, OutboxStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect } from "effect"
-import { botInput, completion, newDelivery, type Runner, t0, t1, t2, update } from "./Fixtures.js"
+import { botInput, completion, newDelivery, newSend, type Runner, t0, t1, t2, update } from "./Fixtures.js"
 
 /** The conformance tests for the backlog read by metrics and the status report. */
 export const backlog = (run: Runner): void => {
@@ -69,6 +69,21 @@ export const backlog = (run: Runner): void => {
         ])
         assert.deepStrictEqual(found.leases, [{ instance_id: "one", count: 2 }])
         assert.deepStrictEqual((yield* storage.read(later)).leases, [])
+      }))
+
+    test("route sends: pending per route and sending bot kind, the highest update sent on", (storage) =>
+      Effect.gen(function*() {
+        const a = yield* storage.insertBot(botInput(1))
+        const b = yield* storage.insertBot(botInput(2))
+        yield* storage.commitUpdates(a.id, [update(1), update(2), update(3)], 4)
+        yield* storage.completeUpdates([1, 2, 3].map((id) =>
+          completion(a.id, id, { sends: [newSend(b.id, a.id, id, { route_id: 7, created_at: id === 1 ? t0 : t1 })] })
+        ))
+        yield* storage.recordSend(1, { status: "sent", at: t2 }, [])
+        const found = yield* storage.read(t2)
+        assert.deepStrictEqual(found.routes, [{ source_bot_id: a.id, route_id: 7, pending: 2, sent_update_id: 1 }])
+        assert.deepInclude(found.outbox, { bot_id: b.id, kind: "route", depth: 2, oldest_pending_at: t1, dead: 0 })
+        assert.deepInclude(found.outbox, { bot_id: a.id, kind: "route", depth: 0, oldest_pending_at: "", dead: 0 })
       }))
   })
 }
