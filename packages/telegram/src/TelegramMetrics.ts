@@ -1,13 +1,13 @@
-import { Effect, Exit, Metric, MetricBoundaries } from "effect"
+import { Effect, Exit, Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
 
 /** `botrelay_telegram_requests_total{method,status}`: Bot API calls by method and Telegram's HTTP status or `network`. */
-export const requests = Metric.counter("botrelay_telegram_requests_total", {
+export const requests = MetricKey.counter("botrelay_telegram_requests_total", {
   description: "Bot API calls made to Telegram, by method and HTTP status (network: no answer)",
   incremental: true
 })
 
 /** `botrelay_telegram_request_duration_seconds{method}`: how long Bot API calls took. */
-export const duration = Metric.histogram(
+export const duration = MetricKey.histogram(
   "botrelay_telegram_request_duration_seconds",
   MetricBoundaries.fromIterable([0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]),
   "How long Bot API calls to Telegram took, in seconds"
@@ -20,11 +20,14 @@ export const methodLabel = (method: string): string =>
 const requestsOf = new Map<string, Metric.Metric.Counter<number>>()
 const durationsOf = new Map<string, Metric.Metric.Histogram<number>>()
 
+const label = (key: string, value: string) => MetricLabel.make(key, value)
+
+/** The series of a method and status, made once: labels in the key, so an update finds its hook at once. */
 const requestsFor = (method: string, status: string) => {
   const key = `${method} ${status}`
   let metric = requestsOf.get(key)
   if (metric === undefined) {
-    metric = requests.pipe(Metric.tagged("method", method), Metric.tagged("status", status))
+    metric = Metric.fromMetricKey(MetricKey.taggedWithLabels(requests, [label("method", method), label("status", status)]))
     requestsOf.set(key, metric)
   }
   return metric
@@ -33,7 +36,7 @@ const requestsFor = (method: string, status: string) => {
 const durationFor = (method: string) => {
   let metric = durationsOf.get(method)
   if (metric === undefined) {
-    metric = duration.pipe(Metric.tagged("method", method))
+    metric = Metric.fromMetricKey(MetricKey.taggedWithLabels(duration, [label("method", method)]))
     durationsOf.set(method, metric)
   }
   return metric
