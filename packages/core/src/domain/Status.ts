@@ -10,6 +10,10 @@ export const InstanceId = Schema.String.pipe(
   })
 ).annotations({ identifier: "InstanceId" })
 
+/** The outbox kinds metrics and the status tell apart: backend deliveries, route sends, bridge deliveries. */
+export const OutboxKind = Schema.Literal("backend", "route", "bridge")
+export type OutboxKind = typeof OutboxKind.Type
+
 /** Who owns a bot's ingress, pipeline and outbox, and until when. */
 export const Lease = Schema.Struct({
   instance_id: Schema.String,

@@ -1,8 +1,7 @@
 import { Effect, Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
+import type { OutboxKind } from "../domain/Status.js"
 
-/** The outbox kinds metrics and the status tell apart: a third kind is one more entry. */
-export const outboxKinds = ["backend", "route", "bridge"] as const
-export type OutboxKind = (typeof outboxKinds)[number]
+export type { OutboxKind } from "../domain/Status.js"
 
 /** `botrelay_updates_received_total{bot_id}`: updates committed to a bot's inbox. */
 export const updatesReceived = MetricKey.counter("botrelay_updates_received_total", {

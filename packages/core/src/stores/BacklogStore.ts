@@ -1,7 +1,7 @@
 import type { Effect } from "effect"
 import { Context } from "effect"
 import type { StorageError } from "../domain/Errors.js"
-import type { OutboxKind } from "../runtime/Metrics.js"
+import type { OutboxKind } from "../domain/Status.js"
 
 /** A bot's jobs of one outbox kind: how many wait, since when the oldest waits ("" for none), how many are dead. */
 export interface OutboxBacklog {
