@@ -82,6 +82,7 @@ export const Layout = () => {
             {admin ? <NavLink to="/keys">{texts.keys}</NavLink> : null}
             {admin ? <NavLink to="/accounts">{texts.accounts}</NavLink> : null}
             {admin ? <NavLink to="/audit">{texts.audit}</NavLink> : null}
+            {admin ? <NavLink to="/status">{texts.status}</NavLink> : null}
             {admin ? <NavLink to="/settings">{texts.settings}</NavLink> : null}
           </ul>
         </nav>

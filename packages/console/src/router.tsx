@@ -10,6 +10,7 @@ import { KeysPage } from "./pages/Keys"
 import { RoutesPage } from "./pages/Routes"
 import { SettingsPage } from "./pages/Settings"
 import { SignIn } from "./pages/SignIn"
+import { StatusPage } from "./pages/Status"
 import { useCommonTexts } from "./texts"
 
 const NotFound = () => {
@@ -66,6 +67,7 @@ const routeTree = rootRoute.addChildren([
     page("/keys", admin(KeysPage)),
     page("/accounts", admin(AccountsPage)),
     page("/audit", admin(AuditPage)),
+    page("/status", admin(StatusPage)),
     page("/settings", admin(SettingsPage))
   ])
 ])

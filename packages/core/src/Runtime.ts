@@ -18,6 +18,7 @@ import * as Health from "./services/Health.js"
 import * as Housekeeping from "./runtime/Housekeeping.js"
 import * as Identity from "./runtime/Identity.js"
 import * as Inbox from "./runtime/Inbox.js"
+import * as IngressPolls from "./runtime/IngressPolls.js"
 import * as LlmRouter from "./runtime/LlmRouter.js"
 import * as LlmSettings from "./runtime/LlmSettings.js"
 import * as LoginThrottle from "./services/LoginThrottle.js"
@@ -47,6 +48,8 @@ export interface Config {
    * `A-Z a-z 0-9 . _ -`; a new random one (`i-` and 8 hexadecimal characters) at each start when omitted.
    */
   readonly instanceId?: string | undefined
+  /** The Botrelay version this instance reports (`GET /api/status`); `Identity.unknownVersion` when unset. */
+  readonly version?: string | undefined
   /** The Bot API root; `https://api.telegram.org` by default. */
   readonly telegramApi?: string | undefined
   /**
@@ -119,6 +122,7 @@ export type Services =
   | LlmSettings.LlmSettings
   | LlmRouter.LlmRouter
   | Inbox.Inbox
+  | IngressPolls.IngressPolls
   | Events.Events
   | EventLog.EventLog
   | FloodControl.FloodControl
@@ -170,6 +174,7 @@ export const layer = (
     Layer.provideMerge(cluster(config.leases)),
     Layer.provideMerge(EventLog.layer({ ...EventLog.defaults, ...config.events }).pipe(Layer.provide(Chats.views))),
     Layer.provideMerge(Inbox.layer),
+    Layer.provideMerge(IngressPolls.layer),
     Layer.provideMerge(SentMessages.layer),
     Layer.provideMerge(LlmRouter.layer),
     Layer.provideMerge(LlmSettings.layer(config.llm ?? {})),
@@ -183,6 +188,6 @@ export const layer = (
       allowPrivate: config.backendPolicy?.allowPrivate ?? false
     })),
     Layer.provide(Identity.identifiedCalls),
-    Layer.provideMerge(Identity.layer(config.instanceId))
+    Layer.provideMerge(Identity.layer(config.instanceId, config.version))
   )
 }

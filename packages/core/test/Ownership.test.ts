@@ -45,7 +45,7 @@ const start = (stores: Context.Context<Stores.Stores>, id: string) =>
     const ownership = yield* Ownership.make().pipe(
       Effect.provide(Context.add(stores, LeaseStore.LeaseStore, partitioned)),
       Effect.provideService(Events.Events, events),
-      Effect.provideService(Identity.Identity, { id, started_at: "2026-01-01T00:00:00.000Z" }),
+      Effect.provideService(Identity.Identity, { id, started_at: "2026-01-01T00:00:00.000Z", version: "0.0.0" }),
       Scope.extend(scope)
     )
     return { id, ownership, events, scope, cut: () => void (cut = true) } satisfies Instance

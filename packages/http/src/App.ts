@@ -43,6 +43,7 @@ import * as ApiError from "./ApiError.js"
 import * as ConsoleFiles from "./ConsoleFiles.js"
 import * as Handlers from "./Handlers.js"
 import * as MediaUpload from "./MediaUpload.js"
+import * as MetricsEndpoint from "./MetricsEndpoint.js"
 import * as InboxHandlers from "./InboxHandlers.js"
 import * as TgApi from "./TgApi.js"
 import * as WebhookIngress from "./WebhookIngress.js"
@@ -240,6 +241,7 @@ export const layer: Layer.Layer<
     ),
     errorResponses,
     WebhookIngress.layer,
+    MetricsEndpoint.layer,
     TgApi.layer
   ))
 )

@@ -5,6 +5,7 @@ import { Authorization, Caller, type CallerInfo } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import { actorOf, record } from "./Audited.js"
 import * as RateLimit from "./RateLimit.js"
+import * as RequestActor from "./RequestActor.js"
 
 /** The name of the session cookie. */
 export const sessionCookie = "botrelay_session"
@@ -15,7 +16,7 @@ const unauthorized = (error: string) => new ApiError.Unauthorized({ error, code:
 const safeMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
 /** Equal strings, compared in time independent of where they differ. */
-const sameSecret = (a: string, b: string) => {
+export const sameSecret = (a: string, b: string): boolean => {
   if (a.length !== b.length) return false
   let diff = 0
   for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
@@ -83,10 +84,13 @@ export const AuthorizationLive = Layer.effect(
               > =>
                 Effect.zipRight(refusedKey(secret), Effect.fail(unauthorized("missing or invalid API key"))),
               onSome: (key) =>
-                Effect.as(
-                  RateLimit.charge({ type: "key", id: key.id }),
-                  Caller.of({ type: "key", id: key.id, name: key.name, role: key.role, bot_ids: key.bot_ids })
-                )
+                Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+                  RequestActor.set(request, `key:${key.id}`)
+                  return Effect.as(
+                    RateLimit.charge({ type: "key", id: key.id }),
+                    Caller.of({ type: "key", id: key.id, name: key.name, role: key.role, bot_ids: key.bot_ids })
+                  )
+                })
             }))
           ),
       session: (session) =>
@@ -104,6 +108,7 @@ export const AuthorizationLive = Layer.effect(
             return yield* Effect.fail(unauthorized("the session has ended or is not valid; sign in again"))
           }
           const { account, csrf_token } = found.value
+          RequestActor.set(request, `account:${account.id}`)
           const caller = Caller.of({
             type: "account",
             id: account.id,

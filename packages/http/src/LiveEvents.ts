@@ -1,5 +1,5 @@
 import { HttpApiBuilder, type HttpApiGroup, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { type AuditLog, Bots, EventLog } from "@botrelay/core"
+import { type AuditLog, Bots, EventLog, Metrics } from "@botrelay/core"
 import { Chunk, Context, Effect, type Fiber, FiberId, type Layer, Option, Stream } from "effect"
 import { Api, type Authorization, Caller } from "./Api.js"
 import { orDomain, requireBot } from "./Access.js"
@@ -79,7 +79,10 @@ export const layer: Layer.Layer<
           lastEventId: headers["last-event-id"] ?? urlParams.last_event_id,
           onCutOff: cutOff
         })
-        return HttpServerResponse.stream(Stream.mapChunks(frames, encode), {
+        const counted = Stream.unwrapScoped(
+          Effect.as(Effect.acquireRelease(Metrics.sseClient(1), () => Metrics.sseClient(-1)), frames)
+        )
+        return HttpServerResponse.stream(Stream.mapChunks(counted, encode), {
           contentType: "text/event-stream",
           headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
         })

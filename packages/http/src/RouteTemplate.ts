@@ -9,7 +9,7 @@ export const unmatched = "unmatched"
 export const consolePages = "/{console}"
 
 const apiPaths = (() => {
-  const paths = new Set<string>(["/api/openapi.json"])
+  const paths = new Set<string>(["/api/openapi.json", "/metrics"])
   HttpApi.reflect(Api, {
     onGroup() {},
     onEndpoint({ endpoint }) {
@@ -27,7 +27,7 @@ const patterns: ReadonlyArray<readonly [RegExp, string]> = [
 
 /**
  * What metrics, logs and spans name a request by, never its raw path (paths carry bot tokens): an API
- * endpoint's path, `/tgapi/bot{token}/{method}`, `/tgapi/file/bot{token}/{path}`,
+ * endpoint's path, `/metrics`, `/tgapi/bot{token}/{method}`, `/tgapi/file/bot{token}/{path}`,
  * `/telegram/webhook/{bot_id}`, `/{console}` for a GET outside these when the console is served, else
  * `unmatched`. `url` is the request's path with an optional query string.
  */

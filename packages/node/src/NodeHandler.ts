@@ -6,11 +6,12 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "@botrelay/console"
 import { EventLog, Identity, LongPoll } from "@botrelay/core"
-import { BotApiAnswer, App, ConsoleFiles, LiveEvents, RateLimit, RequestSpans, TgApi } from "@botrelay/http"
+import { BotApiAnswer, App, ConsoleFiles, LiveEvents, RateLimit, RequestActor, RequestSpans, TgApi } from "@botrelay/http"
 import { Effect, Layer, type Scope } from "effect"
 import * as BodyGuard from "./BodyGuard.js"
 import type { Services } from "./Botrelay.js"
 import * as ProxyFastPath from "./ProxyFastPath.js"
+import * as RequestLog from "./RequestLog.js"
 
 /**
  * A Node request handler serving Botrelay's whole HTTP surface: `/api`, `/tgapi`, the webhook ingress and the console.
@@ -99,8 +100,9 @@ const stopped = (req: IncomingMessage, res: ServerResponse) => {
  * limits of `RateLimit.Limits`, and a span per
  * request named by its route template when `RequestSpans.Enabled`, never the platform's, whose URLs would
  * carry tokens) behind the /tgapi fast path and the body guard,
- * under `prefix`. Everything it answers carries the instance id (`X-Botrelay-Instance`). The standalone
- * server's request listener is this handler too.
+ * under `prefix`. Everything it answers carries the instance id (`X-Botrelay-Instance`) and the request id
+ * (`X-Request-Id`), and is counted and logged once answered (see RequestLog). The standalone server's request
+ * listener is this handler too.
  */
 export const make = (options: {
   readonly prefix?: string | undefined
@@ -137,16 +139,23 @@ export const make = (options: {
     const fast = options.fastPath === false ? () => false : yield* ProxyFastPath.make
     const guard = BodyGuard.make(options.body)
     const instance = (yield* Identity.Identity).id
+    const logged = RequestLog.make(yield* Effect.runtime<never>(), { console: options.console !== false })
     const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => {
       const url = within(req.url ?? "/", prefix)
       if (url === undefined && next !== undefined) return next()
       res.setHeader(Identity.header, instance)
+      const slot = logged(req, res, url ?? req.url ?? "/")
       if (url === undefined) return notFound(res)
       const consumed = consumedBody(req)
       const request = consumed === undefined ? req : BodyGuard.replayed(req, consumed)
       request.url = url
+      RequestActor.attach(request, slot)
       if (!running) return stopped(request, res)
-      if (!fast(request, res) && !guard(request, res, (read) => serve(read, res))) serve(request, res)
+      const serveRead = (read: IncomingMessage) => {
+        RequestActor.attach(read, slot)
+        serve(read, res)
+      }
+      if (!fast(request, res) && !guard(request, res, serveRead)) serve(request, res)
     }
     return Object.assign(handler, { handles: (url: string) => within(url, prefix) !== undefined })
   })

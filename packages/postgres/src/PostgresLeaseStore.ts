@@ -7,7 +7,7 @@ import { all, type Connection, first, run } from "./PostgresConnection.js"
 /** The `LeaseStore` on Postgres. */
 export const make = (c: Connection): LeaseStore.LeaseStoreService => ({
   heartbeat: (instance, at) =>
-    c.use("heartbeat", async (db) => void (await run(db, LeaseQueries.heartbeat(db, instance.id, instance.started_at, at)))),
+    c.use("heartbeat", async (db) => void (await run(db, LeaseQueries.heartbeat(db, instance.id, instance.started_at, instance.version, at)))),
 
   leave: (instanceId) =>
     c.transaction("leave", async (db) => {

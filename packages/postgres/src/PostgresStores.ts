@@ -20,6 +20,7 @@ import {
   SessionStore,
   SettingsStore,
   StatsStore,
+  BacklogStore,
   StoreHealth,
   StoreLock,
   TagStore
@@ -50,6 +51,7 @@ import * as PostgresSearchStore from "./PostgresSearchStore.js"
 import * as PostgresSessionStore from "./PostgresSessionStore.js"
 import * as PostgresSettingsStore from "./PostgresSettingsStore.js"
 import * as PostgresStatsStore from "./PostgresStatsStore.js"
+import * as PostgresBacklogStore from "./PostgresBacklogStore.js"
 import * as PostgresTagStore from "./PostgresTagStore.js"
 
 export { ConnectionError, MigrationError, type Options, target } from "./PostgresConnection.js"
@@ -80,6 +82,7 @@ export const make = (options: Options): Effect.Effect<Context.Context<Stores.Sto
       Context.add(ChatStore.ChatStore, PostgresChatStore.make(c)),
       Context.add(PeopleStore.PeopleStore, PostgresPeopleStore.make(c)),
       Context.add(StatsStore.StatsStore, PostgresStatsStore.make(c)),
+      Context.add(BacklogStore.BacklogStore, PostgresBacklogStore.make(c)),
       Context.add(AccountStore.AccountStore, PostgresAccountStore.make(c)),
       Context.add(SessionStore.SessionStore, PostgresSessionStore.make(c)),
       Context.add(AuditStore.AuditStore, PostgresAuditStore.make(c))

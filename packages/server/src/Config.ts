@@ -23,6 +23,10 @@ export interface Config {
   readonly publicUrl: string | undefined
   readonly botToken: Redacted.Redacted<string> | undefined
   readonly logLevel: LogLevel.LogLevel
+  /** `BOTRELAY_LOG_FORMAT`: JSON lines, readable lines, or (auto) readable on a terminal and JSON otherwise. */
+  readonly logFormat: "auto" | "json" | "pretty"
+  /** `BOTRELAY_METRICS_TOKEN`: a Bearer token (at least 32 characters) that may read `/metrics`. */
+  readonly metricsToken: Redacted.Redacted<string> | undefined
   /** The most unconfirmed updates a bot's long-poll buffer keeps. */
   readonly bufferMaxUpdates: number
   /** How long, in seconds, a bot's long-poll buffer keeps an unconfirmed update. */
@@ -85,6 +89,8 @@ export const settings = {
   publicUrl: { flag: "public-url", env: "BOTRELAY_PUBLIC_URL", default: undefined },
   botToken: { flag: "token", env: "BOTRELAY_BOT_TOKEN", default: undefined },
   logLevel: { flag: "log-level", env: "BOTRELAY_LOG_LEVEL", default: "info" },
+  logFormat: { flag: "log-format", env: "BOTRELAY_LOG_FORMAT", default: "auto" },
+  metricsToken: { flag: "metrics-token", env: "BOTRELAY_METRICS_TOKEN", default: undefined },
   bufferMaxUpdates: { flag: "buffer-max-updates", env: "BOTRELAY_BUFFER_MAX_UPDATES", default: "10000" },
   bufferMaxAge: { flag: "buffer-max-age", env: "BOTRELAY_BUFFER_MAX_AGE", default: "24h" },
   routeMappingTtl: { flag: "route-mapping-ttl", env: "BOTRELAY_ROUTE_MAPPING_TTL", default: "30d" },
@@ -279,6 +285,16 @@ export const fromValues = (
   if (logLevel === undefined) {
     throw new ConfigError(`BOTRELAY_LOG_LEVEL / --log-level must be one of ${Object.keys(logLevels).join(", ")}`)
   }
+  const logFormat = read("logFormat")!.trim().toLowerCase()
+  if (logFormat !== "auto" && logFormat !== "json" && logFormat !== "pretty") {
+    throw new ConfigError("BOTRELAY_LOG_FORMAT / --log-format must be auto, json or pretty")
+  }
+  const metricsToken = read("metricsToken")
+  if (metricsToken !== undefined && (metricsToken.length < 32 || metricsToken.length > 1024 || /\s/.test(metricsToken))) {
+    throw new ConfigError(
+      "BOTRELAY_METRICS_TOKEN / --metrics-token must be 32 to 1024 characters without whitespace (`openssl rand -hex 32`)"
+    )
+  }
   const bufferMaxUpdates = Number(read("bufferMaxUpdates"))
   if (!Number.isInteger(bufferMaxUpdates) || bufferMaxUpdates < 1 || bufferMaxUpdates > maxBufferUpdates) {
     throw new ConfigError(
@@ -389,6 +405,8 @@ export const fromValues = (
     publicUrl,
     botToken: botToken === undefined ? undefined : Redacted.make(botToken),
     logLevel,
+    logFormat,
+    metricsToken: metricsToken === undefined ? undefined : Redacted.make(metricsToken),
     bufferMaxUpdates,
     bufferMaxAge,
     routeMappingTtl,

@@ -1,4 +1,4 @@
-import { chmodSync, writeFileSync } from "node:fs"
+import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { dirname, join } from "node:path"
 import { HttpServer, type HttpServerError } from "@effect/platform"
@@ -19,6 +19,8 @@ import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
 import * as DatabaseLock from "./DatabaseLock.js"
+import * as LogFormat from "./LogFormat.js"
+import * as MetricsExposition from "./MetricsExposition.js"
 import * as Tracing from "./Tracing.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
@@ -38,6 +40,11 @@ export const storageLayer = (
   config: Pick<Config, "database" | "secretKey"> & Partial<Pick<Config, "databasePool">>
 ): Layer.Layer<Stores.Stores, Botrelay.StorageOpenError> =>
   Botrelay.storageLayer(config.database, secretKeyOptions(config), config.databasePool)
+
+/** The server package's version: what this instance reports in `GET /api/status`. */
+export const version: string = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  readonly version: string
+}).version
 
 /** The LLM router's fixed settings: those the environment sets. */
 const llmOverrides = (
@@ -83,6 +90,7 @@ export const botrelayOptions = (
 ): Botrelay.Options => ({
   database: config.database,
   instanceId: config.instanceId,
+  version,
   databasePool: config.databasePool,
   ...secretKeyOptions(config),
   telegramApi: config.telegramApi,
@@ -263,7 +271,9 @@ export const layer = (
     Layer.provideMerge(Botrelay.servicesLayer(botrelayOptions(config, runtime)))
   )
   return NodeHandler.endHeldRequestsOnStop.pipe(
-    Layer.provideMerge(HttpServer.withLogAddress(nodeServer(config))),
+    Layer.provideMerge(
+      HttpServer.withLogAddress(nodeServer(config)).pipe(Layer.provide(MetricsExposition.layer(config.metricsToken)))
+    ),
     Layer.provide(NodeHandler.proxyLayer(config.telegramApi)),
     Layer.provideMerge(services),
     Layer.provide(DatabaseLock.layer(config.database)),
@@ -272,9 +282,9 @@ export const layer = (
   )
 }
 
-/** Structured JSON logs at the configured level. */
-export const loggerLayer = (config: Pick<Config, "logLevel">) =>
+/** Logs at the configured level, in the configured format (see LogFormat). */
+export const loggerLayer = (config: Pick<Config, "logLevel"> & Partial<Pick<Config, "logFormat">>) =>
   Layer.mergeAll(
-    Logger.replace(Logger.defaultLogger, Logger.withConsoleLog(Logger.jsonLogger)),
+    Logger.replace(Logger.defaultLogger, LogFormat.logger(LogFormat.resolve(config.logFormat ?? "auto"))),
     Logger.minimumLogLevel(config.logLevel)
   )

@@ -82,8 +82,8 @@ describe("the botrelay bin", () => {
     server.child.kill("SIGTERM")
     assert.strictEqual(await server.exited, 0)
     const logs = server.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
-    assert.isTrue(logs.some((entry) => String(entry.message).includes("Listening on")), server.output())
-    for (const entry of logs) assert.includeMembers(Object.keys(entry), ["logLevel", "message", "timestamp"])
+    assert.isTrue(logs.some((entry) => String(entry.msg).includes("Listening on")), server.output())
+    for (const entry of logs) assert.includeMembers(Object.keys(entry), ["time", "level", "msg"])
   })
 
   it("keeps its data across restarts and does not mint a second key", async () => {

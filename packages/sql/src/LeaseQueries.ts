@@ -11,9 +11,9 @@ export interface FenceColumns {
   readonly epoch: number
 }
 
-export const heartbeat = (db: Kysely<Database>, id: string, startedAt: string, at: string) =>
+export const heartbeat = (db: Kysely<Database>, id: string, startedAt: string, version: string, at: string) =>
   db.insertInto("botrelay_instances")
-    .values({ id, started_at: startedAt, last_heartbeat_at: at })
+    .values({ id, started_at: startedAt, last_heartbeat_at: at, version })
     .onConflict((oc) => oc.column("id").doUpdateSet((eb) => ({ last_heartbeat_at: eb.ref("excluded.last_heartbeat_at") })))
 
 export const forgetInstance = (db: Kysely<Database>, id: string) =>
@@ -26,7 +26,7 @@ export const releaseAll = (db: Kysely<Database>, instanceId: string) =>
 
 export const instances = (db: Kysely<Database>, since: string) =>
   db.selectFrom("botrelay_instances")
-    .select(["id", "started_at", "last_heartbeat_at"])
+    .select(["id", "version", "started_at", "last_heartbeat_at"])
     .where("last_heartbeat_at", ">", since)
     .orderBy("id")
 

@@ -381,6 +381,7 @@ export interface InstancesTable {
   readonly id: string
   readonly started_at: string
   readonly last_heartbeat_at: string
+  readonly version: string
 }
 
 /** `botrelay_leases`: each bot's owner; `epoch` only grows; `running` is 0/1. */

@@ -1,5 +1,6 @@
 export * as AccountQueries from "./AccountQueries.js"
 export * as AuditQueries from "./AuditQueries.js"
+export * as BacklogQueries from "./BacklogQueries.js"
 export * as BotQueries from "./BotQueries.js"
 export * as BridgeQueries from "./BridgeQueries.js"
 export * as BufferQueries from "./BufferQueries.js"

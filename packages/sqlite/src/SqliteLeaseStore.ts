@@ -6,7 +6,7 @@ import { attempt, type Connection, db, first } from "./SqliteConnection.js"
 /** The `LeaseStore` on SQLite (for the conformance suite and tests of several instances in one process). */
 export const make = (c: Connection): LeaseStore.LeaseStoreService => ({
   heartbeat: (instance, at) =>
-    attempt("heartbeat", () => void c.run(LeaseQueries.heartbeat(db, instance.id, instance.started_at, at))),
+    attempt("heartbeat", () => void c.run(LeaseQueries.heartbeat(db, instance.id, instance.started_at, instance.version, at))),
 
   leave: (instanceId) =>
     attempt("leave", () =>

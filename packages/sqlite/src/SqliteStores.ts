@@ -21,6 +21,7 @@ import {
   SessionStore,
   SettingsStore,
   StatsStore,
+  BacklogStore,
   StoreHealth,
   StoreLock,
   TagStore
@@ -49,6 +50,7 @@ import * as SqliteSearchStore from "./SqliteSearchStore.js"
 import * as SqliteSessionStore from "./SqliteSessionStore.js"
 import * as SqliteSettingsStore from "./SqliteSettingsStore.js"
 import * as SqliteStatsStore from "./SqliteStatsStore.js"
+import * as SqliteBacklogStore from "./SqliteBacklogStore.js"
 import * as SqliteTagStore from "./SqliteTagStore.js"
 
 export {
@@ -88,6 +90,7 @@ export const make = (
       Context.add(ChatStore.ChatStore, SqliteChatStore.make(c)),
       Context.add(PeopleStore.PeopleStore, SqlitePeopleStore.make(c)),
       Context.add(StatsStore.StatsStore, SqliteStatsStore.make(c)),
+      Context.add(BacklogStore.BacklogStore, SqliteBacklogStore.make(c)),
       Context.add(AccountStore.AccountStore, SqliteAccountStore.make(c)),
       Context.add(SessionStore.SessionStore, SqliteSessionStore.make(c)),
       Context.add(AuditStore.AuditStore, SqliteAuditStore.make(c))

@@ -2,6 +2,7 @@ import type { HttpClient } from "@effect/platform"
 import { Context, Duration, Effect, Layer, ParseResult, Redacted, Schema } from "effect"
 import * as BotApi from "./BotApi.js"
 import * as HttpExchange from "./HttpExchange.js"
+import * as TelegramMetrics from "./TelegramMetrics.js"
 import type { TelegramError } from "./TelegramError.js"
 import { TelegramApiError, TelegramTransportError } from "./TelegramError.js"
 
@@ -299,15 +300,19 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
     } catch {
       return Effect.fail(fail("Transport", "the request body could not be sent"))
     }
-    return http.exchange({
-      method: "POST",
-      url: `${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`,
-      headers: file === undefined
-        ? jsonHeaders
-        : { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" },
-      body,
-      timeout: callTimeout
-    }).pipe(
+    return TelegramMetrics.recorded(
+      method,
+      (answer) => answer.status,
+      http.exchange({
+        method: "POST",
+        url: `${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`,
+        headers: file === undefined
+          ? jsonHeaders
+          : { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" },
+        body,
+        timeout: callTimeout
+      })
+    ).pipe(
       Effect.mapError((error) => fail(error.reason === "Timeout" ? "Timeout" : "Transport", error.description)),
       Effect.flatMap((answer): Effect.Effect<Answered, TelegramError> => {
         const text = HttpExchange.text(answer)

@@ -12,3 +12,6 @@ export * as TelegramClient from "./TelegramClient.js"
 
 /** Failures of Bot API calls. */
 export * as TelegramError from "./TelegramError.js"
+
+/** The metrics of Bot API calls: by method and status, and their durations. */
+export * as TelegramMetrics from "./TelegramMetrics.js"

@@ -23,6 +23,7 @@ import { stats } from "./storage/Stats.js"
 import { accounts } from "./storage/Accounts.js"
 import { sessions } from "./storage/Sessions.js"
 import { audit } from "./storage/Audit.js"
+import { backlog } from "./storage/Backlog.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -54,6 +55,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     accounts(run)
     sessions(run)
     audit(run)
+    backlog(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
     run(StoreLock.StoreLock)("exclusive runs the effect and gives its result or its failure", (lock) =>

@@ -168,6 +168,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
 
     const kind: Outbox.Kind<Delivery, void> = {
       name: "delivery",
+      metric: "backend",
       line: outbox.nextDeliveries,
       runs: () => true,
       attempt,

@@ -10,6 +10,8 @@ export interface IdentityInfo {
   readonly id: string
   /** ISO 8601. */
   readonly started_at: string
+  /** The Botrelay version it runs (the host's package version). */
+  readonly version: string
 }
 
 /** This instance's identity. */
@@ -25,8 +27,14 @@ export const generateId: Effect.Effect<string> = Effect.sync(() =>
 
 const decodeId = Schema.decodeUnknown(InstanceId)
 
-/** The identity with `id` (a new random one when omitted), started now; fails when `id` is not a valid instance id. */
-export const make = (id?: string): Effect.Effect<IdentityInfo, InvalidInput> =>
+/** The version an instance reports when its host names none. */
+export const unknownVersion = "0.0.0"
+
+/**
+ * The identity with `id` (a new random one when omitted) running `version`, started now; fails when `id` is
+ * not a valid instance id.
+ */
+export const make = (id?: string, version: string = unknownVersion): Effect.Effect<IdentityInfo, InvalidInput> =>
   Effect.gen(function*() {
     const chosen = id === undefined
       ? yield* generateId
@@ -35,11 +43,12 @@ export const make = (id?: string): Effect.Effect<IdentityInfo, InvalidInput> =>
           InvalidInput.field("instance_id", ParseResult.ArrayFormatter.formatErrorSync(e)[0]?.message ?? "invalid")
         )
       )
-    return { id: chosen, started_at: yield* nowIso }
+    return { id: chosen, started_at: yield* nowIso, version }
   })
 
 /** The identity as a layer; see `make`. */
-export const layer = (id?: string): Layer.Layer<Identity, InvalidInput> => Layer.effect(Identity, make(id))
+export const layer = (id?: string, version?: string): Layer.Layer<Identity, InvalidInput> =>
+  Layer.effect(Identity, make(id, version))
 
 /** The `User-Agent` of the instance's own calls (Bot API, backends): `botrelay (<instance id>)`. */
 export const userAgent = (info: IdentityInfo): string => `botrelay (${info.id})`

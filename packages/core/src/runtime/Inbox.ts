@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import type { LeaseLost, StorageError } from "../domain/Errors.js"
 import { Events, Event } from "./Events.js"
+import * as Metrics from "./Metrics.js"
 import { BotStore } from "../stores/BotStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { Fence } from "../stores/LeaseStore.js"
@@ -71,6 +72,7 @@ export const make: Effect.Effect<InboxService, never, InboxStore | BotStore | Ev
           nextOffset,
           fence
         )
+        yield* Metrics.received(botId, added)
         if (tracer.enabled) {
           yield* tracer.received(botId, updates.map((u) => u.update_id), nextOffset === 0 ? "webhook" : "polling", now)
         }

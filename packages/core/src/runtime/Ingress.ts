@@ -1,10 +1,11 @@
 import type { TelegramError } from "@botrelay/telegram"
 import { BotApi, TelegramClient } from "@botrelay/telegram"
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import type { StoredBot } from "../domain/Bot.js"
 import * as BotStatus from "./BotStatus.js"
 import { Event, Events, publish } from "./Events.js"
 import { Inbox } from "./Inbox.js"
+import { IngressPolls } from "./IngressPolls.js"
 import { Ownership, type Tenure } from "./Ownership.js"
 import * as Retry from "./Retry.js"
 
@@ -99,6 +100,7 @@ export const poll = (
     const inbox = yield* Inbox
     const events = yield* Events
     const telegram = yield* TelegramClient.TelegramClient
+    const polls = yield* Effect.serviceOption(IngressPolls)
     let failures = 0
     const { identify, setError } = yield* BotStatus.make(bot, "bot ingress failed")
 
@@ -121,6 +123,7 @@ export const poll = (
         allowed_updates: allUpdateTypes
       })
       failures = 0
+      if (Option.isSome(polls)) polls.value.returned(bot.id, yield* Clock.currentTimeMillis)
       if (updates.length > 0) {
         const last = updates[updates.length - 1]!.update_id
         offset = undefined

@@ -1,6 +1,7 @@
 import { Clock, Duration, Effect, Option, Queue } from "effect"
 import type { StoredBot } from "../domain/Bot.js"
 import type { StorageError } from "../domain/Errors.js"
+import * as Metrics from "./Metrics.js"
 import * as Retry from "./Retry.js"
 
 /** How jobs are retried: waits from `retryBase`, doubling up to `retryCap`, jittered, for `maxAge`; then dead. */
@@ -72,6 +73,8 @@ export type Interruptible = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.
 export interface Kind<J extends Job, X> {
   /** Names the kind in logs. */
   readonly name: string
+  /** The kind's `kind` label in metrics; its attempts are not counted without one. */
+  readonly metric?: Metrics.OutboxKind | undefined
   /** The bot's oldest pending jobs of this kind, oldest first, at most `limit`. */
   readonly line: (botId: number, limit: number) => Effect.Effect<ReadonlyArray<J>, StorageError>
   /** Whether the bot's line runs now; when not, its jobs wait. */
@@ -139,6 +142,7 @@ export const runLine = <J extends Job, X>(
             const attempt = yield* kind.attempt(job, bot, bots, restore)
             const outcome = yield* outcomeOf(job, attempt, policy)
             pending.push({ job, outcome, extra: attempt.extra })
+            if (kind.metric !== undefined) yield* Metrics.attempted(botId, kind.metric, outcome.status)
             return { attempt, outcome }
           })
         )

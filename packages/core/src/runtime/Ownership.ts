@@ -123,7 +123,7 @@ export const make = (
       if (leaving) return Infinity
       const now = yield* Clock.currentTimeMillis
       const until = iso(now + leaseFor)
-      yield* leases.heartbeat({ id: identity.id, started_at: identity.started_at }, iso(now))
+      yield* leases.heartbeat({ id: identity.id, version: identity.version, started_at: identity.started_at }, iso(now))
       if (givenUp.length > 0) {
         yield* leases.release(givenUp)
         givenUp = []

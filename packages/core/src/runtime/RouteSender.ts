@@ -301,6 +301,7 @@ export const make = Effect.gen(function*() {
 
   const kind: Outbox.Kind<RouteSend, Sent> = {
     name: "route send",
+    metric: "route",
     line: outbox.nextSends,
     runs: (sender) => !sender.disabled,
     attempt: attemptOne,

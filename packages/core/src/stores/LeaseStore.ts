@@ -12,6 +12,8 @@ export interface Fence {
 /** An instance of a shared database, as its heartbeats tell. */
 export interface InstanceRow {
   readonly id: string
+  /** The Botrelay version it runs. */
+  readonly version: string
   readonly started_at: string
   readonly last_heartbeat_at: string
 }

@@ -1,5 +1,6 @@
 import type { AccountStore } from "./AccountStore.js"
 import type { AuditStore } from "./AuditStore.js"
+import type { BacklogStore } from "./BacklogStore.js"
 import type { BotStore } from "./BotStore.js"
 import type { BridgeStore } from "./BridgeStore.js"
 import type { Broadcast } from "./Broadcast.js"
@@ -51,3 +52,4 @@ export type Stores =
   | AccountStore
   | SessionStore
   | AuditStore
+  | BacklogStore

@@ -26,7 +26,7 @@ const violations = async (page: Page): Promise<ReadonlyArray<string>> => {
 
 let world: ConsoleWorld
 
-const pages = ["/chats", "/bots", "/routes", "/deliveries", "/keys", "/accounts", "/audit", "/settings"]
+const pages = ["/chats", "/bots", "/routes", "/deliveries", "/keys", "/accounts", "/audit", "/status", "/settings"]
 
 describe.skipIf(!hasChromium)("the console's accessibility (axe-core, WCAG 2.1 AA)", () => {
   beforeAll(async () => {
