@@ -6,7 +6,8 @@ import type { Database } from "./Tables.js"
 /** The outbox tables by metric kind: each has `bot_id`, `status` (`pending`, `dead`, ...) and `created_at`. */
 export const outboxTables = [
   { kind: "backend", table: "botrelay_deliveries" },
-  { kind: "route", table: "botrelay_route_sends" }
+  { kind: "route", table: "botrelay_route_sends" },
+  { kind: "bridge", table: "botrelay_bridge_deliveries" }
 ] as const satisfies ReadonlyArray<{ readonly kind: BacklogStore.OutboxBacklog["kind"]; readonly table: keyof Database }>
 
 /**

@@ -129,6 +129,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
 
     const kind: Outbox.Kind<BridgeDelivery, void> = {
       name: "bridge",
+      metric: "bridge",
       line: store.nextBridgeDeliveries,
       runs: () => true,
       attempt,

@@ -41,8 +41,10 @@ export const backlog = (run: Runner): void => {
         const found = yield* storage.read(t2)
         assert.deepStrictEqual(found.outbox, [
           { bot_id: a.id, kind: "backend", depth: 2, oldest_pending_at: t1, dead: 1 },
+          { bot_id: a.id, kind: "bridge", depth: 0, oldest_pending_at: "", dead: 0 },
           { bot_id: a.id, kind: "route", depth: 0, oldest_pending_at: "", dead: 0 },
           { bot_id: b.id, kind: "backend", depth: 0, oldest_pending_at: "", dead: 0 },
+          { bot_id: b.id, kind: "bridge", depth: 0, oldest_pending_at: "", dead: 0 },
           { bot_id: b.id, kind: "route", depth: 0, oldest_pending_at: "", dead: 0 }
         ])
         assert.deepStrictEqual(found.bots, [
