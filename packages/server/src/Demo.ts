@@ -501,7 +501,8 @@ export const layer = (
       "telegram-api": fake.apiRoot,
       "admin-key": adminKey,
       "log-level": "warn",
-      "backend-allow-private": "true"
+      "backend-allow-private": "true",
+      "api-rate-limit": "0"
     }, {})
     return Layer.scoped(Demo, setUp(options, fake, backend, secret, dir, adminKey)).pipe(
       Layer.provideMerge(Main.layer(config, options.runtime ?? Supervisor.defaults))

@@ -57,7 +57,7 @@ describe.skipIf(!hasChromium)("the console's frame", () => {
     const page = world.page
     const nav = page.getByRole("navigation", { name: "Main" })
     const links = await nav.getByRole("link").allTextContents()
-    assert.deepStrictEqual(links, ["Chats", "Bots", "Routes", "Deliveries", "Keys", "Accounts", "Audit", "Settings"])
+    assert.deepStrictEqual(links, ["Chats", "Bots", "Routes", "Deliveries", "Keys", "Accounts", "Audit", "Status", "Settings"])
     assert.strictEqual(await page.getByRole("main").count(), 1)
     await page.getByRole("button", { name: "Sign out" }).waitFor()
     await page.getByRole("combobox", { name: "Language" }).waitFor()
