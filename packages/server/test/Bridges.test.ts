@@ -9,7 +9,7 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { BridgeStore, Supervisor } from "@botrelay/core"
 import { FakeTelegram, PgCluster } from "@botrelay/testing"
 import { Effect } from "effect"
-import { assertError, eventually, fastRuntime, startServer, storages, type TestServer } from "./Harness.js"
+import { assertError, eventually, fastRuntime, startServer, storages, type TestServer, startTwoInstances } from "./Harness.js"
 
 interface Received {
   readonly body: string
@@ -293,12 +293,10 @@ describe.each(storages)("bridges across a restart (%s)", (storage) => {
 
 describe.skipIf(!PgCluster.available)("bridges on instances sharing PostgreSQL", () => {
   it("posts each event to each bridge exactly once, whichever instance runs the bot", async () => {
-    const cluster = await PgCluster.start()
     const fake = await FakeTelegram.start()
     const hook = await receiver()
-    const database = await cluster.createDatabase()
-    const common = { database, telegramApi: fake.apiRoot }
-    const [a, b] = await Promise.all([startServer({ ...common, instanceId: "a" }), startServer({ ...common, instanceId: "b" })])
+    const instances = await startTwoInstances({ telegramApi: fake.apiRoot })
+    const { a, b } = instances
     try {
       const added = await a.call("/api/bridges/add", { body: { url: hook.url, events: ["message"] } })
       assert.strictEqual(added.status, 200, added.text)
@@ -321,10 +319,9 @@ describe.skipIf(!PgCluster.available)("bridges on instances sharing PostgreSQL",
         assert.deepStrictEqual(texts, ["event 0", "event 1", "event 2"], `bot ${bot.id}`)
       }
     } finally {
-      await Promise.all([a.close(), b.close()])
+      await instances.close()
       await hook.close()
       await fake.close()
-      await cluster.stop()
     }
   }, 60_000)
 })

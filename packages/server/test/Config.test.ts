@@ -1,6 +1,6 @@
 import { FakeTelegram, PgCluster } from "@botrelay/testing"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { assertError, startServer, storages, type TestServer } from "./Harness.js"
+import { assertError, startServer, storages, type TestServer, startTwoInstances } from "./Harness.js"
 
 /** Every property name anywhere in a JSON value. */
 const propertyNames = (value: unknown, into: Set<string> = new Set()): Set<string> => {
@@ -263,22 +263,19 @@ describe.each(storages)("configuration as data (%s)", (storage) => {
 })
 
 describe.skipIf(!PgCluster.available)("configuration as data across instances (postgres)", () => {
-  let cluster: PgCluster.Cluster
   let fake: FakeTelegram.FakeTelegram
+  let instances: Awaited<ReturnType<typeof startTwoInstances>>
   let a: TestServer
   let b: TestServer
 
   beforeAll(async () => {
-    cluster = await PgCluster.start()
-    const database = await cluster.createDatabase()
     fake = await FakeTelegram.start()
-    const common = { database, telegramApi: fake.apiRoot }
-    ;[a, b] = await Promise.all([startServer({ ...common, instanceId: "a" }), startServer({ ...common, instanceId: "b" })])
+    instances = await startTwoInstances({ telegramApi: fake.apiRoot })
+    ;({ a, b } = instances)
   }, 60_000)
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()])
+    await instances?.close()
     await fake?.close()
-    await cluster?.stop()
   })
 
   it("every instance shares the revision, and an import on one reaches the pipeline wherever the bot runs", async () => {

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram, PgCluster } from "@botrelay/testing"
-import { assertError, eventually, startServer, storages, type TestServer } from "./Harness.js"
+import { assertError, eventually, startServer, storages, type TestServer, startTwoInstances } from "./Harness.js"
 
 /** A bot's backend: answers 500 while `healthy` is false, and keeps the texts of the updates it accepted, in order. */
 const backend = async () => {
@@ -258,24 +258,21 @@ describe.each(storages)("deliveries: list, retry, discard and replay (%s)", (sto
 })
 
 describe.skipIf(!PgCluster.available)("deliveries across instances sharing PostgreSQL", () => {
-  let cluster: PgCluster.Cluster
+  let instances: Awaited<ReturnType<typeof startTwoInstances>>
   let fake: FakeTelegram.FakeTelegram
   let hook: Awaited<ReturnType<typeof backend>>
   let a: TestServer
   let b: TestServer
 
   beforeAll(async () => {
-    cluster = await PgCluster.start()
-    const database = await cluster.createDatabase()
     fake = await FakeTelegram.start()
     hook = await backend()
-    const common = { database, telegramApi: fake.apiRoot }
-    ;[a, b] = await Promise.all([startServer({ ...common, instanceId: "a" }), startServer({ ...common, instanceId: "b" })])
+    instances = await startTwoInstances({ telegramApi: fake.apiRoot })
+    ;({ a, b } = instances)
   }, 60_000)
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()])
+    await instances?.close()
     await Promise.all([fake?.close(), hook?.close()])
-    await cluster?.stop()
   })
 
   it("a replay or retry asked of the instance without the bot's lease is delivered by the one with it", async () => {

@@ -105,6 +105,9 @@ const postgresDatabase = async (dir: string): Promise<string> => {
   return url
 }
 
+/** What `startServer` takes. */
+export type ServerOptions = NonNullable<Parameters<typeof startServer>[0]>
+
 export const startServer = async (
   options: {
     readonly telegramApi?: string
@@ -311,3 +314,25 @@ export const botInfo = (tg: FakeTelegram.FakeBot): UserFromGetMe => ({
   can_manage_bots: false,
   supports_join_request_queries: false
 })
+
+/**
+ * Two servers, instances `a` and `b`, sharing one database of a new throwaway PostgreSQL cluster; `close` stops
+ * both and the cluster.
+ */
+export const startTwoInstances = async (options: Omit<ServerOptions, "database" | "instanceId" | "storage">) => {
+  const cluster = await PgCluster.start()
+  const database = await cluster.createDatabase()
+  const [a, b] = await Promise.all([
+    startServer({ ...options, database, instanceId: "a" }),
+    startServer({ ...options, database, instanceId: "b" })
+  ])
+  return {
+    a,
+    b,
+    database,
+    close: async () => {
+      await Promise.all([a.close(), b.close()])
+      await cluster.stop()
+    }
+  }
+}

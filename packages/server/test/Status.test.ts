@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram, PgCluster } from "@botrelay/testing"
-import { assertError, eventually, startServer, storages, type TestServer } from "./Harness.js"
+import { assertError, eventually, startServer, storages, type TestServer, startTwoInstances } from "./Harness.js"
 
 /** A backend on 127.0.0.1 answering 200 to every POST. */
 const backend = async () => {
@@ -134,22 +134,19 @@ describe.each(storages)("GET /api/status (%s)", (storage) => {
 
 if (PgCluster.available) {
   describe("GET /api/status across two instances on one PostgreSQL database", () => {
-    let cluster: PgCluster.Cluster
     let fake: FakeTelegram.FakeTelegram
+    let instances: Awaited<ReturnType<typeof startTwoInstances>>
     let a: TestServer
     let b: TestServer
 
     beforeAll(async () => {
-      cluster = await PgCluster.start()
-      const database = await cluster.createDatabase()
       fake = await FakeTelegram.start()
-      const common = { database, telegramApi: fake.apiRoot }
-      ;[a, b] = await Promise.all([startServer({ ...common, instanceId: "a" }), startServer({ ...common, instanceId: "b" })])
+      instances = await startTwoInstances({ telegramApi: fake.apiRoot })
+      ;({ a, b } = instances)
     }, 60_000)
     afterAll(async () => {
-      await Promise.all([a?.close(), b?.close()])
+      await instances?.close()
       await fake?.close()
-      await cluster?.stop()
     })
 
     it("both instances show both instances, every bot leased by one of them, the same on either", async () => {
