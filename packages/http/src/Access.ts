@@ -31,6 +31,19 @@ export const requireBot = (botId: number): Effect.Effect<void, ApiError.Forbidde
         : forbidden(`this ${noun(caller)} may not act on bot ${botId}`)
   )
 
+/** Fails with 403 unless the caller may do `ability` in the bot's chat. */
+export const requireChat = (
+  botId: number,
+  _chatId: number,
+  _ability: Scope.Ability
+): Effect.Effect<void, ApiError.Forbidden, Refusing> => requireBot(botId)
+
+/** Fails with 403 unless the caller may do `ability` on the whole bot (every chat of it). */
+export const requireBotAbility = (
+  botId: number,
+  _ability: Scope.Ability
+): Effect.Effect<void, ApiError.Forbidden, Refusing> => requireBot(botId)
+
 /** Operators name the bot they act through; admins may omit it. */
 export const requireOptionalBot = (botId: number | undefined) =>
   botId !== undefined
