@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Chat, Person, Stats } from "@botrelay/core"
-import { Schema } from "effect"
+import { ParseResult, Schema } from "effect"
 
 /**
  * The contract of the operator inbox: chats, people and stats of bots that keep history. The groups
@@ -39,6 +39,33 @@ const UnixTime = (field: string) =>
     Schema.between(0, 253_402_300_799, { message: () => `${field} must be a Unix time in seconds` })
   )
 
+/** A comma list of values of a query parameter, each one `decode` accepts; 400 naming the first other one. */
+const CommaList = <A>(field: string, expected: string, decode: (item: string) => A | undefined) =>
+  Schema.transformOrFail(Schema.String, Schema.Array(Schema.Any as Schema.Schema<A>), {
+    strict: true,
+    decode: (text, _, ast) => {
+      const items: Array<A> = []
+      for (const item of text.split(",")) {
+        const decoded = decode(item.trim())
+        if (decoded === undefined) {
+          return ParseResult.fail(new ParseResult.Type(ast, text, `${field} must be a comma list of ${expected}; "${item}" is not one`))
+        }
+        items.push(decoded)
+      }
+      return ParseResult.succeed(items)
+    },
+    encode: (items) => ParseResult.succeed(items.join(","))
+  })
+
+const oneOf = <L extends string>(values: ReadonlyArray<L>) => (item: string): L | undefined =>
+  values.includes(item as L) ? item as L : undefined
+
+/** An assignee as `GET /api/chats` takes it: the caller (`me`), nobody (`none`) or an account id. */
+export type AssigneeFilter = "me" | "none" | number
+
+const assigneeOf = (item: string): AssigneeFilter | undefined =>
+  item === "me" || item === "none" ? item : /^[1-9][0-9]{0,15}$/.test(item) ? Number(item) : undefined
+
 /** Query of `GET /api/chats`. */
 export const ChatsQuery = Schema.Struct({
   bot_id: Schema.optionalWith(Id, { exact: true }),
@@ -48,9 +75,24 @@ export const ChatsQuery = Schema.Struct({
     Schema.BooleanFromString.annotations({ message: () => "unread must be true or false" }),
     { exact: true }
   ),
+  status: Schema.optionalWith(
+    CommaList("status", "open, pending, resolved, snoozed", oneOf(Chat.ConversationStatus.literals)),
+    { exact: true }
+  ),
+  priority: Schema.optionalWith(
+    CommaList("priority", "none, low, medium, high, urgent", oneOf(Chat.Priority.literals)),
+    { exact: true }
+  ),
+  assignee: Schema.optionalWith(
+    CommaList<AssigneeFilter>("assignee", "me, none or account ids", assigneeOf),
+    { exact: true }
+  ),
   limit: Limit,
   cursor: Cursor
 })
+
+/** Query of `GET /api/chats/counts`. */
+export const ChatCountsQuery = Schema.Struct({ bot_id: Schema.optionalWith(Id, { exact: true }) })
 
 /** Query of `GET /api/chats/get`. */
 export const ChatKeyQuery = Schema.Struct({ bot_id: Id, chat_id: ChatId })
@@ -67,6 +109,8 @@ export class ChatsGroup extends HttpApiGroup.make("chats")
   .add(HttpApiEndpoint.get("get", "/get").setUrlParams(ChatKeyQuery).addSuccess(Chat.Chat))
   .add(HttpApiEndpoint.post("read", "/read").setPayload(ChatKey).addSuccess(Chat.Chat))
   .add(HttpApiEndpoint.post("refresh", "/refresh").setPayload(ChatKey).addSuccess(Chat.Chat))
+  .add(HttpApiEndpoint.post("update", "/update").setPayload(Chat.ChatUpdate).addSuccess(Chat.Chat))
+  .add(HttpApiEndpoint.get("counts", "/counts").setUrlParams(ChatCountsQuery).addSuccess(Chat.ChatCounts))
   .prefix("/chats")
 {}
 

@@ -1,7 +1,12 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
 import { ChatQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
+import * as Batches from "./Batches.js"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
+
+/** Whether a conversation state is a new chat's: open, no priority, unassigned. */
+const isNewConversation = (c: Chat.Conversation): boolean =>
+  c.status === "open" && c.priority === "none" && c.assignee_id === 0
 
 /** Moves a group's history, members, tags, read mark and counts to the supergroup it became. */
 const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to: number) => {
@@ -24,6 +29,18 @@ const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to
   await run(db, ChatQueries.deleteChatDays(db, botId, to))
   await run(db, ChatQueries.countChatDays(db, botId, to))
   await run(db, ChatQueries.markMoved(db, to, botId, from))
+  if (old !== undefined && !isNewConversation(old)) await run(db, ChatQueries.carryConversation(db, old, botId, to))
+}
+
+/** Reopens the chats that are not open, each with its audit entry. */
+const reopen = async (db: Kysely<Tables.Database>, botId: number, reopens: ReadonlyArray<Sighting.Reopen>) => {
+  const at = new Map(reopens.map((r) => [r.chat_id, r.at]))
+  for (const chunk of Batches.chunks([...at.keys()])) {
+    for (const found of await all(db, ChatQueries.notOpen(db, botId, chunk))) {
+      if ((await run(db, ChatQueries.reopen(db, botId, found.chat_id))) === 0) continue
+      await run(db, ChatQueries.reopenAudit(db, botId, found.chat_id, at.get(found.chat_id)!, found, "incoming"))
+    }
+  }
 }
 
 /** Writes sightings (see `ChatStore.recordSightings`) in the caller's transaction, after the messages written with them. */
@@ -37,6 +54,7 @@ export const writeSightings = async (db: Kysely<Tables.Database>, sightings: Rea
     for (const s of f.states) await run(db, ChatQueries.setState(db, s.state, botId, s.chat_id))
     for (const r of f.reads) await run(db, ChatQueries.markRead(db, r.at, r.at, botId, r.chat_id))
     for (const m of f.migrations) await move(db, botId, m.from_chat_id, m.to_chat_id)
+    if (f.reopens.length > 0) await reopen(db, botId, f.reopens)
   }
 }
 
@@ -81,6 +99,27 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
             chatId
           )
         )) > 0),
+
+    replaceConversation: (botId, chatId, before, after) =>
+      c.use("replaceConversation", async (db) =>
+        (await run(db, ChatQueries.replaceConversation(db, botId, chatId, before, after))) > 0),
+
+    chatCounts: (botIds) =>
+      c.use("chatCounts", async (db) => botIds.length === 0 ? [] : all(db, ChatQueries.chatCounts(db, botIds))),
+
+    wakeSnoozed: (now, limit) =>
+      c.transaction("wakeSnoozed", async (db) => {
+        const woken: Array<{ bot_id: number; chat_id: number }> = []
+        for (const due of await all(db, ChatQueries.dueSnoozes(db, now, limit))) {
+          if ((await run(db, ChatQueries.wake(db, due.bot_id, due.chat_id, now))) === 0) continue
+          await run(
+            db,
+            ChatQueries.reopenAudit(db, due.bot_id, due.chat_id, now, { status: "snoozed", snoozed_until: due.snoozed_until }, "snooze_expired")
+          )
+          woken.push({ bot_id: due.bot_id, chat_id: due.chat_id })
+        }
+        return woken
+      }),
 
     historyBotIds: c.use("historyBotIds", async (db) => (await all(db, ChatQueries.historyBotIds(db))).map((r) => r.id))
   }

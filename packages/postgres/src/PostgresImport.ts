@@ -22,7 +22,8 @@ export type Row = SecretColumns.Row
 /**
  * What each table holds, as a count line names it, in the order tables are filled (parents before children).
  * Undefined for those not copied: `botrelay_secret_key`, whose check value is written anew with the target's
- * key, and the instances and leases, which the instances on PostgreSQL make for themselves.
+ * key, the instances and leases, which the instances on PostgreSQL make for themselves, and the chat counts,
+ * which the triggers on `botrelay_chats` count as the chats are copied.
  */
 export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_bots: "bots",
@@ -55,7 +56,8 @@ export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_event_state: "event ids",
   botrelay_secret_key: undefined,
   botrelay_instances: undefined,
-  botrelay_leases: undefined
+  botrelay_leases: undefined,
+  botrelay_chat_counts: undefined
 }
 
 /** The tables an import fills, in order. */

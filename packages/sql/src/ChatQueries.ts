@@ -1,6 +1,7 @@
 import type { Chat, ChatTag, Message, Sighting } from "@botrelay/core"
 import type { Expression, InferResult, Kysely, Selectable, SqlBool } from "kysely"
 import { sql } from "kysely"
+import { appendAudit } from "./AuditQueries.js"
 import { toMessage } from "./MessageQueries.js"
 import type { ChatsTable, Database, TagsTable } from "./Tables.js"
 import { toTag } from "./TagQueries.js"
@@ -30,6 +31,7 @@ const chatSelection = (db: Kysely<Database>) =>
   db.selectFrom("botrelay_chats as c")
     .leftJoin("botrelay_messages as m", (join) =>
       join.onRef("m.bot_id", "=", "c.bot_id").onRef("m.chat_id", "=", "c.chat_id").onRef("m.id", "=", "c.last_message_id"))
+    .leftJoin("botrelay_accounts as a", "a.id", "c.assignee_id")
     .select([
       "c.bot_id",
       "c.chat_id",
@@ -43,6 +45,12 @@ const chatSelection = (db: Kysely<Database>) =>
       "c.message_count",
       "c.member_count",
       "c.state",
+      "c.status",
+      "c.priority",
+      "c.assignee_id",
+      "c.snoozed_until",
+      "a.display_name as a_display_name",
+      "a.username as a_username",
       "m.id as m_id",
       "m.user_id as m_user_id",
       "m.username as m_username",
@@ -76,7 +84,12 @@ export const toChat = (r: ChatRow, tags: ReadonlyArray<ChatTag.Tag>): Chat.Chat 
   message_count: r.message_count,
   member_count: r.member_count,
   tags,
-  state: r.state
+  state: r.state,
+  status: r.status,
+  priority: r.priority,
+  assignee_id: r.assignee_id,
+  assignee_name: r.a_display_name === null || r.a_display_name === "" ? r.a_username ?? "" : r.a_display_name,
+  snoozed_until: r.snoozed_until
 })
 
 const lastMessageOf = (r: ChatRow): Message.Message =>
@@ -107,6 +120,9 @@ export const listChats = (db: Kysely<Database>, query: Chat.ChatQuery) => {
   if (query.type !== undefined) select = select.where("c.type", "=", query.type)
   if (query.unread === true) select = select.where("c.unread_count", ">", sql.lit(0))
   if (query.q !== undefined && query.q !== "") select = select.where(matches("c.search", containsPattern(query.q)))
+  if (query.statuses !== undefined) select = select.where("c.status", "in", query.statuses)
+  if (query.priorities !== undefined) select = select.where("c.priority", "in", query.priorities)
+  if (query.assignees !== undefined) select = select.where("c.assignee_id", "in", query.assignees)
   const after = query.after
   if (after !== undefined) {
     select = select.where((eb) =>
@@ -354,7 +370,21 @@ export const updateInfo = (
 /** A chat's row as a migration needs it, migrated or not. */
 export const chatRow = (db: Kysely<Database>, botId: number, chatId: number) =>
   db.selectFrom("botrelay_chats")
-    .select(["type", "title", "username", "first_name", "last_name", "search", "read_at", "member_count", "state"])
+    .select([
+      "type",
+      "title",
+      "username",
+      "first_name",
+      "last_name",
+      "search",
+      "read_at",
+      "member_count",
+      "state",
+      "status",
+      "priority",
+      "assignee_id",
+      "snoozed_until"
+    ])
     .where("bot_id", "=", botId)
     .where("chat_id", "=", chatId)
 
@@ -489,15 +519,149 @@ export const countChatDays = (db: Kysely<Database>, botId: number, chatId: numbe
         .groupBy(["bot_id", "chat_id", sql`date / 86400`])
     )
 
-/** Marks a chat moved to a supergroup: empty, unlisted. */
+/** Marks a chat moved to a supergroup: empty, unlisted, its conversation state a new chat's (it went with the move). */
 export const markMoved = (db: Kysely<Database>, toChatId: number, botId: number, fromChatId: number) =>
   db.updateTable("botrelay_chats").set({
     migrated_to_chat_id: toChatId,
+    status: sql.lit("open"),
+    priority: sql.lit("none"),
+    assignee_id: sql.lit(0),
+    snoozed_until: sql.lit(0),
     last_message_id: sql<null>`null`,
     last_message_at: sql.lit(0),
     unread_count: sql.lit(0),
     message_count: sql.lit(0)
   }).where("bot_id", "=", botId).where("chat_id", "=", fromChatId)
+
+/** A chat's conversation state, when it is listed. */
+export const conversationOf = (db: Kysely<Database>, botId: number, chatId: number) =>
+  db.selectFrom("botrelay_chats")
+    .select(["status", "priority", "assignee_id", "snoozed_until"])
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("migrated_to_chat_id", "=", sql.lit(0))
+
+/** Replaces a chat's conversation state, only while it is still `before` (so no concurrent change is lost). */
+export const replaceConversation = (
+  db: Kysely<Database>,
+  botId: number,
+  chatId: number,
+  before: Chat.Conversation,
+  after: Chat.Conversation
+) =>
+  db.updateTable("botrelay_chats")
+    .set({
+      status: after.status,
+      priority: after.priority,
+      assignee_id: after.assignee_id,
+      snoozed_until: after.snoozed_until
+    })
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("migrated_to_chat_id", "=", sql.lit(0))
+    .where("status", "=", before.status)
+    .where("priority", "=", before.priority)
+    .where("assignee_id", "=", before.assignee_id)
+    .where("snoozed_until", "=", before.snoozed_until)
+
+/** The listed chats among `chatIds` of a bot that are not open, with what reopening changes. */
+export const notOpen = (db: Kysely<Database>, botId: number, chatIds: ReadonlyArray<number>) =>
+  db.selectFrom("botrelay_chats")
+    .select(["chat_id", "status", "snoozed_until"])
+    .where("bot_id", "=", botId)
+    .where("chat_id", "in", chatIds)
+    .where("status", "<>", sql.lit("open"))
+    .where("migrated_to_chat_id", "=", sql.lit(0))
+
+/** A listed chat of a bot when it is not open, with what reopening changes. */
+export const notOpenChat = (db: Kysely<Database>, botId: number, chatId: number) =>
+  db.selectFrom("botrelay_chats")
+    .select(["chat_id", "status", "snoozed_until"])
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("status", "<>", sql.lit("open"))
+    .where("migrated_to_chat_id", "=", sql.lit(0))
+
+/** The audit entry of Botrelay reopening a chat at `at` (Unix seconds): what changed, `{field: [old, new]}`. */
+export const reopenAudit = (
+  db: Kysely<Database>,
+  botId: number,
+  chatId: number,
+  at: number,
+  before: { readonly status: string; readonly snoozed_until: number },
+  reason: "incoming" | "snooze_expired"
+) =>
+  appendAudit(
+    db,
+    new Date(at * 1000).toISOString(),
+    "system",
+    0,
+    "system",
+    "",
+    "chats.reopen",
+    "chat",
+    String(chatId),
+    botId,
+    chatId,
+    "ok",
+    JSON.stringify({
+      status: [before.status, "open"],
+      ...(before.snoozed_until === 0 ? {} : { snoozed_until: [before.snoozed_until, 0] }),
+      reason
+    })
+  )
+
+/** Reopens a chat that is not open: status open, no snooze. */
+export const reopen = (db: Kysely<Database>, botId: number, chatId: number) =>
+  db.updateTable("botrelay_chats")
+    .set({ status: sql.lit("open"), snoozed_until: sql.lit(0) })
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("status", "<>", sql.lit("open"))
+    .where("migrated_to_chat_id", "=", sql.lit(0))
+
+/** Snoozed chats due at `now` (Unix seconds), at most `limit`, soonest first. */
+export const dueSnoozes = (db: Kysely<Database>, now: number, limit: number) =>
+  db.selectFrom("botrelay_chats")
+    .select(["bot_id", "chat_id", "snoozed_until"])
+    .where("status", "=", sql.lit("snoozed"))
+    .where("snoozed_until", "<=", now)
+    .where("migrated_to_chat_id", "=", sql.lit(0))
+    .orderBy("snoozed_until")
+    .limit(limit)
+
+/** Reopens a snoozed chat whose snooze was due at `now`; nothing when another instance already did. */
+export const wake = (db: Kysely<Database>, botId: number, chatId: number, now: number) =>
+  db.updateTable("botrelay_chats")
+    .set({ status: sql.lit("open"), snoozed_until: sql.lit(0) })
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("status", "=", sql.lit("snoozed"))
+    .where("snoozed_until", "<=", now)
+
+/** The kept counts of the bots' listed chats per status and assignee. */
+export const chatCounts = (db: Kysely<Database>, botIds: ReadonlyArray<number>) =>
+  db.selectFrom("botrelay_chat_counts")
+    .select(["bot_id", "status", "assignee_id", "chats"])
+    .where("bot_id", "in", botIds)
+    .where("chats", ">", sql.lit(0))
+
+/** Gives a moved chat the conversation state of the chat it came from, unless that is a new chat's. */
+export const carryConversation = (
+  db: Kysely<Database>,
+  from: Chat.Conversation,
+  botId: number,
+  chatId: number
+) =>
+  db.updateTable("botrelay_chats")
+    .set({
+      status: from.status,
+      priority: from.priority,
+      assignee_id: from.assignee_id,
+      snoozed_until: from.snoozed_until
+    })
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
 
 /** The ids of the bots whose history is kept, ascending. */
 export const historyBotIds = (db: Kysely<Database>) =>

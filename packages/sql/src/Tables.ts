@@ -309,6 +309,20 @@ export interface ChatsTable {
   readonly member_count: Generated<number>
   readonly state: Generated<"member" | "left" | "kicked">
   readonly migrated_to_chat_id: Generated<number>
+  readonly status: Generated<"open" | "pending" | "resolved" | "snoozed">
+  readonly priority: Generated<"none" | "low" | "medium" | "high" | "urgent">
+  /** The account the chat is assigned to; 0 for none. */
+  readonly assignee_id: Generated<number>
+  /** Unix seconds a snoozed chat reopens at; 0 for none. */
+  readonly snoozed_until: Generated<number>
+}
+
+/** `botrelay_chat_counts`: listed chats per bot, status and assignee, kept by triggers on `botrelay_chats`. */
+export interface ChatCountsTable {
+  readonly bot_id: number
+  readonly status: "open" | "pending" | "resolved" | "snoozed"
+  readonly assignee_id: number
+  readonly chats: number
 }
 
 /** `botrelay_people`: users a bot saw, by (bot_id, user_id); times Unix seconds, `is_bot` 0/1, `search` as in chats. */
@@ -426,4 +440,5 @@ export interface Database {
   readonly botrelay_audit: AuditTable
   readonly botrelay_instances: InstancesTable
   readonly botrelay_leases: LeasesTable
+  readonly botrelay_chat_counts: ChatCountsTable
 }

@@ -7,15 +7,23 @@ const writes = compileAll({
   upsertPerson: ChatQueries.upsertPerson,
   upsertMember: ChatQueries.upsertMember,
   deleteMember: ChatQueries.deleteMember,
-  markRead: ChatQueries.markRead
+  markRead: ChatQueries.markRead,
+  notOpenChat: ChatQueries.notOpenChat,
+  reopen: ChatQueries.reopen
 })
 
 const queries = compileAll({
   markRead: ChatQueries.markRead,
   findChat: ChatQueries.findChat,
   updateInfo: ChatQueries.updateInfo,
-  historyBotIds: ChatQueries.historyBotIds
+  historyBotIds: ChatQueries.historyBotIds,
+  dueSnoozes: ChatQueries.dueSnoozes,
+  wake: ChatQueries.wake
 })
+
+/** Whether a conversation state is a new chat's: open, no priority, unassigned. */
+export const isNewConversation = (c: Chat.Conversation): boolean =>
+  c.status === "open" && c.priority === "none" && c.assignee_id === 0
 
 /**
  * Writes sightings (see `ChatStore.recordSightings`) on prepared statements, folded into one write per
@@ -45,6 +53,16 @@ export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sightin
     c.run(ChatQueries.deleteChatDays(db, botId, to))
     c.run(ChatQueries.countChatDays(db, botId, to))
     c.run(ChatQueries.markMoved(db, to, botId, from))
+    if (old !== undefined && !isNewConversation(old)) c.run(ChatQueries.carryConversation(db, old, botId, to))
+  }
+
+  /** Reopens the chats that are not open, each with its audit entry. */
+  const reopen = (botId: number, reopens: ReadonlyArray<Sighting.Reopen>) => {
+    for (const r of reopens) {
+      const found = hot.notOpenChat.all(botId, r.chat_id)[0]
+      if (found === undefined || hot.reopen.run(botId, r.chat_id) === 0) continue
+      c.run(ChatQueries.reopenAudit(db, botId, r.chat_id, r.at, found, "incoming"))
+    }
   }
 
   return (sightings) => {
@@ -57,6 +75,7 @@ export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sightin
       for (const s of f.states) c.run(ChatQueries.setState(db, s.state, botId, s.chat_id))
       for (const r of f.reads) hot.markRead.run(r.at, r.at, botId, r.chat_id)
       for (const m of f.migrations) move(botId, m.from_chat_id, m.to_chat_id)
+      if (f.reopens.length > 0) reopen(botId, f.reopens)
     }
   }
 }
@@ -99,6 +118,23 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
           botId,
           chatId
         ) > 0),
+
+    replaceConversation: (botId, chatId, before, after) =>
+      c.groupCommit("replaceConversation", () => c.run(ChatQueries.replaceConversation(db, botId, chatId, before, after)) > 0),
+
+    chatCounts: (botIds) =>
+      attempt("chatCounts", () => botIds.length === 0 ? [] : c.all(ChatQueries.chatCounts(db, botIds))),
+
+    wakeSnoozed: (now, limit) =>
+      c.groupCommit("wakeSnoozed", () => {
+        const woken: Array<{ bot_id: number; chat_id: number }> = []
+        for (const due of hot.dueSnoozes.all(now, limit)) {
+          if (hot.wake.run(due.bot_id, due.chat_id, now) === 0) continue
+          c.run(ChatQueries.reopenAudit(db, due.bot_id, due.chat_id, now, { status: "snoozed", snoozed_until: due.snoozed_until }, "snooze_expired"))
+          woken.push({ bot_id: due.bot_id, chat_id: due.chat_id })
+        }
+        return woken
+      }),
 
     historyBotIds: attempt("historyBotIds", () => hot.historyBotIds.all().map((r) => r.id))
   }

@@ -18,6 +18,7 @@ import { events } from "./storage/Events.js"
 import { bridges } from "./storage/Bridges.js"
 import { runner } from "./storage/Fixtures.js"
 import { chats } from "./storage/Chats.js"
+import { conversations } from "./storage/Conversations.js"
 import { people } from "./storage/People.js"
 import { stats } from "./storage/Stats.js"
 import { accounts } from "./storage/Accounts.js"
@@ -50,6 +51,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     events(run)
     bridges(run)
     chats(run)
+    conversations(run)
     people(run)
     stats(run)
     accounts(run)

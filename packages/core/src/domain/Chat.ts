@@ -10,6 +10,27 @@ export type ChatType = typeof ChatType.Type
 export const ChatState = Schema.Literal("member", "left", "kicked")
 export type ChatState = typeof ChatState.Type
 
+/** Where the team is with a chat: `snoozed` reopens by itself at `snoozed_until`. */
+export const ConversationStatus = Schema.Literal("open", "pending", "resolved", "snoozed")
+export type ConversationStatus = typeof ConversationStatus.Type
+
+/** How urgent a chat is to the team. */
+export const Priority = Schema.Literal("none", "low", "medium", "high", "urgent")
+export type Priority = typeof Priority.Type
+
+/** A chat's conversation state as the team sets it. */
+export interface Conversation {
+  readonly status: ConversationStatus
+  readonly priority: Priority
+  /** The account the chat is assigned to; 0 for none. */
+  readonly assignee_id: number
+  /** Unix seconds a snoozed chat reopens at; 0 for none. */
+  readonly snoozed_until: number
+}
+
+/** A new chat's conversation state. */
+export const openConversation: Conversation = { status: "open", priority: "none", assignee_id: 0, snoozed_until: 0 }
+
 /**
  * A chat a bot keeps history of, with its unread count and last message. `tags` are those of the private
  * chat's user (none for groups and channels); `state` tells whether the bot is still in the chat.
@@ -30,7 +51,15 @@ export const Chat = Schema.Struct({
   /** 0 until known (`POST /api/chats/refresh`). */
   member_count: Schema.Int,
   tags: Schema.Array(Tag),
-  state: ChatState
+  state: ChatState,
+  status: ConversationStatus,
+  priority: Priority,
+  /** The account the chat is assigned to; 0 for none. */
+  assignee_id: Schema.Int,
+  /** The assignee's display name (its username when it has none); "" for none. */
+  assignee_name: Schema.String,
+  /** Unix seconds a snoozed chat reopens at; 0 for none. */
+  snoozed_until: Schema.Int
 }).annotations({ identifier: "Chat" })
 export type Chat = typeof Chat.Type
 
@@ -88,8 +117,62 @@ export interface ChatQuery {
   readonly type?: ChatType | undefined
   /** Only chats with unread messages. */
   readonly unread?: boolean | undefined
+  /** Only chats with one of these statuses. */
+  readonly statuses?: ReadonlyArray<ConversationStatus> | undefined
+  /** Only chats with one of these priorities. */
+  readonly priorities?: ReadonlyArray<Priority> | undefined
+  /** Only chats assigned to one of these accounts (0: unassigned). */
+  readonly assignees?: ReadonlyArray<number> | undefined
   readonly limit: number
   readonly after?: ChatCursor | undefined
+}
+
+/** Body of `POST /api/chats/update`: what is given changes, the rest stays. */
+export const ChatUpdate = Schema.Struct({
+  bot_id: Schema.Int.pipe(Schema.positive()),
+  chat_id: Schema.Int,
+  status: Schema.optionalWith(ConversationStatus, { exact: true }),
+  priority: Schema.optionalWith(Priority, { exact: true }),
+  /** 0 unassigns. */
+  assignee_id: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true }),
+  /** Unix seconds, in the future; needed (and only kept) with status `snoozed`. */
+  snoozed_until: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { exact: true })
+}).annotations({ identifier: "ChatUpdate" })
+export type ChatUpdate = typeof ChatUpdate.Type
+
+/** How many chats per status, and per assignee among those not resolved (`me`: the caller, `none`: unassigned). */
+export const ChatCounts = Schema.Struct({
+  status: Schema.Struct({ open: Schema.Int, pending: Schema.Int, resolved: Schema.Int, snoozed: Schema.Int }),
+  assignee: Schema.Struct(
+    { me: Schema.Int, none: Schema.Int },
+    Schema.Record({ key: Schema.String, value: Schema.Int })
+  )
+}).annotations({ identifier: "ChatCounts" })
+export type ChatCounts = typeof ChatCounts.Type
+
+/** A row of the kept counts: listed chats of a bot with a status and assignee. */
+export interface ChatCountRow {
+  readonly bot_id: number
+  readonly status: ConversationStatus
+  readonly assignee_id: number
+  readonly chats: number
+}
+
+/** The answer of `GET /api/chats/counts` from the kept rows; `me` is the caller's account (0 for keys). */
+export const countsOf = (rows: ReadonlyArray<ChatCountRow>, me: number): ChatCounts => {
+  const status = { open: 0, pending: 0, resolved: 0, snoozed: 0 }
+  const byAssignee = new Map<number, number>()
+  for (const row of rows) {
+    if (row.chats <= 0) continue
+    status[row.status] += row.chats
+    if (row.status !== "resolved") byAssignee.set(row.assignee_id, (byAssignee.get(row.assignee_id) ?? 0) + row.chats)
+  }
+  const assignee: Record<string, number> = {}
+  for (const [id, n] of [...byAssignee].sort(([a], [b]) => a - b)) if (id !== 0) assignee[String(id)] = n
+  return {
+    status,
+    assignee: { ...assignee, me: me === 0 ? 0 : byAssignee.get(me) ?? 0, none: byAssignee.get(0) ?? 0 }
+  }
 }
 
 /** The opaque text of a cursor: base64url of the sort key's numbers. */
@@ -129,6 +212,16 @@ export class ChatNotFound extends Schema.TaggedError<ChatNotFound>()("ChatNotFou
 }) {
   override get message() {
     return `bot ${this.bot_id} has no chat ${this.chat_id}`
+  }
+}
+
+/** The chat cannot be assigned to that account: unknown, disabled, or without access to the bot. */
+export class InvalidAssignee extends Schema.TaggedError<InvalidAssignee>()("InvalidAssignee", {
+  assignee_id: Schema.Int,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `assignee_id ${this.assignee_id} ${this.reason}`
   }
 }
 

@@ -45,6 +45,12 @@ export interface ReadMark {
   readonly at: number
 }
 
+/** Someone other than the bot wrote or pressed a button in the chat at `at` (Unix seconds): it reopens. */
+export interface Reopen {
+  readonly chat_id: number
+  readonly at: number
+}
+
 /**
  * What an update or the messages a bot sent tell about chats and people besides the messages themselves:
  * chats' kinds and names, users and where they were seen, departures, the bot's own membership,
@@ -58,6 +64,8 @@ export interface Sighting {
   readonly states: ReadonlyArray<BotState>
   readonly migrations: ReadonlyArray<ChatMigration>
   readonly reads: ReadonlyArray<ReadMark>
+  /** Chats a resolved, pending or snoozed state of is to be reopened; none when omitted. */
+  readonly reopens?: ReadonlyArray<Reopen> | undefined
 }
 
 /** A user as a batch of sightings shows them: names from the latest, first and last seen over all. */
@@ -92,12 +100,14 @@ export interface Folded {
   readonly states: ReadonlyArray<BotState>
   readonly migrations: ReadonlyArray<ChatMigration>
   readonly reads: ReadonlyArray<ReadMark>
+  /** Each chat to reopen once, at its latest time; after everything else. */
+  readonly reopens: ReadonlyArray<Reopen>
 }
 
 /** Whether a sighting says nothing. */
 export const isEmpty = (s: Sighting): boolean =>
   s.chats.length === 0 && s.people.length === 0 && s.left.length === 0 && s.states.length === 0 &&
-  s.migrations.length === 0 && s.reads.length === 0
+  s.migrations.length === 0 && s.reads.length === 0 && (s.reopens === undefined || s.reopens.length === 0)
 
 /** A sighting that says nothing. */
 export const empty = (botId: number): Sighting => ({
@@ -123,11 +133,12 @@ export const fold = (sightings: ReadonlyArray<Sighting>): ReadonlyArray<Folded> 
     states: Map<number, BotState>
     migrations: Array<ChatMigration>
     reads: Array<ReadMark>
+    reopens: Map<number, Reopen>
   }>()
   for (const s of sightings) {
     let bot = byBot.get(s.bot_id)
     if (bot === undefined) {
-      bot = { chats: new Map(), people: new Map(), membership: new Map(), states: new Map(), migrations: [], reads: [] }
+      bot = { chats: new Map(), people: new Map(), membership: new Map(), states: new Map(), migrations: [], reads: [], reopens: new Map() }
       byBot.set(s.bot_id, bot)
     }
     for (const chat of s.chats) bot.chats.set(chat.chat_id, later(bot.chats.get(chat.chat_id), chat))
@@ -159,6 +170,10 @@ export const fold = (sightings: ReadonlyArray<Sighting>): ReadonlyArray<Folded> 
     for (const state of s.states) bot.states.set(state.chat_id, later(bot.states.get(state.chat_id), state))
     bot.migrations.push(...s.migrations)
     bot.reads.push(...s.reads)
+    for (const r of s.reopens ?? []) {
+      const known = bot.reopens.get(r.chat_id)
+      if (known === undefined || r.at > known.at) bot.reopens.set(r.chat_id, r)
+    }
   }
   return [...byBot].map(([botId, bot]) => {
     const membership = [...bot.membership.values()]
@@ -170,7 +185,8 @@ export const fold = (sightings: ReadonlyArray<Sighting>): ReadonlyArray<Folded> 
       left: membership.filter((m) => m.left).map(({ chat_id, date, user_id }) => ({ chat_id, user_id, date })),
       states: [...bot.states.values()],
       migrations: bot.migrations,
-      reads: bot.reads
+      reads: bot.reads,
+      reopens: [...bot.reopens.values()]
     }
   })
 }

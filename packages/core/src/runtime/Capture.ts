@@ -10,6 +10,7 @@ import {
   isEmpty,
   type MemberLeft,
   type PersonSeen,
+  type Reopen,
   type Sighting
 } from "../domain/Sighting.js"
 
@@ -143,6 +144,7 @@ const sightingOfUpdate = (
   const left: Array<MemberLeft> = []
   const states: Array<BotState> = []
   const migrations: Array<ChatMigration> = []
+  const reopens: Array<Reopen> = []
   const seeUser = (user: BotApi.User, chatId: number, date: number) => {
     if (user.id !== botUserId) people.push(personSeen(user, chatId, date))
   }
@@ -168,12 +170,17 @@ const sightingOfUpdate = (
     if (message.migrate_from_chat_id !== undefined) {
       migrations.push({ from_chat_id: message.migrate_from_chat_id, to_chat_id: chatId })
     }
+    if (
+      !kind.startsWith("edited_") && message.from?.id !== botUserId &&
+      message.migrate_to_chat_id === undefined && message.migrate_from_chat_id === undefined
+    ) reopens.push({ chat_id: chatId, at: receivedAt })
   }
   const query = update.callback_query
   if (query !== undefined) {
     const chat = query.message?.chat
     chats.push(chat === undefined ? privateChatOf(query.from, receivedAt) : chatSeen(chat, receivedAt))
     seeUser(query.from, chat?.id ?? query.from.id, receivedAt)
+    if (query.from.id !== botUserId) reopens.push({ chat_id: chat?.id ?? query.from.id, at: receivedAt })
   }
   const mine = update.my_chat_member
   if (mine !== undefined) {
@@ -219,7 +226,7 @@ const sightingOfUpdate = (
     const answer = decodePollAnswer(raw.poll_answer)
     if (Either.isRight(answer) && answer.right.user !== undefined) seeUser(answer.right.user, 0, receivedAt)
   }
-  const sighting = { bot_id: botId, chats, people, left, states, migrations, reads: [] }
+  const sighting = { bot_id: botId, chats, people, left, states, migrations, reads: [], reopens }
   return isEmpty(sighting) ? undefined : sighting
 }
 

@@ -18,6 +18,7 @@ import * as RouteMatcher from "./RouteMatcher.js"
 import * as RouteSender from "./RouteSender.js"
 import * as Routing from "./Routing.js"
 import * as SearchIndexing from "./SearchIndexing.js"
+import * as Snoozes from "./Snoozes.js"
 import type * as SentMessages from "./SentMessages.js"
 import type { AuditStore } from "../stores/AuditStore.js"
 import { BotStore } from "../stores/BotStore.js"
@@ -47,6 +48,8 @@ export interface Options {
   readonly sends?: Outbox.Policy | undefined
   /** Retention of the audit log; `AuditRetention.defaults` when omitted. */
   readonly audit?: AuditRetention.Options | undefined
+  /** Reopening snoozed chats when their time comes; `Snoozes.defaults` when omitted. */
+  readonly snoozes?: Snoozes.Options | undefined
 }
 
 /** Defaults of DESIGN.md section 5. */
@@ -337,6 +340,7 @@ export const run = (options: Options = defaults) =>
     }))
     yield* Effect.forkScoped(SearchIndexing.run())
     yield* Effect.forkScoped(AuditRetention.run(options.audit ?? AuditRetention.defaults))
+    yield* Effect.forkScoped(Snoozes.run(options.snoozes ?? Snoozes.defaults))
     yield* reconcileAll.pipe(Effect.orDie)
     yield* wakeAll.pipe(Effect.orDie)
     yield* Queue.take(subscription).pipe(

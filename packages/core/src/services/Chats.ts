@@ -4,18 +4,27 @@ import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { BotDisabled, BotNotFound, type StoredBot } from "../domain/Bot.js"
 import {
   type Chat,
+  type ChatCounts,
   chatCursor,
   ChatNotFound,
   type ChatPage,
   type ChatType,
+  type ChatUpdate,
+  type Conversation,
+  type ConversationStatus,
+  countsOf,
   decodeChatCursor,
-  HistoryDisabled
+  HistoryDisabled,
+  InvalidAssignee,
+  type Priority
 } from "../domain/Chat.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
 import { type BotScope, includes } from "../domain/Scope.js"
 import { nowSeconds } from "../internal/Time.js"
 import { BotStore } from "../stores/BotStore.js"
 import { ChatViews } from "../runtime/EventLog.js"
+import { Event, Events } from "../runtime/Events.js"
+import { AccountStore } from "../stores/AccountStore.js"
 import { ChatStore } from "../stores/ChatStore.js"
 
 /** A request for a page of chats. */
@@ -26,9 +35,19 @@ export interface ChatListRequest {
   readonly q?: string | undefined
   readonly type?: ChatType | undefined
   readonly unread?: boolean | undefined
+  readonly statuses?: ReadonlyArray<ConversationStatus> | undefined
+  readonly priorities?: ReadonlyArray<Priority> | undefined
+  /** Accounts the chats are assigned to (0: unassigned). */
+  readonly assignees?: ReadonlyArray<number> | undefined
   readonly limit: number
   /** `next_cursor` of the previous page. */
   readonly cursor?: string | undefined
+}
+
+/** A change of a chat's conversation state: the chat before and after, and what changed (`{field: [old, new]}`). */
+export interface ConversationChange {
+  readonly chat: Chat
+  readonly changed: Readonly<Record<string, readonly [unknown, unknown]>>
 }
 
 /** The chats of bots that keep history: lists, read marks, refreshes from Telegram. */
@@ -53,6 +72,23 @@ export interface ChatsService {
     botId: number,
     chatId: number
   ) => Effect.Effect<Chat, BotNotFound | HistoryDisabled | ChatNotFound | StorageError>
+  /**
+   * Changes what the request gives of the chat's status, priority, assignee and snooze. `snoozed` needs a
+   * `snoozed_until` in the future; any other status clears it. The assignee must be an enabled account
+   * that may act on the bot (0 unassigns). A change publishes `ChatChanged`; no change writes nothing.
+   */
+  readonly update: (
+    request: ChatUpdate
+  ) => Effect.Effect<
+    ConversationChange,
+    BotNotFound | HistoryDisabled | ChatNotFound | InvalidInput | InvalidAssignee | StorageError
+  >
+  /** The kept counts of the chats of `bot_id` (checked) or of every bot in scope; `me` is the caller's account (0 for keys). */
+  readonly counts: (
+    botId: number | undefined,
+    scope: BotScope,
+    me: number
+  ) => Effect.Effect<ChatCounts, BotNotFound | HistoryDisabled | StorageError>
   /** Asks Telegram for the chat's names and member count (getChat, getChatMemberCount); the chat afterwards. */
   readonly refresh: (
     botId: number,
@@ -95,12 +131,70 @@ export const botsOf = (
     ? Effect.as(historyBot(botStore, botId), [botId])
     : Effect.map(chatStore.historyBotIds, (ids) => ids.filter((id) => includes(scope, id)))
 
+/** The conversation state a request makes of `before` at `now` (Unix seconds), or why it cannot. */
+export const applyUpdate = (
+  before: Conversation,
+  request: Omit<ChatUpdate, "bot_id" | "chat_id">,
+  now: number
+): Either.Either<Conversation, InvalidInput> => {
+  const status = request.status ?? before.status
+  if (status !== "snoozed") {
+    if (request.snoozed_until !== undefined && request.snoozed_until !== 0) {
+      return Either.left(InvalidInput.field("snoozed_until", "snoozed_until needs status snoozed"))
+    }
+  }
+  const snoozedUntil = status === "snoozed" ? request.snoozed_until ?? before.snoozed_until : 0
+  if (status === "snoozed" && snoozedUntil <= now) {
+    return Either.left(
+      InvalidInput.field("snoozed_until", "status snoozed needs snoozed_until, a Unix time in seconds in the future")
+    )
+  }
+  return Either.right({
+    status,
+    priority: request.priority ?? before.priority,
+    assignee_id: request.assignee_id ?? before.assignee_id,
+    snoozed_until: snoozedUntil
+  })
+}
+
+/** What changed between two conversation states, `{field: [old, new]}`. */
+export const changesOf = (before: Conversation, after: Conversation): Record<string, readonly [unknown, unknown]> => {
+  const changed: Record<string, readonly [unknown, unknown]> = {}
+  for (const field of ["status", "priority", "assignee_id", "snoozed_until"] as const) {
+    if (before[field] !== after[field]) changed[field] = [before[field], after[field]]
+  }
+  return changed
+}
+
+/** How often a change lost to a concurrent one is tried again. */
+const attempts = 5
+
 /** Builds the service on the stores and `TelegramClient` the host provides. */
-export const make: Effect.Effect<ChatsService, never, BotStore | ChatStore | TelegramClient.TelegramClient> = Effect
+export const make: Effect.Effect<
+  ChatsService,
+  never,
+  AccountStore | BotStore | ChatStore | Events | TelegramClient.TelegramClient
+> = Effect
   .gen(function*() {
     const botStore = yield* BotStore
     const chatStore = yield* ChatStore
+    const accountStore = yield* AccountStore
+    const events = yield* Events
     const telegram = yield* TelegramClient.TelegramClient
+
+    /** Fails unless the account may be given chats of the bot. */
+    const checkAssignee = (botId: number, assigneeId: number) =>
+      assigneeId === 0 ? Effect.void : accountStore.findAccount(assigneeId).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new InvalidAssignee({ assignee_id: assigneeId, reason: "is not an account" })),
+          onSome: (account) =>
+            !account.enabled
+              ? Effect.fail(new InvalidAssignee({ assignee_id: assigneeId, reason: "is a disabled account" }))
+              : account.role !== "admin" && !account.bot_ids.includes(botId)
+              ? Effect.fail(new InvalidAssignee({ assignee_id: assigneeId, reason: `may not act on bot ${botId}` }))
+              : Effect.void
+        }))
+      )
 
     const existing = (botId: number, chatId: number) =>
       chatStore.findChat(botId, chatId).pipe(
@@ -124,6 +218,9 @@ export const make: Effect.Effect<ChatsService, never, BotStore | ChatStore | Tel
             q: request.q,
             type: request.type,
             unread: request.unread,
+            statuses: request.statuses,
+            priorities: request.priorities,
+            assignees: request.assignees,
             limit: request.limit + 1,
             after: after?.right
           })
@@ -144,6 +241,33 @@ export const make: Effect.Effect<ChatsService, never, BotStore | ChatStore | Tel
           Effect.flatMap((now) => chatStore.markRead(botId, chatId, now)),
           Effect.zipRight(existing(botId, chatId)),
           Effect.withSpan("Chats.read", { attributes: { bot_id: botId } })
+        ),
+
+      update: (request) =>
+        Effect.gen(function*() {
+          const { bot_id: botId, chat_id: chatId, ...change } = request
+          yield* historyBot(botStore, botId)
+          if (change.assignee_id !== undefined) yield* checkAssignee(botId, change.assignee_id)
+          for (let attempt = 1;; attempt++) {
+            const chat = yield* existing(botId, chatId)
+            const after = yield* applyUpdate(chat, change, yield* nowSeconds)
+            const changed = changesOf(chat, after)
+            if (Object.keys(changed).length === 0) return { chat, changed }
+            if (yield* chatStore.replaceConversation(botId, chatId, chat, after)) {
+              yield* events.publish(Event.ChatChanged({ bot_id: botId, chat_id: chatId }))
+              return { chat: yield* existing(botId, chatId), changed }
+            }
+            if (attempt === attempts) {
+              return yield* Effect.fail(InvalidInput.field("chat_id", "the chat kept changing; try again"))
+            }
+          }
+        }).pipe(Effect.withSpan("Chats.update", { attributes: { bot_id: request.bot_id } })),
+
+      counts: (botId, scope, me) =>
+        botsOf(botStore, chatStore, botId, scope).pipe(
+          Effect.flatMap(chatStore.chatCounts),
+          Effect.map((rows) => countsOf(rows, me)),
+          Effect.withSpan("Chats.counts")
         ),
 
       refresh: (botId, chatId) =>
@@ -167,7 +291,11 @@ export const make: Effect.Effect<ChatsService, never, BotStore | ChatStore | Tel
   })
 
 /** The service on the stores and `TelegramClient` the host provides. */
-export const layer: Layer.Layer<Chats, never, BotStore | ChatStore | TelegramClient.TelegramClient> = Layer.effect(
+export const layer: Layer.Layer<
+  Chats,
+  never,
+  AccountStore | BotStore | ChatStore | Events | TelegramClient.TelegramClient
+> = Layer.effect(
   Chats,
   make
 )

@@ -1,6 +1,6 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { Chat, ChatInfo, ChatQuery } from "../domain/Chat.js"
+import type { Chat, ChatCountRow, ChatInfo, ChatQuery, Conversation } from "../domain/Chat.js"
 import type { StorageError } from "../domain/Errors.js"
 import type { Sighting } from "../domain/Sighting.js"
 
@@ -14,7 +14,9 @@ export interface ChatStoreService {
    * Records sightings in one write, after any messages written with them: chats' kinds and names, people
    * and the chats they were seen in, departures, the bot's membership, read marks, and migrations to a
    * supergroup (the old chat's history, members, tags, read mark and counters move to the new id; the old
-   * chat is then empty and unlisted). Recording the same sightings again changes nothing more.
+   * chat is then empty and unlisted; the new one takes its conversation state unless that is a new chat's),
+   * and reopenings (a chat not open becomes open with no snooze, with a `chats.reopen` audit entry by
+   * `system` in the same write). Recording the same sightings again changes nothing more.
    */
   readonly recordSightings: (sightings: ReadonlyArray<Sighting>) => Effect.Effect<void, StorageError>
   /** Chats of the query's bots, newest activity first; migrated-away chats are not listed. */
@@ -32,6 +34,27 @@ export interface ChatStoreService {
     chatId: number,
     info: Omit<ChatInfo, "type"> & { readonly member_count: number }
   ) => Effect.Effect<boolean, StorageError>
+  /**
+   * Replaces a listed chat's conversation state with `after`, only while it is still `before`; false when
+   * it is not (changed meanwhile, unknown or moved): read it again and retry. The kept counts follow.
+   */
+  readonly replaceConversation: (
+    botId: number,
+    chatId: number,
+    before: Conversation,
+    after: Conversation
+  ) => Effect.Effect<boolean, StorageError>
+  /** The kept counts of the bots' listed chats per status and assignee (rows with none left out). */
+  readonly chatCounts: (botIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<ChatCountRow>, StorageError>
+  /**
+   * Reopens at most `limit` snoozed chats whose `snoozed_until` is at or before `now` (Unix seconds), each
+   * with a `chats.reopen` audit entry by `system` in the same write; the chats it reopened. A chat another
+   * writer reopened first is left out, so instances sharing the store reopen each once.
+   */
+  readonly wakeSnoozed: (
+    now: number,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<{ readonly bot_id: number; readonly chat_id: number }>, StorageError>
   /** The ids of the bots whose history is kept (manage_enabled), ascending. */
   readonly historyBotIds: Effect.Effect<ReadonlyArray<number>, StorageError>
 }

@@ -84,7 +84,12 @@ export const chats = (run: Runner): void => {
           message_count: 3,
           member_count: 0,
           tags: [],
-          state: "member"
+          state: "member",
+          status: "open",
+          priority: "none",
+          assignee_id: 0,
+          assignee_name: "",
+          snoozed_until: 0
         })
         yield* storage.saveMessage(message(bot.id, -20, 1))
         yield* storage.saveMessage(message(bot.id, -1_001_234_567_890, 1))
