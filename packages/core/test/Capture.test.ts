@@ -33,8 +33,34 @@ describe("Capture.captureOf", () => {
       left: [],
       states: [],
       migrations: [],
-      reads: []
+      reads: [],
+      reopens: [{ chat_id: -300, at }]
     })
+  })
+
+  it("new messages and button presses from anyone but the bot reopen their chat; edits and the bot's own do not", () => {
+    const reopens = (update: Record<string, unknown>) => sightingOf(update)?.reopens ?? []
+    assert.deepStrictEqual(reopens({ message: { message_id: 5, date: 1000, chat: group, from: ann, text: "hi" } }), [
+      { chat_id: -300, at }
+    ])
+    assert.deepStrictEqual(
+      reopens({ edited_message: { message_id: 5, date: 1000, edit_date: 1100, chat: group, from: ann, text: "x" } }),
+      []
+    )
+    assert.deepStrictEqual(reopens({ message: { message_id: 6, date: 1000, chat: group, from: me, text: "mine" } }), [])
+    assert.deepStrictEqual(
+      reopens({ message: { message_id: 7, date: 1000, chat: supergroup, from: ann, migrate_from_chat_id: -300 } }),
+      []
+    )
+    const press = { id: "q1", from: ann, chat_instance: "1", data: "go", message: { message_id: 9, date: 900, chat: group, from: me, text: "menu" } }
+    assert.deepStrictEqual(reopens({ callback_query: press }), [{ chat_id: -300, at }])
+    assert.deepStrictEqual(
+      Sighting.fold([
+        { ...Sighting.empty(bot), reopens: [{ chat_id: 1, at: 5 }, { chat_id: 2, at: 5 }] },
+        { ...Sighting.empty(bot), reopens: [{ chat_id: 1, at: 9 }] }
+      ])[0]!.reopens,
+      [{ chat_id: 1, at: 9 }, { chat_id: 2, at: 5 }]
+    )
   })
 
   it("an edit is dated by its edit_date; a renamed chat carries its new title", () => {

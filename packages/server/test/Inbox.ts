@@ -1,6 +1,6 @@
 import { FakeTelegram } from "@botrelay/testing"
 import { assert } from "vitest"
-import { eventually, startServer, type Storage, type TestServer } from "./Harness.js"
+import { eventually, type ServerOptions, startServer, type Storage, type TestServer } from "./Harness.js"
 
 /** What the inbox tests (chats, people, stats) run against: a fake whose clock they set, the server, bots. */
 export interface InboxWorld {
@@ -12,10 +12,17 @@ export interface InboxWorld {
 }
 
 /** A fake with a settable clock and the server against it. */
-export const startWorld = async (clock: number, options: { readonly storage?: Storage } = {}): Promise<InboxWorld> => {
+export const startWorld = async (
+  clock: number,
+  options: { readonly storage?: Storage; readonly runtime?: ServerOptions["runtime"] } = {}
+): Promise<InboxWorld> => {
   const world = { clock } as InboxWorld & { fake: FakeTelegram.FakeTelegram; server: TestServer }
   world.fake = await FakeTelegram.start({ now: () => world.clock })
-  world.server = await startServer({ ...options, telegramApi: world.fake.apiRoot })
+  world.server = await startServer({
+    ...(options.storage === undefined ? {} : { storage: options.storage }),
+    ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
+    telegramApi: world.fake.apiRoot
+  })
   ;(world as { close: () => Promise<void> }).close = async () => {
     await world.server.close()
     await world.fake.close()
