@@ -3,9 +3,11 @@ import { useVirtualizer } from "@tanstack/react-virtual"
 import { useEffect, useId, useMemo, useRef, useState } from "react"
 import type { Bot, Chat, Message } from "../../api/client"
 import { useFormatTime } from "../../i18n"
+import { useAccount } from "../../session"
 import { ErrorAlert } from "../../ui/Alert"
 import { useDebounced } from "../../ui/useDebounced"
-import { chatName, senderName, useBotsById, useChatList } from "./data"
+import { ChatTabs } from "./ChatTabs"
+import { type ChatTab, chatName, senderName, useBotsById, useChatList } from "./data"
 import { useChatTexts } from "./texts"
 
 /** Each row's height in pixels; fixed, so 10,000 rows cost as little to lay out as 10. */
@@ -60,19 +62,22 @@ const ChatRow = ({ chat, bot, open, index, size, top }: {
 }
 
 /**
- * The chat list: searchbox `Search chats` (the API's `q`), list `Chats`, newest activity first,
- * virtualised and loaded a page at a time as it scrolls.
+ * The chat list: the tabs (`ChatTabs`), searchbox `Search chats` (the API's `q`), list `Chats`, newest
+ * activity first, virtualised and loaded a page at a time as it scrolls.
  */
 export const ChatList = () => {
   const texts = useChatTexts()
+  const account = useAccount()
   const [input, setInput] = useState("")
+  const [tab, setTab] = useState<ChatTab>("all")
   const q = useDebounced(input.trim(), 250)
-  const list = useChatList(q)
+  const list = useChatList(q, tab, account.id)
   const bots = useBotsById()
   const params = useParams({ strict: false })
   const chats = useMemo(() => list.data?.pages.flatMap((p) => p.items) ?? [], [list.data])
   const scroller = useRef<HTMLDivElement>(null)
   const searchId = useId()
+  const panelId = useId()
   const virtualizer = useVirtualizer({
     count: chats.length,
     getScrollElement: () => scroller.current,
@@ -92,6 +97,7 @@ export const ChatList = () => {
   const size = hasNextPage ? -1 : chats.length
   return (
     <div className="chat-list">
+      <ChatTabs tab={tab} onChange={setTab} panelId={panelId} />
       <div className="chat-search">
         <label htmlFor={searchId} className="visually-hidden">{texts.searchChats}</label>
         <input
@@ -104,7 +110,7 @@ export const ChatList = () => {
         />
       </div>
       <ErrorAlert error={list.error} />
-      <div className="chat-list-scroll" ref={scroller}>
+      <div className="chat-list-scroll" ref={scroller} role="tabpanel" id={panelId} aria-labelledby={`chat-tab-${tab}`}>
         <ul
           role="list"
           aria-label={texts.chatList}

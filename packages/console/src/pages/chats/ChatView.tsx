@@ -8,6 +8,7 @@ import { Confirm } from "../../ui/Confirm"
 import { Dialog } from "../../ui/Dialog"
 import { TextAreaField } from "../../ui/Field"
 import { Composer } from "./Composer"
+import { ConversationBar } from "./Conversation"
 import { chatName, chronological, isGroup, keys, putChat, putMessage, senderName, useBotsById, useChat, useMessages } from "./data"
 import { type MessageHandlers, MessageItem } from "./MessageItem"
 import { People } from "./People"
@@ -246,6 +247,7 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
           </button>
         </header>
         <ErrorAlert error={chat.error} />
+        {chat.data === undefined || refused ? null : <ConversationBar chat={chat.data} />}
         {chat.data?.state === "left" ? <p className="note">{texts.left}</p> : null}
         {chat.data?.state === "kicked" ? <p className="note">{texts.kicked}</p> : null}
         {refused ? null : (

@@ -7,11 +7,38 @@ export type ChatPage = Schemas["ChatPage"]
 export type FoundMessage = Schemas["FoundMessage"]
 export type Person = Schemas["Person"]
 
-/** Query keys of the chats area. The chat lists are `["chats", "list", q]`, one chat `["chats", "one", bot, chat]`. */
+/** The chat list's tabs: assigned to the caller, to nobody, every chat not resolved, the resolved ones. */
+export type ChatTab = "mine" | "unassigned" | "all" | "resolved"
+
+export const chatTabs: ReadonlyArray<ChatTab> = ["mine", "unassigned", "all", "resolved"]
+
+const unresolved = "open,pending,snoozed"
+
+/** The `GET /api/chats` filters of a tab. */
+const tabQuery = (tab: ChatTab) =>
+  tab === "resolved"
+    ? { status: "resolved" }
+    : tab === "mine"
+    ? { status: unresolved, assignee: "me" }
+    : tab === "unassigned"
+    ? { status: unresolved, assignee: "none" }
+    : { status: unresolved }
+
+/** Whether a chat belongs in a tab, as the API filters it; `me` is the signed-in account. */
+export const inTab = (chat: Chat, tab: ChatTab, me: number) =>
+  tab === "resolved"
+    ? chat.status === "resolved"
+    : chat.status !== "resolved" && (tab === "all" || chat.assignee_id === (tab === "mine" ? me : 0))
+
+/**
+ * Query keys of the chats area. The chat lists are `["chats", "list", q, tab, me]`, one chat
+ * `["chats", "one", bot, chat]`, the tabs' counts `["chats", "counts"]`.
+ */
 export const keys = {
   bots: botsKey,
   lists: ["chats", "list"] as const,
-  list: (q: string) => ["chats", "list", q] as const,
+  list: (q: string, tab: ChatTab, me: number) => ["chats", "list", q, tab, me] as const,
+  counts: ["chats", "counts"] as const,
   chat: (botId: number, chatId: number) => ["chats", "one", botId, chatId] as const,
   messages: (botId: number, chatId: number) => ["messages", botId, chatId] as const,
   allMessages: ["messages"] as const,
@@ -30,15 +57,16 @@ export const useBotsById = (): ReadonlyMap<number, Bot> => {
   return new Map((data ?? []).map((b) => [b.id, b]))
 }
 
-/** The chats, newest activity first, a page at a time by the API's cursor; `q` filters on the server. */
-export const useChatList = (q: string) =>
+/** The chats of a tab, newest activity first, a page at a time by the API's cursor; `q` filters on the server. */
+export const useChatList = (q: string, tab: ChatTab, me: number) =>
   useInfiniteQuery({
-    queryKey: keys.list(q),
+    queryKey: keys.list(q, tab, me),
     queryFn: ({ pageParam }) =>
       unwrap(api.GET("/api/chats", {
         params: {
           query: {
             limit: String(chatPageSize),
+            ...tabQuery(tab),
             ...(q === "" ? {} : { q }),
             ...(pageParam === undefined ? {} : { cursor: pageParam })
           }
@@ -48,6 +76,24 @@ export const useChatList = (q: string) =>
     getNextPageParam: (last: ChatPage) => last.next_cursor ?? undefined,
     staleTime: 30_000
   })
+
+/** How many chats each tab has, from the counts the server keeps. */
+export const useChatCounts = () =>
+  useQuery({
+    queryKey: keys.counts,
+    queryFn: () => unwrap(api.GET("/api/chats/counts")),
+    staleTime: 30_000
+  })
+
+/** A tab's count from the server's counts. */
+export const tabCount = (counts: Schemas["ChatCounts"], tab: ChatTab): number =>
+  tab === "resolved"
+    ? counts.status.resolved
+    : tab === "mine"
+    ? counts.assignee.me
+    : tab === "unassigned"
+    ? counts.assignee.none
+    : counts.status.open + counts.status.pending + counts.status.snoozed
 
 export const useChat = (botId: number, chatId: number) =>
   useQuery({
@@ -179,9 +225,9 @@ const matches = (chat: Chat, q: string) => {
  * key falls in. A chat that falls after the loaded pages, while more are to come, is left for the
  * page that will bring it.
  */
-const placeChat = (data: InfiniteData<ChatPage, string | undefined>, chat: Chat, q: string) => {
+const placeChat = (data: InfiniteData<ChatPage, string | undefined>, chat: Chat, q: string, tab: ChatTab, me: number) => {
   const pages = data.pages.map((page) => ({ ...page, items: page.items.filter((c) => !sameChat(c, chat)) }))
-  if (matches(chat, q)) {
+  if (matches(chat, q) && inTab(chat, tab, me)) {
     let placed = false
     for (const page of pages) {
       const at = page.items.findIndex((c) => before(chat, c))
@@ -199,11 +245,18 @@ const placeChat = (data: InfiniteData<ChatPage, string | undefined>, chat: Chat,
 
 /** A chat as the API now shows it, into every loaded list and its own query. */
 export const putChat = (client: QueryClient, chat: Chat) => {
+  let known = client.getQueryData<Chat>(keys.chat(chat.bot_id, chat.chat_id))
   for (const [key, data] of client.getQueriesData<InfiniteData<ChatPage, string | undefined>>({ queryKey: keys.lists })) {
     if (data === undefined) continue
-    client.setQueryData(key, placeChat(data, chat, typeof key[2] === "string" ? key[2] : ""))
+    known ??= data.pages.flatMap((page) => page.items).find((c) => sameChat(c, chat))
+    const tab = chatTabs.find((t) => t === key[3]) ?? "all"
+    client.setQueryData(key, placeChat(data, chat, typeof key[2] === "string" ? key[2] : "", tab, Number(key[4] ?? 0)))
   }
   client.setQueryData(keys.chat(chat.bot_id, chat.chat_id), chat)
+  // the counts change only with a new chat, a status or an assignee
+  if (known === undefined || known.status !== chat.status || known.assignee_id !== chat.assignee_id) {
+    void client.invalidateQueries({ queryKey: keys.counts })
+  }
 }
 
 /** A message as stored now, into its chat's loaded history (replaced where it is, else added as newest). */
@@ -235,6 +288,7 @@ export const reloadAll = (client: QueryClient) => {
     }
   }
   void client.invalidateQueries({ queryKey: ["chats", "one"] })
+  void client.invalidateQueries({ queryKey: keys.counts })
   void client.invalidateQueries({ queryKey: keys.bots })
 }
 
@@ -250,6 +304,7 @@ export const applyLiveEvent = (client: QueryClient, event: LiveEvent) => {
       if (event.chat !== undefined) putChat(client, event.chat)
       else {
         void client.invalidateQueries({ queryKey: keys.chat(event.bot_id, event.chat_id) })
+        void client.invalidateQueries({ queryKey: keys.counts })
         void client.resetQueries({ queryKey: keys.lists })
       }
       return
