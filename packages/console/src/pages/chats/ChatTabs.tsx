@@ -51,7 +51,6 @@ export const ChatTabs = ({ tab, onChange, panelId }: {
             type="button"
             role="tab"
             id={`chat-tab-${t}`}
-            aria-label={names[t]}
             aria-description={n === undefined ? undefined : texts.tabCount(n)}
             aria-selected={t === tab}
             aria-controls={panelId}
@@ -59,7 +58,7 @@ export const ChatTabs = ({ tab, onChange, panelId }: {
             className="chat-tab"
             onClick={() => onChange(t)}
           >
-            <span aria-hidden="true">{names[t]}</span>
+            {names[t]}
             {n === undefined ? null : <span aria-hidden="true" className="tab-count" data-tab-count={t}>{n}</span>}
           </button>
         )
