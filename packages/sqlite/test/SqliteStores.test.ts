@@ -373,6 +373,7 @@ describe("SqliteStores", () => {
         "botrelay_bots",
         "botrelay_bridge_deliveries",
         "botrelay_bridges",
+        "botrelay_chat_counts",
         "botrelay_chat_days",
         "botrelay_chat_members",
         "botrelay_chats",

@@ -138,10 +138,33 @@ export const conversations = (run: Runner): void => {
         assert.deepStrictEqual(yield* storage.wakeSnoozed(5_000, 10), [{ bot_id: bot.id, chat_id: 2 }])
         assert.strictEqual(some(yield* storage.findChat(bot.id, 3)).status, "pending")
         const entries = yield* storage.listAudit({ action: "chats.reopen", limit: 10 })
-        assert.deepStrictEqual(entries.map((e) => [e.chat_id, e.actor_type, e.details]).reverse(), [
+        assert.deepStrictEqual(entries.map((e) => [e.chat_id, e.actor_type, e.details]).sort((x, y) => Number(x[0]) - Number(y[0])), [
           [1, "system", { status: ["snoozed", "open"], snoozed_until: [1_000, 0], reason: "snooze_expired" }],
           [2, "system", { status: ["snoozed", "open"], snoozed_until: [2_000, 0], reason: "snooze_expired" }]
         ])
+      }))
+
+    test("sweeps running at once reopen each due chat once, with one audit entry each", (storage) =>
+      Effect.gen(function*() {
+        const bot = yield* storage.insertBot(botInput(1, { manage_enabled: true }))
+        const ids = Array.from({ length: 20 }, (_, i) => i + 1)
+        yield* storage.saveMessages(ids.map((id) => message(bot.id, id, 1)))
+        for (const id of ids) {
+          yield* storage.replaceConversation(bot.id, id, Chat.openConversation, conversation({ status: "snoozed", snoozed_until: 100 + id }))
+        }
+        const rounds = yield* Effect.all(
+          [storage.wakeSnoozed(500, 7), storage.wakeSnoozed(500, 50), storage.wakeSnoozed(500, 50)],
+          { concurrency: "unbounded" }
+        )
+        const woken = rounds.flat().map((c) => c.chat_id).sort((x, y) => x - y)
+        assert.deepStrictEqual(woken, ids)
+        assert.strictEqual((yield* storage.listAudit({ action: "chats.reopen", limit: 100 })).length, ids.length)
+        assert.deepStrictEqual(Chat.countsOf(yield* storage.chatCounts([bot.id]), 0).status, {
+          open: 20,
+          pending: 0,
+          resolved: 0,
+          snoozed: 0
+        })
       }))
   })
 }
