@@ -39,16 +39,16 @@ const UnixTime = (field: string) =>
     Schema.between(0, 253_402_300_799, { message: () => `${field} must be a Unix time in seconds` })
   )
 
-/** A comma list of values of a query parameter, each one `decode` accepts; 400 naming the first other one. */
-const CommaList = <A>(field: string, expected: string, decode: (item: string) => A | undefined) =>
-  Schema.transformOrFail(Schema.String, Schema.Array(Schema.Any as Schema.Schema<A>), {
+/** A comma list of a query parameter's values, each one `decode` reads as `item`'s; 400 naming the first other one. */
+const CommaList = <A>(field: string, expected: string, item: Schema.Schema<A>, decode: (text: string) => A | undefined) =>
+  Schema.transformOrFail(Schema.String, Schema.Array(item), {
     strict: true,
     decode: (text, _, ast) => {
       const items: Array<A> = []
-      for (const item of text.split(",")) {
-        const decoded = decode(item.trim())
+      for (const part of text.split(",")) {
+        const decoded = decode(part.trim())
         if (decoded === undefined) {
-          return ParseResult.fail(new ParseResult.Type(ast, text, `${field} must be a comma list of ${expected}; "${item}" is not one`))
+          return ParseResult.fail(new ParseResult.Type(ast, text, `${field} must be a comma list of ${expected}; "${part}" is not one`))
         }
         items.push(decoded)
       }
@@ -57,14 +57,15 @@ const CommaList = <A>(field: string, expected: string, decode: (item: string) =>
     encode: (items) => ParseResult.succeed(items.join(","))
   })
 
-const oneOf = <L extends string>(values: ReadonlyArray<L>) => (item: string): L | undefined =>
-  values.includes(item as L) ? item as L : undefined
+const oneOf = <L extends string>(values: ReadonlyArray<L>) => (text: string): L | undefined =>
+  values.includes(text as L) ? text as L : undefined
 
 /** An assignee as `GET /api/chats` takes it: the caller (`me`), nobody (`none`) or an account id. */
-export type AssigneeFilter = "me" | "none" | number
+const AssigneeFilter = Schema.Union(Schema.Literal("me", "none"), Schema.Int.pipe(Schema.positive()))
+export type AssigneeFilter = typeof AssigneeFilter.Type
 
-const assigneeOf = (item: string): AssigneeFilter | undefined =>
-  item === "me" || item === "none" ? item : /^[1-9][0-9]{0,15}$/.test(item) ? Number(item) : undefined
+const assigneeOf = (text: string): AssigneeFilter | undefined =>
+  text === "me" || text === "none" ? text : /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : undefined
 
 /** Query of `GET /api/chats`. */
 export const ChatsQuery = Schema.Struct({
@@ -76,15 +77,15 @@ export const ChatsQuery = Schema.Struct({
     { exact: true }
   ),
   status: Schema.optionalWith(
-    CommaList("status", "open, pending, resolved, snoozed", oneOf(Chat.ConversationStatus.literals)),
+    CommaList("status", "open, pending, resolved, snoozed", Chat.ConversationStatus, oneOf(Chat.ConversationStatus.literals)),
     { exact: true }
   ),
   priority: Schema.optionalWith(
-    CommaList("priority", "none, low, medium, high, urgent", oneOf(Chat.Priority.literals)),
+    CommaList("priority", "none, low, medium, high, urgent", Chat.Priority, oneOf(Chat.Priority.literals)),
     { exact: true }
   ),
   assignee: Schema.optionalWith(
-    CommaList<AssigneeFilter>("assignee", "me, none or account ids", assigneeOf),
+    CommaList("assignee", "me, none or account ids", AssigneeFilter, assigneeOf),
     { exact: true }
   ),
   limit: Limit,
