@@ -4,10 +4,6 @@ import type { Kysely } from "kysely"
 import * as Batches from "./Batches.js"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
 
-/** Whether a conversation state is a new chat's: open, no priority, unassigned. */
-const isNewConversation = (c: Chat.Conversation): boolean =>
-  c.status === "open" && c.priority === "none" && c.assignee_id === 0
-
 /** Moves a group's history, members, tags, read mark and counts to the supergroup it became. */
 const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to: number) => {
   if (from === to || from === 0 || to === 0) return
@@ -29,7 +25,7 @@ const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to
   await run(db, ChatQueries.deleteChatDays(db, botId, to))
   await run(db, ChatQueries.countChatDays(db, botId, to))
   await run(db, ChatQueries.markMoved(db, to, botId, from))
-  if (old !== undefined && !isNewConversation(old)) await run(db, ChatQueries.carryConversation(db, old, botId, to))
+  if (old !== undefined && !Chat.isNewConversation(old)) await run(db, ChatQueries.carryConversation(db, old, botId, to))
 }
 
 /** Reopens the chats that are not open, each with its audit entry. */

@@ -21,10 +21,6 @@ const queries = compileAll({
   wake: ChatQueries.wake
 })
 
-/** Whether a conversation state is a new chat's: open, no priority, unassigned. */
-export const isNewConversation = (c: Chat.Conversation): boolean =>
-  c.status === "open" && c.priority === "none" && c.assignee_id === 0
-
 /**
  * Writes sightings (see `ChatStore.recordSightings`) on prepared statements, folded into one write per
  * bot; the caller runs it in a transaction, after the messages written with them.
@@ -53,7 +49,7 @@ export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sightin
     c.run(ChatQueries.deleteChatDays(db, botId, to))
     c.run(ChatQueries.countChatDays(db, botId, to))
     c.run(ChatQueries.markMoved(db, to, botId, from))
-    if (old !== undefined && !isNewConversation(old)) c.run(ChatQueries.carryConversation(db, old, botId, to))
+    if (old !== undefined && !Chat.isNewConversation(old)) c.run(ChatQueries.carryConversation(db, old, botId, to))
   }
 
   /** Reopens the chats that are not open, each with its audit entry. */

@@ -31,6 +31,10 @@ export interface Conversation {
 /** A new chat's conversation state. */
 export const openConversation: Conversation = { status: "open", priority: "none", assignee_id: 0, snoozed_until: 0 }
 
+/** Whether a conversation state is a new chat's: open, no priority, unassigned. */
+export const isNewConversation = (c: Conversation): boolean =>
+  c.status === "open" && c.priority === "none" && c.assignee_id === 0
+
 /**
  * A chat a bot keeps history of, with its unread count and last message. `tags` are those of the private
  * chat's user (none for groups and channels); `state` tells whether the bot is still in the chat.
