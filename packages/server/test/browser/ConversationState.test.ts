@@ -42,7 +42,7 @@ describe.skipIf(!hasChromium).each(storages)("conversation state in the console 
     await counted({ mine: "0", unassigned: "2", all: "2", resolved: "0" })
 
     await list.getByRole("link", { name: "Rita · Desk" }).click()
-    await page.getByText("Unassigned", { exact: true }).filter({ visible: true }).last().waitFor()
+    await page.getByRole("region", { name: "Conversation" }).getByText("Unassigned", { exact: true }).waitFor()
     await page.getByRole("button", { name: "Assign to me", exact: true }).click()
     await page.getByText("Assigned to Ada Admin").waitFor()
     await counted({ mine: "1", unassigned: "1", all: "2" })
@@ -80,7 +80,7 @@ describe.skipIf(!hasChromium).each(storages)("conversation state in the console 
     world.fake.userSends(bot.tg.id, { user: rita, text: "anyone?" })
     await page.getByRole("log", { name: "Messages" }).getByRole("article").filter({ hasText: "anyone?" }).waitFor()
     await page.getByRole("button", { name: "Reopen", exact: true }).waitFor({ state: "detached" })
-    await page.getByText("Open", { exact: true }).waitFor()
+    await page.getByRole("region", { name: "Conversation" }).getByText("Open", { exact: true }).waitFor()
     await counted({ mine: "1", unassigned: "1", all: "2", resolved: "0" })
     await world.screenshot("conversation-state")
     assert.deepStrictEqual(world.pageErrors, [])
