@@ -4,7 +4,7 @@ import type { LiveEvent } from "../../live"
 import { botsKey, useBots } from "../../ui/BotPicker"
 
 export type ChatPage = Schemas["ChatPage"]
-export type FoundMessage = Schemas["FoundMessage"]
+export type FoundItem = Schemas["SearchItem"]
 export type Person = Schemas["Person"]
 
 /** Query keys of the chats area. The chat lists are `["chats", "list", q]`, one chat `["chats", "one", bot, chat]`. */
