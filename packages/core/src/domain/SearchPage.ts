@@ -100,10 +100,7 @@ export interface MixedPosition {
 
 const mixedText = /^m(0|[1-9][0-9]{0,15})n(0|[1-9][0-9]{0,15})$/
 
-/**
- * A cursor of a search that finds notes (base64url of both positions); a messages-only cursor (`Cursor`)
- * is read as one that took no note yet.
- */
+/** A cursor of a search that finds notes: opaque, base64url of both positions; nothing else decodes. */
 export const MixedCursor = Schema.transformOrFail(
   Schema.String,
   Schema.Struct({ message: Schema.Int, note: Schema.Int }),
@@ -113,8 +110,7 @@ export const MixedCursor = Schema.transformOrFail(
       const text = Encoding.decodeBase64UrlString(cursor).pipe(Either.getOrElse(() => ""))
       const canonical = Encoding.encodeBase64Url(text) === cursor
       const mixed = mixedText.exec(text)
-      const single = positionText.exec(text)
-      const parts = mixed !== null ? [Number(mixed[1]), Number(mixed[2])] : single !== null ? [Number(single[1]), 0] : undefined
+      const parts = mixed === null ? undefined : [Number(mixed[1]), Number(mixed[2])]
       return canonical && parts !== undefined && parts.every(Number.isSafeInteger)
         ? ParseResult.succeed({ message: parts[0]!, note: parts[1]! })
         : ParseResult.fail(new ParseResult.Type(ast, cursor, "cursor must be a next_cursor this endpoint gave out"))

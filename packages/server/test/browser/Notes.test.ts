@@ -39,7 +39,14 @@ describe.skipIf(!hasChromium)("notes, canned replies and shortcuts in the consol
     assert.strictEqual(await page.getByRole("textbox", { name: "Note", exact: true }).inputValue(), "")
     assert.strictEqual(world.fake.sent().length, sent)
     assert.isFalse(world.fake.calls.some((c) => JSON.stringify(c).includes("Customer is a VIP")))
-    await note.getByRole("button", { name: "Edit note" }).waitFor()
+    await note.getByRole("button", { name: "Edit note" }).click()
+    await note.getByRole("textbox", { name: "Edit note" }).fill("Customer is a VIP since 2020")
+    await note.getByRole("button", { name: "Save note" }).click()
+    const edited = messages(page).getByRole("note").filter({ hasText: "Customer is a VIP since 2020" })
+    await edited.waitFor()
+    await edited.getByRole("button", { name: "Delete note" }).click()
+    await edited.waitFor({ state: "detached" })
+    assert.strictEqual(await messages(page).getByRole("note").count(), 0)
   })
 
   it("typing /gre in Message lists the matching canned replies; Enter inserts the rendered reply", async () => {
