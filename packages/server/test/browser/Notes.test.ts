@@ -77,4 +77,21 @@ describe.skipIf(!hasChromium)("notes, canned replies and shortcuts in the consol
     await page.keyboard.press("?")
     assert.strictEqual(await page.getByRole("dialog", { name: "Keyboard shortcuts" }).isVisible(), false)
   })
+
+  it("k and j open the previous and the next chat of the list", async () => {
+    const page = world.page
+    const bob = world.fake.addUser({ first_name: "Bob", username: "bob_b" })
+    world.fake.userSends(bot.tg.id, { user: bob, text: "Bob here" })
+    const chats = page.getByRole("list", { name: "Chats" })
+    await chats.getByRole("link", { name: "Bob · Support" }).waitFor({ timeout: 3000 })
+    await messages(page).click()
+    const open = () => chats.locator("a[aria-current=page]").textContent()
+    const first = await open()
+    assert.strictEqual(first, "Ann Lee · Support")
+    await page.keyboard.press("k")
+    await expect.poll(open).toBe("Bob · Support")
+    await messages(page).click()
+    await page.keyboard.press("j")
+    await expect.poll(open).toBe(first)
+  })
 })
