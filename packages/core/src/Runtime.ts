@@ -38,6 +38,8 @@ import { Broadcast } from "./stores/Broadcast.js"
 import type { Stores } from "./stores/Stores.js"
 import * as Supervisor from "./runtime/Supervisor.js"
 import * as Tags from "./services/Tags.js"
+import * as Notes from "./services/Notes.js"
+import * as CannedReplies from "./services/CannedReplies.js"
 import * as Webhook from "./runtime/Webhook.js"
 import * as Webhooks from "./services/Webhooks.js"
 
@@ -103,6 +105,8 @@ export type Services =
   | ChatAdmin.ChatAdmin
   | MediaFiles.MediaFiles
   | Tags.Tags
+  | Notes.Notes
+  | CannedReplies.CannedReplies
   | Chats.Chats
   | Configuration.Configuration
   | People.People
@@ -154,6 +158,8 @@ export const layer = (
     ChatAdmin.layer,
     MediaFiles.layer,
     Tags.layer,
+    Notes.layer,
+    CannedReplies.layer,
     Chats.layer,
     People.layer,
     Statistics.layer,

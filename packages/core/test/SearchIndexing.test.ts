@@ -8,6 +8,7 @@ const batchedStore = (waiting: number, step: number) => {
   const state = { waiting, steps: 0 }
   const store: SearchStore.SearchStoreService = {
     searchMessages: () => Effect.succeed([]),
+    searchNotes: () => Effect.succeed([]),
     indexPending: Effect.sync(() => {
       state.steps++
       const advanced = Math.min(step, state.waiting)

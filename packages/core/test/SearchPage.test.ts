@@ -22,3 +22,21 @@ describe("SearchPage.Cursor", () => {
     }
   })
 })
+
+describe("SearchPage.MixedCursor", () => {
+  const decodeMixed = Schema.decodeEither(SearchPage.MixedCursor)
+
+  it("round-trips both positions, 0 for a list not taken from yet", () => {
+    for (const position of [{ message: 0, note: 3 }, { message: 42, note: 0 }, { message: Number.MAX_SAFE_INTEGER, note: 7 }]) {
+      const cursor = SearchPage.mixedCursorAfter(position)
+      assert.match(cursor, /^[A-Za-z0-9_-]+$/)
+      assert.deepStrictEqual(decodeMixed(cursor), Either.right(position))
+    }
+  })
+
+  it("refuses a messages-only cursor and what this API did not give out", () => {
+    for (const cursor of [SearchPage.cursorAfter(7), "", "abc", btoa("m1"), btoa("m01n1"), btoa("m1n-1"), btoa("n1m1")]) {
+      assert.isTrue(Either.isLeft(decodeMixed(cursor)), cursor)
+    }
+  })
+})

@@ -20,6 +20,7 @@ import { MessageActionsGroup } from "./MessageActionsGroup.js"
 import { EventsGroup } from "./EventsApi.js"
 import { ChatsGroup, PeopleGroup, StatsGroup } from "./InboxApi.js"
 import { SearchGroup } from "./SearchApi.js"
+import { CannedRepliesGroup, NotesGroup, TimelineGroup } from "./NotesApi.js"
 
 /**
  * Who makes the current request: an API key or a signed-in account, with the role and bot scope that
@@ -376,6 +377,9 @@ export class Api extends HttpApi.make("botrelay")
   .add(LoginGroup)
   .add(SessionGroup.middleware(Authorization))
   .add(AccountsGroup.middleware(Authorization))
+  .add(NotesGroup.middleware(Authorization))
+  .add(TimelineGroup.middleware(Authorization))
+  .add(CannedRepliesGroup.middleware(Authorization))
   .addError(ApiError.BadRequest)
   .addError(ApiError.Unauthorized)
   .addError(ApiError.Forbidden)

@@ -34,6 +34,7 @@ import type {
   Tags,
   Webhooks
 } from "@botrelay/core"
+import type { CannedReplies, Notes } from "@botrelay/core"
 import { Identity, type StatusReport } from "@botrelay/core"
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
 import { Cause, Effect, Layer, Option } from "effect"
@@ -45,6 +46,8 @@ import * as Handlers from "./Handlers.js"
 import * as MediaUpload from "./MediaUpload.js"
 import * as MetricsEndpoint from "./MetricsEndpoint.js"
 import * as InboxHandlers from "./InboxHandlers.js"
+import * as NotesHandlers from "./NotesHandlers.js"
+import * as CannedRepliesHandlers from "./CannedRepliesHandlers.js"
 import * as TgApi from "./TgApi.js"
 import * as WebhookIngress from "./WebhookIngress.js"
 
@@ -218,6 +221,8 @@ export const layer: Layer.Layer<
   | ChatAdmin.ChatAdmin
   | MediaFiles.MediaFiles
   | Tags.Tags
+  | Notes.Notes
+  | CannedReplies.CannedReplies
   | Chats.Chats
   | Configuration.Configuration
   | People.People
@@ -237,7 +242,13 @@ export const layer: Layer.Layer<
 > = HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }).pipe(
   Layer.provideMerge(Layer.mergeAll(
     HttpApiBuilder.api(Api).pipe(
-      Layer.provide(Layer.mergeAll(Handlers.layer, InboxHandlers.layer, AccountsHandlers.layer))
+      Layer.provide(Layer.mergeAll(
+        Handlers.layer,
+        InboxHandlers.layer,
+        AccountsHandlers.layer,
+        NotesHandlers.layer,
+        CannedRepliesHandlers.layer
+      ))
     ),
     errorResponses,
     WebhookIngress.layer,

@@ -76,6 +76,7 @@ export const layer: Layer.Layer<
         const frames = log.stream({
           bots: urlParams.bot_id !== undefined ? [urlParams.bot_id] : caller.role === "admin" ? undefined : caller.bot_ids,
           chatId: urlParams.chat_id,
+          notes: caller.type === "account",
           lastEventId: headers["last-event-id"] ?? urlParams.last_event_id,
           onCutOff: cutOff
         })

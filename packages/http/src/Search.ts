@@ -5,13 +5,15 @@ import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { Effect } from "effect"
 import { orDomain, requireBot, scopeOf } from "./Access.js"
 import { Api, Caller } from "./Api.js"
+import { requireAccount } from "./NotesHandlers.js"
 
 /** The core service the handler calls; re-exported so that the type of `Handlers.layer` can name it. */
 export { Search } from "@botrelay/core"
 
 /**
  * `GET /api/search`: admins search every bot (or `bot_id`), operators the bots in their scope (or `bot_id`, 403
- * outside them); an unknown `bot_id` is a 404, a malformed `q`, `cursor` or range a 400.
+ * outside them); an unknown `bot_id` is a 404, a malformed `q`, `cursor` or range a 400. Accounts find messages
+ * and notes unless `kinds` says otherwise; API keys find messages (`kinds=note` is 403 `account_required`).
  */
 export const SearchLive = HttpApiBuilder.group(Api, "search", (handlers) =>
   Effect.map(Search.Search, (search) =>
@@ -19,5 +21,7 @@ export const SearchLive = HttpApiBuilder.group(Api, "search", (handlers) =>
       Effect.gen(function*() {
         const caller = yield* Caller
         if (urlParams.bot_id !== undefined) yield* requireBot(urlParams.bot_id)
-        return yield* search.search(urlParams, scopeOf(caller))
+        if (urlParams.kinds?.includes("note") === true) yield* requireAccount
+        const kinds = urlParams.kinds ?? (caller.type === "account" ? ["message", "note"] as const : ["message"] as const)
+        return yield* search.search({ ...urlParams, kinds }, scopeOf(caller))
       }).pipe(Effect.catchAll(orDomain)))))

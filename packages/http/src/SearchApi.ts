@@ -19,6 +19,19 @@ const UnixTime = (name: string) =>
     Schema.between(0, Number.MAX_SAFE_INTEGER, { message: () => `${name} must be a Unix time in whole seconds` })
   )
 
+/** `kinds`: a comma list of `message` and `note`. */
+const Kinds = Schema.transform(Schema.String, Schema.Array(Schema.String), {
+  strict: true,
+  decode: (s) => s.split(",").map((kind) => kind.trim()),
+  encode: (kinds) => kinds.join(",")
+}).pipe(
+  Schema.compose(Schema.Array(SearchPage.SearchKind), { strict: false }),
+  Schema.filter((kinds) => kinds.length > 0, { message: () => "kinds must name message, note or both" })
+).annotations({
+  message: () => "kinds must be a comma list of message and note",
+  description: "comma list of message and note; both for accounts, message for API keys when omitted"
+})
+
 /**
  * Query of `GET /api/search`: `q` (the query language of `SearchQuery`), the filters, and a page (`limit`, `cursor`
  * from the previous page's `next_cursor`). `q` and `cursor` are parsed by the search service, which names their
@@ -40,7 +53,8 @@ export const SearchParams = Schema.Struct({
     ),
     { default: () => SearchPage.defaultLimit }
   ),
-  cursor: Schema.optionalWith(Schema.String, { exact: true })
+  cursor: Schema.optionalWith(Schema.String, { exact: true }),
+  kinds: Schema.optionalWith(Kinds, { exact: true })
 })
 
 /**

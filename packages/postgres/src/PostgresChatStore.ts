@@ -1,5 +1,5 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
-import { ChatQueries, type Tables } from "@botrelay/sql"
+import { ChatQueries, NoteQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import * as Batches from "./Batches.js"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
@@ -20,6 +20,7 @@ const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to
   await run(db, ChatQueries.deleteMembers(db, botId, from))
   await run(db, ChatQueries.dropDuplicateTags(db, botId, from, to))
   await run(db, ChatQueries.moveTags(db, to, botId, from))
+  await run(db, NoteQueries.moveNotes(db, to, botId, from))
   await run(db, ChatQueries.recount(db, botId, to))
   await run(db, ChatQueries.deleteChatDays(db, botId, from))
   await run(db, ChatQueries.deleteChatDays(db, botId, to))

@@ -36,6 +36,8 @@ export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_message_hours: "hourly counts",
   botrelay_chat_days: "daily counts",
   botrelay_tags: "tags",
+  botrelay_notes: "notes",
+  botrelay_canned_replies: "canned replies",
   botrelay_api_keys: "keys",
   botrelay_api_key_bots: "key bots",
   botrelay_accounts: "accounts",
@@ -126,12 +128,15 @@ interface Column {
 }
 
 /** Columns PostgreSQL computes from others, never taken from a source. */
-const derived: Partial<Record<Table, ReadonlyArray<string>>> = { botrelay_messages: ["search_vector"] }
+const derived: Partial<Record<Table, ReadonlyArray<string>>> = {
+  botrelay_messages: ["search_vector"],
+  botrelay_notes: ["search_vector"]
+}
 
 /** The row as PostgreSQL stores it: secrets re-encrypted, a message with its words. */
 const prepare = (table: Table, row: Row, from: SecretKey.Cipher, to: SecretKey.Cipher): Row => {
   const recrypted = SecretColumns.recrypt(table, row, from, to)
-  return table === "botrelay_messages"
+  return table === "botrelay_messages" || table === "botrelay_notes"
     ? { ...recrypted, search_vector: Search.vector(typeof row.text === "string" ? row.text : "") }
     : recrypted
 }

@@ -5,6 +5,7 @@ import {
   Broadcast,
   BotStore,
   BufferStore,
+  CannedReplyStore,
   ChatStore,
   EventStore,
   InboxStore,
@@ -12,6 +13,7 @@ import {
   LeaseStore,
   MappingStore,
   MessageStore,
+  NoteStore,
   OutboxStore,
   BridgeStore,
   PeopleStore,
@@ -53,6 +55,8 @@ import * as PostgresSettingsStore from "./PostgresSettingsStore.js"
 import * as PostgresStatsStore from "./PostgresStatsStore.js"
 import * as PostgresBacklogStore from "./PostgresBacklogStore.js"
 import * as PostgresTagStore from "./PostgresTagStore.js"
+import * as PostgresNoteStore from "./PostgresNoteStore.js"
+import * as PostgresCannedReplyStore from "./PostgresCannedReplyStore.js"
 
 export { ConnectionError, MigrationError, type Options, target } from "./PostgresConnection.js"
 
@@ -88,6 +92,8 @@ export const make = (options: Options): Effect.Effect<Context.Context<Stores.Sto
       Context.add(AuditStore.AuditStore, PostgresAuditStore.make(c))
     ).pipe(
       Context.add(LeaseStore.LeaseStore, PostgresLeaseStore.make(c)),
+      Context.add(NoteStore.NoteStore, PostgresNoteStore.make(c)),
+      Context.add(CannedReplyStore.CannedReplyStore, PostgresCannedReplyStore.make(c)),
       Context.add(Broadcast.Broadcast, PostgresBroadcast.make(c)),
       Context.add(StoreLock.StoreLock, {
         exclusive: (name, effect) =>

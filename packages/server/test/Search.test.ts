@@ -70,12 +70,13 @@ describe("GET /api/search", () => {
     const items = await found({ q: "parcel" })
     assert.deepStrictEqual(items.map((m) => m.id), [outgoing.id, incoming.message_id])
     assert.deepStrictEqual(items[0], {
+      kind: "message",
       ...outgoing,
       highlight: "Your <mark>parcel</mark> ships tomorrow &amp; arrives &lt;b&gt;soon&lt;/b&gt;"
     })
     const history = await server.call(`/api/messages?bot_id=${botA}&chat_id=${user.id}`)
     const stored = history.json.find((m: any) => m.id === incoming.message_id)
-    assert.deepStrictEqual(items[1], { ...stored, highlight: "Where is my <mark>parcel</mark> #42? &lt;urgent&gt;" })
+    assert.deepStrictEqual(items[1], { kind: "message", ...stored, highlight: "Where is my <mark>parcel</mark> #42? &lt;urgent&gt;" })
     assert.deepInclude(items[1], { direction: "in", user_id: user.id, username: "olga" })
     assert.deepStrictEqual((await search({ q: "parcel" })).json.next_cursor, null)
   })

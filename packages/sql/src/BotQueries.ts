@@ -157,6 +157,7 @@ export const deleteBot = (db: Kysely<Database>, id: number) => [
   db.deleteFrom("botrelay_chats").where("bot_id", "=", id),
   db.deleteFrom("botrelay_messages").where("bot_id", "=", id),
   db.deleteFrom("botrelay_tags").where("bot_id", "=", id),
+  db.deleteFrom("botrelay_notes").where("bot_id", "=", id),
   db.deleteFrom("botrelay_events").where("bot_id", "=", id),
   db.deleteFrom("botrelay_routes").where("source_bot_id", "=", id),
   db.deleteFrom("botrelay_routes").where("target_bot_id", "=", id),

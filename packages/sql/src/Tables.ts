@@ -408,11 +408,38 @@ export interface LeasesTable {
 }
 
 /** The Kysely schema of everything Botrelay keeps in SQLite. */
+/** `botrelay_notes`: private notes of the team in chats; times are Unix seconds. */
+export interface NotesTable {
+  readonly id: Generated<number>
+  readonly bot_id: number
+  readonly chat_id: number
+  readonly author_id: number
+  readonly author_name: string
+  readonly text: string
+  readonly created_at: number
+  readonly updated_at: number
+}
+
+/**
+ * `botrelay_canned_replies`: replies the team shares. `code` is unique ignoring case; `bot_ids` is a JSON
+ * array (empty: every bot); times are Unix seconds.
+ */
+export interface CannedRepliesTable {
+  readonly id: Generated<number>
+  readonly code: string
+  readonly text: string
+  readonly bot_ids: string
+  readonly created_at: number
+  readonly updated_at: number
+}
+
 export interface Database {
   readonly botrelay_bots: BotsTable
   readonly botrelay_routes: RoutesTable
   readonly botrelay_messages: MessagesTable
   readonly botrelay_tags: TagsTable
+  readonly botrelay_notes: NotesTable
+  readonly botrelay_canned_replies: CannedRepliesTable
   readonly botrelay_api_keys: ApiKeysTable
   readonly botrelay_api_key_bots: ApiKeyBotsTable
   readonly botrelay_inbox: InboxTable

@@ -24,6 +24,7 @@ import * as m0022Bridges from "./migrations/0022_bridges.js"
 import * as m0023InboxDropped from "./migrations/0023_inbox_dropped.js"
 import * as m0024InstanceVersion from "./migrations/0024_instance_version.js"
 import * as m0025ConversationState from "./migrations/0025_conversation_state.js"
+import * as m0026NotesCannedReplies from "./migrations/0026_notes_canned_replies.js"
 import type { Cipher } from "./SecretKey.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
@@ -62,5 +63,6 @@ export const migrations = (cipher: Cipher): Record<string, Migration> => ({
   "0022_bridges": m0022Bridges.migration,
   "0023_inbox_dropped": m0023InboxDropped.migration,
   "0024_instance_version": m0024InstanceVersion.migration,
-  "0025_conversation_state": m0025ConversationState.migration
+  "0025_conversation_state": m0025ConversationState.migration,
+  "0026_notes_canned_replies": m0026NotesCannedReplies.migration
 })

@@ -1,5 +1,5 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
-import { ChatQueries } from "@botrelay/sql"
+import { ChatQueries, NoteQueries } from "@botrelay/sql"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const writes = compileAll({
@@ -44,6 +44,7 @@ export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sightin
     c.run(ChatQueries.deleteMembers(db, botId, from))
     c.run(ChatQueries.dropDuplicateTags(db, botId, from, to))
     c.run(ChatQueries.moveTags(db, to, botId, from))
+    c.run(NoteQueries.moveNotes(db, to, botId, from))
     c.run(ChatQueries.recount(db, botId, to))
     c.run(ChatQueries.deleteChatDays(db, botId, from))
     c.run(ChatQueries.deleteChatDays(db, botId, to))

@@ -1,6 +1,6 @@
 import { Errors, Highlight } from "@botrelay/core"
 import type { SearchQuery, SearchStore } from "@botrelay/core"
-import { SearchQueries } from "@botrelay/sql"
+import { NoteQueries, SearchQueries } from "@botrelay/sql"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import { type Connection, db, type SqliteStatement } from "./SqliteConnection.js"
@@ -14,6 +14,15 @@ interface FtsTable {
 }
 
 const ftsDb = db.withTables<{ botrelay_messages_fts: FtsTable }>()
+
+/** `botrelay_notes_fts` (migration 0026) as queries see it: `rowid` is the note's id. */
+interface NotesFtsTable {
+  readonly rowid: number
+  readonly botrelay_notes_fts: string
+  readonly text: string
+}
+
+const notesFtsDb = db.withTables<{ botrelay_notes_fts: NotesFtsTable }>()
 
 /** An FTS5 string: in double quotes, a quote doubled. Inside one, every character is text. */
 const quoted = (text: string) => `"${text.replaceAll("\"", "\"\"")}"`
@@ -67,6 +76,21 @@ const searchQuery = (search: SearchStore.MessageSearch) =>
     .orderBy(sql`botrelay_messages_fts.rowid`, "desc")
     .limit(search.limit)
 
+/** A note search's query: matches newest id first, each joined to its note, stopped at `limit`. */
+const noteSearchQuery = (search: SearchStore.NoteSearch) =>
+  notesFtsDb.selectFrom("botrelay_notes_fts")
+    .crossJoin("botrelay_notes as n")
+    .where(sql<boolean>`n.id = botrelay_notes_fts.rowid`)
+    .select([
+      sql<string>`highlight(botrelay_notes_fts, 0, ${Highlight.open}, ${Highlight.close})`.as("marked"),
+      ...NoteQueries.noteColumns.map((column) => `n.${column}` as const)
+    ])
+    .where(sql.ref("botrelay_notes_fts"), "match", matchText(search.terms))
+    .$if(search.before !== undefined, (qb) => qb.where(sql`botrelay_notes_fts.rowid`, "<", search.before!))
+    .where(NoteQueries.noteSearchFilters(search))
+    .orderBy(sql`botrelay_notes_fts.rowid`, "desc")
+    .limit(search.limit)
+
 const isFts5Error = (cause: unknown) => cause instanceof Error && cause.message.startsWith("fts5:")
 
 /** How many messages one indexing step takes into the search index. */
@@ -114,8 +138,24 @@ export const make = (c: Connection): SearchStore.SearchStoreService => {
   /** Every message written so far in the index, a step per transaction. */
   const indexAll = indexPending.pipe(Effect.repeat({ while: (advanced) => advanced > 0 }), Effect.asVoid)
 
+  const refused = (operation: string) => (cause: unknown) =>
+    isFts5Error(cause)
+      ? Errors.InvalidInput.field("q", "q could not be searched: leave out special characters and try again")
+      : new Errors.StorageError({ operation, cause })
+
   return {
     indexPending,
+    searchNotes: (search) => {
+      if (search.bot_ids !== undefined && search.bot_ids.length === 0) return Effect.succeed([])
+      return Effect.try({
+        try: () =>
+          c.all(noteSearchQuery(search)).map(({ marked, ...row }): SearchStore.FoundNoteAt => {
+            const note = NoteQueries.toNote(row)
+            return { position: note.id, note: { ...note, highlight: Highlight.toHtml(note.text, marked) } }
+          }),
+        catch: refused("searchNotes")
+      })
+    },
     searchMessages: (search) => {
       if (search.bot_ids !== undefined && search.bot_ids.length === 0) return Effect.succeed([])
       return Effect.zipRight(indexAll, Effect.try({
@@ -127,10 +167,7 @@ export const make = (c: Connection): SearchStore.SearchStoreService => {
             return { position: row[0], message: { ...message, highlight: Highlight.toHtml(message.text, row[1]) } }
           })
         },
-        catch: (cause) =>
-          isFts5Error(cause)
-            ? Errors.InvalidInput.field("q", "q could not be searched: leave out special characters and try again")
-            : new Errors.StorageError({ operation: "searchMessages", cause })
+        catch: refused("searchMessages")
       }))
     }
   }

@@ -5,6 +5,7 @@ import {
   Broadcast,
   BotStore,
   BufferStore,
+  CannedReplyStore,
   ChatStore,
   Errors,
   EventStore,
@@ -13,6 +14,7 @@ import {
   LeaseStore,
   MappingStore,
   MessageStore,
+  NoteStore,
   OutboxStore,
   BridgeStore,
   PeopleStore,
@@ -52,6 +54,8 @@ import * as SqliteSettingsStore from "./SqliteSettingsStore.js"
 import * as SqliteStatsStore from "./SqliteStatsStore.js"
 import * as SqliteBacklogStore from "./SqliteBacklogStore.js"
 import * as SqliteTagStore from "./SqliteTagStore.js"
+import * as SqliteNoteStore from "./SqliteNoteStore.js"
+import * as SqliteCannedReplyStore from "./SqliteCannedReplyStore.js"
 
 export {
   type DatabaseOptions,
@@ -96,6 +100,8 @@ export const make = (
       Context.add(AuditStore.AuditStore, SqliteAuditStore.make(c))
     ).pipe(
       Context.add(LeaseStore.LeaseStore, SqliteLeaseStore.make(c)),
+      Context.add(NoteStore.NoteStore, SqliteNoteStore.make(c)),
+      Context.add(CannedReplyStore.CannedReplyStore, SqliteCannedReplyStore.make(c)),
       Context.add(Broadcast.Broadcast, Broadcast.alone),
       // One server per SQLite file (the server's OS lock), so nothing else can hold this lock.
       Context.add(StoreLock.StoreLock, { exclusive: (_name, effect) => effect }),

@@ -25,6 +25,8 @@ import { accounts } from "./storage/Accounts.js"
 import { sessions } from "./storage/Sessions.js"
 import { audit } from "./storage/Audit.js"
 import { backlog } from "./storage/Backlog.js"
+import { notes } from "./storage/Notes.js"
+import { cannedReplies } from "./storage/CannedReplies.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -58,6 +60,8 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     sessions(run)
     audit(run)
     backlog(run)
+    notes(run)
+    cannedReplies(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
     run(StoreLock.StoreLock)("exclusive runs the effect and gives its result or its failure", (lock) =>

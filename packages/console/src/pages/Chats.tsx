@@ -4,6 +4,7 @@ import { useLiveEvents, useLiveStatus } from "../live"
 import { ChatList } from "./chats/ChatList"
 import { applyLiveEvent } from "./chats/data"
 import { MessageSearch } from "./chats/MessageSearch"
+import { Shortcuts } from "./chats/Shortcuts"
 import { useChatTexts } from "./chats/texts"
 
 export { ChatView, NoChat } from "./chats/ChatView"
@@ -28,6 +29,7 @@ export const ChatsPage = () => {
         <ChatList />
       </section>
       <Outlet />
+      <Shortcuts />
     </div>
   )
 }

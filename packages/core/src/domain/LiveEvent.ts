@@ -3,9 +3,10 @@ import { BotView } from "./Bot.js"
 import { Chat } from "./Chat.js"
 import { Delivery } from "./Delivery.js"
 import { Message } from "./Message.js"
+import { Note } from "./Note.js"
 
 /** The names of live events (`event:` of `GET /api/events`). */
-export const EventName = Schema.Literal("message", "message_edited", "message_deleted", "chat", "bot", "delivery")
+export const EventName = Schema.Literal("message", "message_edited", "message_deleted", "chat", "bot", "delivery", "note")
 export type EventName = typeof EventName.Type
 
 /**
@@ -44,7 +45,8 @@ export type DeliveryEvent = typeof DeliveryEvent.Type
 /**
  * The `data` of a live event: its name, its bot and chat (0 for events of no chat), and what it is about:
  * a `message` (new, edited, or deleted: `deleted: true`), a `chat` (the Chat resource, when known), a `bot`
- * (null once deleted) or a `delivery`.
+ * (null once deleted), a `delivery`, or a note (`note_id`; the `note` when added or edited, `deleted: true`
+ * when deleted; sent to signed-in accounts only).
  */
 export const LiveEvent = Schema.Struct({
   type: EventName,
@@ -53,6 +55,9 @@ export const LiveEvent = Schema.Struct({
   message: Schema.optionalWith(Message, { exact: true }),
   chat: Schema.optionalWith(Chat, { exact: true }),
   bot: Schema.optionalWith(Schema.NullOr(BotView), { exact: true }),
-  delivery: Schema.optionalWith(DeliveryEvent, { exact: true })
+  delivery: Schema.optionalWith(DeliveryEvent, { exact: true }),
+  note_id: Schema.optionalWith(Schema.Int, { exact: true }),
+  note: Schema.optionalWith(Note, { exact: true }),
+  deleted: Schema.optionalWith(Schema.Literal(true), { exact: true })
 }).annotations({ identifier: "LiveEvent" })
 export type LiveEvent = typeof LiveEvent.Type

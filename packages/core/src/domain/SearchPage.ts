@@ -1,5 +1,6 @@
 import { Either, Encoding, ParseResult, Schema } from "effect"
 import { Message } from "./Message.js"
+import { Note } from "./Note.js"
 
 /** A message that matched a search: the message, and `highlight`, its text as HTML with each match in `<mark>`. */
 export const FoundMessage = Schema.extend(Message, Schema.Struct({ highlight: Schema.String })).annotations({
@@ -7,9 +8,36 @@ export const FoundMessage = Schema.extend(Message, Schema.Struct({ highlight: Sc
 })
 export type FoundMessage = typeof FoundMessage.Type
 
-/** A page of search results, newest stored first; `next_cursor` fetches the next page, `null` on the last. */
+/** What a search finds: `kind` tells messages from notes. */
+export const SearchKind = Schema.Literal("message", "note")
+export type SearchKind = typeof SearchKind.Type
+
+/** A found message as a search item: `kind: "message"`. */
+export const MessageItem = Schema.Struct({
+  kind: Schema.Literal("message"),
+  ...Message.fields,
+  highlight: Schema.String
+}).annotations({
+  identifier: "FoundMessageItem"
+})
+
+/** A found note as a search item: `kind: "note"`, the Note and its `highlight`. */
+export const NoteItem = Schema.Struct({
+  kind: Schema.Literal("note"),
+  ...Note.fields,
+  highlight: Schema.String
+}).annotations({ identifier: "FoundNoteItem" })
+
+/** An item of a search page. */
+export const SearchItem = Schema.Union(MessageItem, NoteItem).annotations({ identifier: "SearchItem" })
+export type SearchItem = typeof SearchItem.Type
+
+/**
+ * A page of search results, newest first (messages in the order they were stored; with notes, both by
+ * time); `next_cursor` fetches the next page, `null` on the last.
+ */
 export const SearchPage = Schema.Struct({
-  items: Schema.Array(FoundMessage),
+  items: Schema.Array(SearchItem),
   next_cursor: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "SearchPage" })
 export type SearchPage = typeof SearchPage.Type
@@ -32,6 +60,8 @@ export interface SearchRequest {
   readonly to?: number | undefined
   readonly limit: number
   readonly cursor?: string | undefined
+  /** What to find; messages only when omitted. */
+  readonly kinds?: ReadonlyArray<SearchKind> | undefined
 }
 
 /**
@@ -61,3 +91,33 @@ export const Cursor = Schema.transformOrFail(Schema.String, Schema.Int.pipe(Sche
 
 /** The cursor of the page that follows the message at `position`. */
 export const cursorAfter = (position: Position): string => Schema.encodeSync(Cursor)(position)
+
+/** Where a search over messages and notes stands: the last message's and the last note's position taken (0: none yet). */
+export interface MixedPosition {
+  readonly message: Position
+  readonly note: Position
+}
+
+const mixedText = /^m(0|[1-9][0-9]{0,15})n(0|[1-9][0-9]{0,15})$/
+
+/** A cursor of a search that finds notes: opaque, base64url of both positions; nothing else decodes. */
+export const MixedCursor = Schema.transformOrFail(
+  Schema.String,
+  Schema.Struct({ message: Schema.Int, note: Schema.Int }),
+  {
+    strict: true,
+    decode: (cursor, _, ast) => {
+      const text = Encoding.decodeBase64UrlString(cursor).pipe(Either.getOrElse(() => ""))
+      const canonical = Encoding.encodeBase64Url(text) === cursor
+      const mixed = mixedText.exec(text)
+      const parts = mixed === null ? undefined : [Number(mixed[1]), Number(mixed[2])]
+      return canonical && parts !== undefined && parts.every(Number.isSafeInteger)
+        ? ParseResult.succeed({ message: parts[0]!, note: parts[1]! })
+        : ParseResult.fail(new ParseResult.Type(ast, cursor, "cursor must be a next_cursor this endpoint gave out"))
+    },
+    encode: (position) => ParseResult.succeed(Encoding.encodeBase64Url(`m${position.message}n${position.note}`))
+  }
+)
+
+/** The cursor of the page of a search with notes that follows these positions. */
+export const mixedCursorAfter = (position: MixedPosition): string => Schema.encodeSync(MixedCursor)(position)

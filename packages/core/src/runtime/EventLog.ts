@@ -53,6 +53,8 @@ export interface StreamOptions {
   readonly bots?: ReadonlyArray<number> | undefined
   /** Only events of this chat (events of no chat, such as `bot` and `delivery`, are left out); all when omitted. */
   readonly chatId?: number | undefined
+  /** Whether `note` events are sent (only signed-in accounts may read notes); true when omitted. */
+  readonly notes?: boolean | undefined
   /** Replays the log's events after this id first; live events only when omitted. */
   readonly lastEventId?: number | undefined
   /**
@@ -93,7 +95,8 @@ const followed = [
   "ChatChanged",
   "BotChanged",
   "BotStatusChanged",
-  "DeliveryChanged"
+  "DeliveryChanged",
+  "NoteChanged"
 ] as const
 
 type Followed = EventOf<typeof followed[number]>
@@ -119,6 +122,7 @@ const deliveryView = (delivery: Delivery) => {
 interface Client {
   readonly bots: ReadonlySet<number> | undefined
   readonly chatId: number | undefined
+  readonly notes: boolean
   readonly queue: Queue.Queue<Frame>
   readonly onCutOff: Effect.Effect<void> | undefined
   /** Done once the stream's scope closed. */
@@ -127,7 +131,8 @@ interface Client {
 
 const accepts = (client: Client, entry: LogEntry) =>
   entry.bot_id === 0 ||
-  ((client.bots === undefined || client.bots.has(entry.bot_id)) &&
+  ((client.notes || entry.type !== "note") &&
+    (client.bots === undefined || client.bots.has(entry.bot_id)) &&
     (client.chatId === undefined || entry.chat_id === client.chatId))
 
 const frameOf = (entry: LogEntry): Frame | undefined =>
@@ -289,6 +294,16 @@ export const make = (
               case "DeliveryChanged":
                 return Effect.succeed([
                   entry("delivery", event.delivery.bot_id, 0, { delivery: deliveryView(event.delivery) }, at)
+                ])
+              case "NoteChanged":
+                return Effect.succeed([
+                  entry(
+                    "note",
+                    event.note.bot_id,
+                    event.note.chat_id,
+                    event.deleted ? { note_id: event.note.id, deleted: true } : { note_id: event.note.id, note: event.note },
+                    at
+                  )
                 ])
             }
           })()
@@ -466,7 +481,7 @@ export const make = (
           Effect.map((page) => {
             if (page.length > 0) skip.upTo = page[page.length - 1]!.id
             const frames = page.flatMap((logged) => {
-              const frame = frameOf(logged)
+              const frame = client.notes || logged.type !== "note" ? frameOf(logged) : undefined
               return frame === undefined ? [] : [frame]
             })
             return [
@@ -507,6 +522,7 @@ export const make = (
         const client: Client = {
           bots: streamOptions.bots === undefined ? undefined : new Set(streamOptions.bots),
           chatId: streamOptions.chatId,
+          notes: streamOptions.notes ?? true,
           queue: yield* Queue.bounded<Frame>(Math.max(1, options.maxPending)),
           onCutOff: streamOptions.onCutOff,
           ended: yield* Deferred.make<void>()

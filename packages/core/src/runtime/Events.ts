@@ -2,6 +2,7 @@ import type { Scope } from "effect"
 import { Context, Data, Effect, Layer, Queue } from "effect"
 import type { Delivery } from "../domain/Delivery.js"
 import type { Message } from "../domain/Message.js"
+import type { Note } from "../domain/Note.js"
 import type { Route } from "../domain/Route.js"
 
 /** What the runtime needs of a route that changed: its two bots and whether it is enabled. */
@@ -34,6 +35,8 @@ export type Event = Data.TaggedEnum<{
   ChatChanged: { readonly bot_id: number; readonly chat_id: number }
   /** A delivery's status changed: delivered, waiting for a retry, dead, or put back in line; `delivery` is as stored now. */
   DeliveryChanged: { readonly delivery: Delivery }
+  /** A note was added or edited (`note` as stored now), or deleted (`note` as it was, `deleted`). */
+  NoteChanged: { readonly note: Note; readonly deleted: boolean }
   /** Bridges were added, changed or removed: read them again. */
   BridgesChanged: {}
   /** API keys were added, changed or removed: forget what was remembered of them. */

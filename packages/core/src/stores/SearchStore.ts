@@ -1,6 +1,7 @@
 import type { Effect } from "effect"
 import { Context } from "effect"
 import type { InvalidInput, StorageError } from "../domain/Errors.js"
+import type { FoundNote } from "../domain/Note.js"
 import type { FoundMessage, Position } from "../domain/SearchPage.js"
 import type { Terms } from "../domain/SearchQuery.js"
 
@@ -28,6 +29,15 @@ export interface Found {
   readonly message: FoundMessage
 }
 
+/** A full-text search over the notes: the terms, bots, chat and time range of a message search. */
+export type NoteSearch = Omit<MessageSearch, "user_id">
+
+/** A note that matched, and where it stands in search order (its id). */
+export interface FoundNoteAt {
+  readonly position: Position
+  readonly note: FoundNote
+}
+
 /** Full-text search over the message history. */
 export interface SearchStoreService {
   /**
@@ -41,6 +51,11 @@ export interface SearchStoreService {
    * always sees every message written before it); how far it got, 0 when nothing was waiting.
    */
   readonly indexPending: Effect.Effect<number, StorageError>
+  /**
+   * Notes matching the search, newest first (id descending), at most `limit`, each with its highlight; kept
+   * in step with every note written, edited or deleted.
+   */
+  readonly searchNotes: (search: NoteSearch) => Effect.Effect<ReadonlyArray<FoundNoteAt>, InvalidInput | StorageError>
 }
 
 /** Full-text search over the message history; the host's driver provides it and keeps its index current. */

@@ -5,6 +5,7 @@ import type { BotStore } from "./BotStore.js"
 import type { BridgeStore } from "./BridgeStore.js"
 import type { Broadcast } from "./Broadcast.js"
 import type { BufferStore } from "./BufferStore.js"
+import type { CannedReplyStore } from "./CannedReplyStore.js"
 import type { EventStore } from "./EventStore.js"
 import type { ChatStore } from "./ChatStore.js"
 import type { InboxStore } from "./InboxStore.js"
@@ -12,6 +13,7 @@ import type { KeyStore } from "./KeyStore.js"
 import type { LeaseStore } from "./LeaseStore.js"
 import type { MappingStore } from "./MappingStore.js"
 import type { MessageStore } from "./MessageStore.js"
+import type { NoteStore } from "./NoteStore.js"
 import type { OutboxStore } from "./OutboxStore.js"
 import type { PeopleStore } from "./PeopleStore.js"
 import type { RouteStore } from "./RouteStore.js"
@@ -53,3 +55,5 @@ export type Stores =
   | SessionStore
   | AuditStore
   | BacklogStore
+  | NoteStore
+  | CannedReplyStore

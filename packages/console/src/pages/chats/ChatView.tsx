@@ -7,10 +7,14 @@ import { ErrorAlert, fieldErrors } from "../../ui/Alert"
 import { Confirm } from "../../ui/Confirm"
 import { Dialog } from "../../ui/Dialog"
 import { TextAreaField } from "../../ui/Field"
+import { CannedRepliesDialog } from "./CannedReplies"
 import { Composer } from "./Composer"
 import { ConversationBar } from "./Conversation"
 import { chatName, chronological, isGroup, keys, putChat, putMessage, senderName, useBotsById, useChat, useMessages } from "./data"
 import { type MessageHandlers, MessageItem } from "./MessageItem"
+import { NoteComposer, NoteItem } from "./NoteItem"
+import { useNotes, withNotes } from "./notes"
+import { useNotesTexts } from "./notesTexts"
 import { People } from "./People"
 import { useChatTexts } from "./texts"
 
@@ -78,6 +82,13 @@ const MessageLog = ({ botId, chatId, botName, group, manage, pinned, target, on,
   const [nearTop, setNearTop] = useState(false)
   const [shown, setShown] = useState<number | undefined>(undefined)
   const { hasNextPage, isFetchingNextPage, fetchNextPage, isSuccess } = history
+  const notes = useNotes(botId, chatId)
+  const items = useMemo(() => withNotes(messages, notes.data ?? [], isSuccess && !hasNextPage), [
+    messages,
+    notes.data,
+    isSuccess,
+    hasNextPage
+  ])
 
   useEffect(() => {
     const sentinel = top.current
@@ -124,19 +135,21 @@ const MessageLog = ({ botId, chatId, botName, group, manage, pinned, target, on,
         </div>
         <ErrorAlert error={history.error} />
         {isSuccess && messages.length === 0 ? <p className="muted">{texts.noMessages}</p> : null}
-        {messages.map((m) => (
-          <MessageItem
-            key={m.id}
-            m={m}
-            botName={botName}
-            group={group}
-            manage={manage}
-            pinned={pinned.has(m.id)}
-            highlighted={m.id === target}
-            replyTo={m.reply_to_message_id === undefined ? undefined : byId.get(m.reply_to_message_id) ?? null}
-            on={on}
-          />
-        ))}
+        {items.map(({ kind, message: m, note }) =>
+          kind === "note" ? <NoteItem key={`note-${note.id}`} note={note} /> : (
+            <MessageItem
+              key={m.id}
+              m={m}
+              botName={botName}
+              group={group}
+              manage={manage}
+              pinned={pinned.has(m.id)}
+              highlighted={m.id === target}
+              replyTo={m.reply_to_message_id === undefined ? undefined : byId.get(m.reply_to_message_id) ?? null}
+              on={on}
+            />
+          )
+        )}
       </div>
     </div>
   )
@@ -168,6 +181,8 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
   const [editing, setEditing] = useState<Message | undefined>(undefined)
   const [notice, setNotice] = useState("")
   const [actionError, setActionError] = useState<unknown>(undefined)
+  const notesTexts = useNotesTexts()
+  const [managing, setManaging] = useState(false)
 
   const read = useMutation({
     mutationFn: () => unwrap(api.POST("/api/chats/read", { body: { bot_id: botId, chat_id: chatId } })),
@@ -277,6 +292,12 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
               onSent={onSent}
               focusKey={replyTo?.id}
             />
+            <div className="team-tools">
+              <NoteComposer botId={botId} chatId={chatId} />
+              <button type="button" className="link-button" onClick={() => setManaging(true)}>
+                {notesTexts.manageCannedReplies}
+              </button>
+            </div>
           </>
         )}
       </section>
@@ -320,6 +341,7 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
           setNotice(texts.banned(senderName(m, String(m.user_id))))
         }}
       />
+      <CannedRepliesDialog open={managing} onClose={() => setManaging(false)} />
       <EditDialog
         message={editing}
         onClose={() => setEditing(undefined)}

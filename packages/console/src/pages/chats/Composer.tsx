@@ -2,6 +2,7 @@ import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useEffect, useId, useRef, useState } from "react"
 import { api, type Message, unwrap } from "../../api/client"
 import { ErrorAlert } from "../../ui/Alert"
+import { useCannedPicker } from "./CannedReplies"
 import { senderName } from "./data"
 import { useChatTexts } from "./texts"
 
@@ -65,6 +66,7 @@ export const Composer = ({ botId, chatId, botName, replyTo, onCancelReply, onSen
     setPreview(url)
     return () => URL.revokeObjectURL(url)
   }, [file])
+  const canned = useCannedPicker({ botId, chatId, text, setText, textBox })
   const send = useMutation({
     mutationFn: (input: { readonly text: string; readonly file: File | undefined; readonly replyTo: number | undefined }) =>
       input.file === undefined
@@ -110,6 +112,7 @@ export const Composer = ({ botId, chatId, botName, replyTo, onCancelReply, onSen
         </div>
       )}
       <ErrorAlert error={send.error} />
+      {canned.list}
       <div className="composer-row">
         <button type="button" className="icon-button" title={texts.attachFile} onClick={() => fileInput.current?.click()}>
           <svg aria-hidden="true" viewBox="0 0 24 24" width="18" height="18" fill="none" stroke="currentColor" strokeWidth="2"
@@ -139,7 +142,9 @@ export const Composer = ({ botId, chatId, botName, replyTo, onCancelReply, onSen
           title={texts.messageHint}
           aria-describedby={id + "-hint"}
           onChange={(e) => setText(e.target.value)}
+          {...canned.inputProps}
           onKeyDown={(e) => {
+            if (canned.onKeyDown(e)) return
             if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
               e.preventDefault()
               submit()

@@ -3,6 +3,7 @@ import { useEffect, useId, useMemo, useState } from "react"
 import { useFormatTime } from "../../i18n"
 import { ErrorAlert } from "../../ui/Alert"
 import { senderName, useBotsById, useMessageSearch } from "./data"
+import { useNotesTexts } from "./notesTexts"
 import { useChatTexts } from "./texts"
 
 /**
@@ -10,7 +11,7 @@ import { useChatTexts } from "./texts"
  * after typing stops (or at once on Enter), each result a link that opens its chat at that message.
  */
 export const MessageSearch = () => {
-  const texts = useChatTexts()
+  const texts = { ...useChatTexts(), ...useNotesTexts() }
   const formatTime = useFormatTime()
   const bots = useBotsById()
   const id = useId()
@@ -49,16 +50,20 @@ export const MessageSearch = () => {
             {results.map((m) => {
               const bot = bots.get(m.bot_id)
               return (
-                <li key={`${m.bot_id}:${m.chat_id}:${m.id}`}>
+                <li key={`${m.kind}:${m.bot_id}:${m.chat_id}:${m.id}`}>
                   <Link
                     to="/chats/$botId/$chatId"
                     params={{ botId: String(m.bot_id), chatId: String(m.chat_id) }}
-                    search={{ message: m.id }}
-                    className="search-result"
+                    search={m.kind === "message" ? { message: m.id } : {}}
+                    className={m.kind === "note" ? "search-result search-result-note" : "search-result"}
                   >
                     <span className="search-result-head">
-                      <span className="search-result-sender">{senderName(m, bot?.name ?? "")}</span>
-                      <span className="muted"> · {bot?.name || `#${m.bot_id}`} · {formatTime(m.date)}</span>
+                      <span className="search-result-sender">
+                        {m.kind === "message" ? senderName(m, bot?.name ?? "") : `${texts.privateNote} · ${m.author_name}`}
+                      </span>
+                      <span className="muted">
+                        {" "}· {bot?.name || `#${m.bot_id}`} · {formatTime(m.kind === "message" ? m.date : m.created_at)}
+                      </span>
                     </span>
                     {/* the API escapes the text and adds only <mark>: safe as HTML (docs/http-api.md, Search) */}
                     <span className="search-result-text" dangerouslySetInnerHTML={{ __html: m.highlight }} />

@@ -4,7 +4,7 @@ import type { LiveEvent } from "../../live"
 import { botsKey, useBots } from "../../ui/BotPicker"
 
 export type ChatPage = Schemas["ChatPage"]
-export type FoundMessage = Schemas["FoundMessage"]
+export type FoundItem = Schemas["SearchItem"]
 export type Person = Schemas["Person"]
 
 /** The chat list's tabs: assigned to the caller, to nobody, every chat not resolved, the resolved ones. */
