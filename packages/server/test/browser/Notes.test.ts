@@ -94,4 +94,14 @@ describe.skipIf(!hasChromium)("notes, canned replies and shortcuts in the consol
     await page.keyboard.press("j")
     await expect.poll(open).toBe(first)
   })
+
+  it("e resolves the open chat", async () => {
+    const page = world.page
+    await page.getByRole("button", { name: "Resolve", exact: true }).waitFor()
+    await messages(page).click()
+    await page.keyboard.press("e")
+    await page.getByRole("button", { name: "Reopen", exact: true }).waitFor()
+    const chat = await world.server.call(`/api/chats/get?bot_id=${bot.id}&chat_id=${ann.id}`)
+    assert.strictEqual(chat.json.status, "resolved")
+  })
 })

@@ -63,7 +63,7 @@ export const ConversationBar = ({ chat }: { readonly chat: Chat }) => {
       </p>
       <div className="conversation-actions">
         {chat.status !== "resolved"
-          ? <button type="button" disabled={update.isPending} onClick={() => change({ status: "resolved" })}>{texts.resolve}</button>
+          ? <button type="button" data-shortcut="e" disabled={update.isPending} onClick={() => change({ status: "resolved" })}>{texts.resolve}</button>
           : null}
         {chat.status !== "open"
           ? <button type="button" disabled={update.isPending} onClick={() => change({ status: "open" })}>{texts.reopen}</button>

@@ -20,7 +20,7 @@ const moveChat = (step: 1 | -1) => {
 /**
  * Keyboard shortcuts of the chats page, while focus is not in a text field: `?` opens the dialog `Keyboard
  * shortcuts` that lists them, `/` focuses the `Message` textbox, `j` / `k` open the next / previous chat.
- * `e` (resolve) is listed and takes effect once conversation status (`POST /api/chats/update`) is there.
+ * `e` resolves the open chat (its `Resolve` button).
  */
 export const Shortcuts = () => {
   const texts = useNotesTexts()
@@ -47,6 +47,9 @@ export const Shortcuts = () => {
         case "k":
           e.preventDefault()
           moveChat(-1)
+          return
+        case "e":
+          document.querySelector<HTMLButtonElement>("button[data-shortcut='e']:not(:disabled)")?.click()
           return
       }
     }
