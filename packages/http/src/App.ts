@@ -17,6 +17,7 @@ import type {
   Bridges,
   ChatAdmin,
   MediaFiles,
+  MessageStore,
   Chats,
   Configuration,
   Deliveries,
@@ -217,6 +218,7 @@ export const layer: Layer.Layer<
   | Messages.Messages
   | ChatAdmin.ChatAdmin
   | MediaFiles.MediaFiles
+  | MessageStore.MessageStore
   | Tags.Tags
   | Chats.Chats
   | Configuration.Configuration

@@ -3,7 +3,7 @@ import { Search } from "@botrelay/core"
 // In scope so that the inferred types can name the services the handlers need.
 import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { Effect } from "effect"
-import { orDomain, requireBot, scopeOf } from "./Access.js"
+import { orDomain, requireBot, requireChat, scopeOf } from "./Access.js"
 import { Api, Caller } from "./Api.js"
 
 /** The core service the handler calls; re-exported so that the type of `Handlers.layer` can name it. */
@@ -18,6 +18,10 @@ export const SearchLive = HttpApiBuilder.group(Api, "search", (handlers) =>
     handlers.handle("search", ({ urlParams }) =>
       Effect.gen(function*() {
         const caller = yield* Caller
-        if (urlParams.bot_id !== undefined) yield* requireBot(urlParams.bot_id)
+        if (urlParams.bot_id !== undefined) {
+          yield* urlParams.chat_id === undefined
+            ? requireBot(urlParams.bot_id)
+            : requireChat(urlParams.bot_id, urlParams.chat_id, "read")
+        }
         return yield* search.search(urlParams, scopeOf(caller))
       }).pipe(Effect.catchAll(orDomain)))))

@@ -1,9 +1,9 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
-import { ChatQueries, type Tables } from "@botrelay/sql"
+import { ChatQueries, ScopeQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
 
-/** Moves a group's history, members, tags, read mark and counts to the supergroup it became. */
+/** Moves a group's history, members, tags, read mark, counts and the scopes naming it to the supergroup it became. */
 const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to: number) => {
   if (from === to || from === 0 || to === 0) return
   const [old] = await all(db, ChatQueries.chatRow(db, botId, from))
@@ -24,6 +24,15 @@ const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to
   await run(db, ChatQueries.deleteChatDays(db, botId, to))
   await run(db, ChatQueries.countChatDays(db, botId, to))
   await run(db, ChatQueries.markMoved(db, to, botId, from))
+  const [keyLinks, accountLinks] = ScopeQueries.linksNaming(db, botId, from)
+  for (const link of await all(db, keyLinks)) {
+    const chatIds = ScopeQueries.followed(link, from, to)
+    if (chatIds !== undefined) await run(db, ScopeQueries.setKeyChats(db, link.owner, botId, chatIds))
+  }
+  for (const link of await all(db, accountLinks)) {
+    const chatIds = ScopeQueries.followed(link, from, to)
+    if (chatIds !== undefined) await run(db, ScopeQueries.setAccountChats(db, link.owner, botId, chatIds))
+  }
 }
 
 /** Writes sightings (see `ChatStore.recordSightings`) in the caller's transaction, after the messages written with them. */
@@ -54,7 +63,7 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
     recordSightings: (sightings) => c.transaction("recordSightings", (db) => writeSightings(db, sightings)),
 
     listChats: (query) =>
-      c.use("listChats", async (db) => query.bot_ids.length === 0 ? [] : withTags(db, await all(db, ChatQueries.listChats(db, query)))),
+      c.use("listChats", async (db) => query.bot_ids.length === 0 && (query.chats ?? []).length === 0 ? [] : withTags(db, await all(db, ChatQueries.listChats(db, query)))),
 
     findChat: (botId, chatId) =>
       c.use("findChat", async (db) => {

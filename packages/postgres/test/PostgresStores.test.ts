@@ -102,7 +102,7 @@ if (PgCluster.available) {
           const storage = yield* open({ url, secretKey })
           const bot = yield* storage.insertBot(botInput(1))
           yield* storage.saveMessage(message(bot.id, -1001234567890, 1, 10))
-          yield* storage.insertApiKey({ name: "k", role: "operator", bot_ids: [bot.id], prefix: "brk_x", created_at: "", hash: "h" })
+          yield* storage.insertApiKey({ name: "k", role: "operator", scopes: [{ bot_id: bot.id, chat_ids: [], abilities: ["read"] }], prefix: "brk_x", created_at: "", hash: "h" })
           yield* storage.deleteBot((yield* storage.insertBot(botInput(2))).id)
           assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(100), update(101)], 102), 2)
         }))

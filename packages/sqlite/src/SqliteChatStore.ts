@@ -1,5 +1,5 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
-import { ChatQueries } from "@botrelay/sql"
+import { ChatQueries, ScopeQueries } from "@botrelay/sql"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const writes = compileAll({
@@ -24,7 +24,7 @@ const queries = compileAll({
 export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sighting.Sighting>) => void => {
   const hot = c.prepareAll(writes)
 
-  /** Moves a group's history, members, tags, read mark and counts to the supergroup it became. */
+  /** Moves a group's history, members, tags, read mark, counts and the scopes naming it to the supergroup it became. */
   const move = (botId: number, from: number, to: number) => {
     if (from === to || from === 0 || to === 0) return
     const old = c.all(ChatQueries.chatRow(db, botId, from))[0]
@@ -45,6 +45,15 @@ export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sightin
     c.run(ChatQueries.deleteChatDays(db, botId, to))
     c.run(ChatQueries.countChatDays(db, botId, to))
     c.run(ChatQueries.markMoved(db, to, botId, from))
+    const [keyLinks, accountLinks] = ScopeQueries.linksNaming(db, botId, from)
+    for (const link of c.all(keyLinks)) {
+      const chatIds = ScopeQueries.followed(link, from, to)
+      if (chatIds !== undefined) c.run(ScopeQueries.setKeyChats(db, link.owner, botId, chatIds))
+    }
+    for (const link of c.all(accountLinks)) {
+      const chatIds = ScopeQueries.followed(link, from, to)
+      if (chatIds !== undefined) c.run(ScopeQueries.setAccountChats(db, link.owner, botId, chatIds))
+    }
   }
 
   return (sightings) => {
@@ -80,7 +89,7 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
     recordSightings: (sightings) => c.groupCommit("recordSightings", () => writeSightings(sightings)),
 
     listChats: (query) =>
-      attempt("listChats", () => query.bot_ids.length === 0 ? [] : withTags(c.all(ChatQueries.listChats(db, query)))),
+      attempt("listChats", () => query.bot_ids.length === 0 && (query.chats ?? []).length === 0 ? [] : withTags(c.all(ChatQueries.listChats(db, query)))),
 
     findChat: (botId, chatId) =>
       attempt("findChat", () => first(hot.findChat.all(botId, chatId), (row) => withTags([row])[0]!)),

@@ -53,6 +53,8 @@ export interface StreamOptions {
   readonly bots?: ReadonlyArray<number> | undefined
   /** Only events of this chat (events of no chat, such as `bot` and `delivery`, are left out); all when omitted. */
   readonly chatId?: number | undefined
+  /** Only events this holds for (besides those of no bot); every event when omitted. */
+  readonly visible?: ((entry: NewLogEntry) => boolean) | undefined
   /** Replays the log's events after this id first; live events only when omitted. */
   readonly lastEventId?: number | undefined
   /**
@@ -119,6 +121,7 @@ const deliveryView = (delivery: Delivery) => {
 interface Client {
   readonly bots: ReadonlySet<number> | undefined
   readonly chatId: number | undefined
+  readonly visible: ((entry: NewLogEntry) => boolean) | undefined
   readonly queue: Queue.Queue<Frame>
   readonly onCutOff: Effect.Effect<void> | undefined
   /** Done once the stream's scope closed. */
@@ -128,7 +131,8 @@ interface Client {
 const accepts = (client: Client, entry: LogEntry) =>
   entry.bot_id === 0 ||
   ((client.bots === undefined || client.bots.has(entry.bot_id)) &&
-    (client.chatId === undefined || entry.chat_id === client.chatId))
+    (client.chatId === undefined || entry.chat_id === client.chatId) &&
+    (client.visible === undefined || client.visible(entry)))
 
 const frameOf = (entry: LogEntry): Frame | undefined =>
   entry.type === "stop" ? undefined : entry.type === "reset"
@@ -466,7 +470,7 @@ export const make = (
           Effect.map((page) => {
             if (page.length > 0) skip.upTo = page[page.length - 1]!.id
             const frames = page.flatMap((logged) => {
-              const frame = frameOf(logged)
+              const frame = accepts(client, logged) ? frameOf(logged) : undefined
               return frame === undefined ? [] : [frame]
             })
             return [
@@ -507,6 +511,7 @@ export const make = (
         const client: Client = {
           bots: streamOptions.bots === undefined ? undefined : new Set(streamOptions.bots),
           chatId: streamOptions.chatId,
+          visible: streamOptions.visible,
           queue: yield* Queue.bounded<Frame>(Math.max(1, options.maxPending)),
           onCutOff: streamOptions.onCutOff,
           ended: yield* Deferred.make<void>()

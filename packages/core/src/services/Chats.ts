@@ -12,7 +12,7 @@ import {
   HistoryDisabled
 } from "../domain/Chat.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
-import { type BotScope, includes } from "../domain/Scope.js"
+import * as Scope from "../domain/Scope.js"
 import { nowSeconds } from "../internal/Time.js"
 import { BotStore } from "../stores/BotStore.js"
 import { ChatViews } from "../runtime/EventLog.js"
@@ -39,7 +39,7 @@ export interface ChatsService {
    */
   readonly list: (
     request: ChatListRequest,
-    scope: BotScope
+    scope: Scope.ChatScope
   ) => Effect.Effect<ChatPage, BotNotFound | HistoryDisabled | InvalidInput | StorageError>
   /** One chat of a bot that keeps history. */
   readonly get: (
@@ -89,11 +89,20 @@ export const botsOf = (
   botStore: BotStore["Type"],
   chatStore: ChatStore["Type"],
   botId: number | undefined,
-  scope: BotScope
+  scope: Scope.BotScope
 ): Effect.Effect<ReadonlyArray<number>, BotNotFound | HistoryDisabled | StorageError> =>
   botId !== undefined
     ? Effect.as(historyBot(botStore, botId), [botId])
-    : Effect.map(chatStore.historyBotIds, (ids) => ids.filter((id) => includes(scope, id)))
+    : Effect.map(chatStore.historyBotIds, (ids) => ids.filter((id) => Scope.includes(scope, id)))
+
+/** The bots and chats a request covers: those of `botsOf`, narrowed to the chats of the scope. */
+export const filterFor = (
+  botStore: BotStore["Type"],
+  chatStore: ChatStore["Type"],
+  botId: number | undefined,
+  scope: Scope.ChatScope
+): Effect.Effect<Scope.ChatFilter, BotNotFound | HistoryDisabled | StorageError> =>
+  Effect.map(botsOf(botStore, chatStore, botId, Scope.botsOf(scope)), (ids) => Scope.filterOf(scope, ids))
 
 /** Builds the service on the stores and `TelegramClient` the host provides. */
 export const make: Effect.Effect<ChatsService, never, BotStore | ChatStore | TelegramClient.TelegramClient> = Effect
@@ -118,9 +127,10 @@ export const make: Effect.Effect<ChatsService, never, BotStore | ChatStore | Tel
         Effect.gen(function*() {
           const after = request.cursor === undefined ? undefined : decodeChatCursor(request.cursor)
           if (after !== undefined && Either.isLeft(after)) return yield* Effect.fail(InvalidInput.field("cursor", after.left))
-          const botIds = yield* botsOf(botStore, chatStore, request.bot_id, scope)
+          const filter = yield* filterFor(botStore, chatStore, request.bot_id, scope)
           const found = yield* chatStore.listChats({
-            bot_ids: botIds,
+            bot_ids: filter.bot_ids,
+            chats: filter.chats,
             q: request.q,
             type: request.type,
             unread: request.unread,

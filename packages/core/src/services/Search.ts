@@ -2,12 +2,13 @@ import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { BotNotFound } from "../domain/Bot.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
 import { Cursor, cursorAfter, type SearchPage, type SearchRequest } from "../domain/SearchPage.js"
+import * as Scope from "../domain/Scope.js"
 import * as SearchQuery from "../domain/SearchQuery.js"
 import { BotStore } from "../stores/BotStore.js"
 import { SearchStore } from "../stores/SearchStore.js"
 
-/** The bots a caller may search: every bot, or these. */
-export type SearchScope = "all" | ReadonlyArray<number>
+/** The chats a caller may search: every chat, or those of a chat scope. */
+export type SearchScope = Scope.ChatScope
 
 /** Full-text search over the stored messages. */
 export interface SearchService {
@@ -33,13 +34,13 @@ export const make: Effect.Effect<SearchService, never, BotStore | SearchStore> =
   const botStore = yield* BotStore
   const searchStore = yield* SearchStore
 
-  const botsOf = (botId: number | undefined, scope: SearchScope) =>
+  const filterFor = (botId: number | undefined, scope: SearchScope) =>
     botId === undefined
-      ? Effect.succeed(scope === "all" ? undefined : scope)
+      ? Effect.succeed(scope === "all" ? undefined : Scope.filterOf(scope, scope.map((e) => e.bot_id)))
       : botStore.findBot(botId).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new BotNotFound({ id: botId })),
-          onSome: () => Effect.succeed([botId])
+          onSome: () => Effect.succeed(Scope.filterOf(scope, [botId]))
         }))
       )
 
@@ -56,11 +57,12 @@ export const make: Effect.Effect<SearchService, never, BotStore | SearchStore> =
         if (request.from !== undefined && request.to !== undefined && request.from >= request.to) {
           return yield* InvalidInput.field("from", "from must be earlier than to")
         }
-        const bot_ids = yield* botsOf(request.bot_id, scope)
-        if (bot_ids !== undefined && bot_ids.length === 0) return emptyPage
+        const filter = yield* filterFor(request.bot_id, scope)
+        if (filter !== undefined && Scope.isEmpty(filter)) return emptyPage
         const found = yield* searchStore.searchMessages({
           terms,
-          bot_ids,
+          bot_ids: filter?.bot_ids,
+          chats: filter?.chats,
           chat_id: request.chat_id,
           user_id: request.user_id,
           from: request.from,
