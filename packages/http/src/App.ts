@@ -17,7 +17,6 @@ import type {
   Bridges,
   ChatAdmin,
   MediaFiles,
-  MessageStore,
   Chats,
   Configuration,
   Deliveries,
@@ -218,7 +217,6 @@ export const layer: Layer.Layer<
   | Messages.Messages
   | ChatAdmin.ChatAdmin
   | MediaFiles.MediaFiles
-  | MessageStore.MessageStore
   | Tags.Tags
   | Chats.Chats
   | Configuration.Configuration

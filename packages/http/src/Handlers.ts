@@ -23,8 +23,7 @@ import type {
   ChatAdmin as _ChatAdmin,
   EventLog as _EventLog,
   LoginThrottle as _LoginThrottle,
-  MediaFiles as _MediaFiles,
-  MessageStore as _MessageStore
+  MediaFiles as _MediaFiles
 } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, ParseResult, Schema } from "effect"

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpClient, HttpClientRequest, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Media as MediaSchemas, MediaFiles, MessageStore } from "@botrelay/core"
+import { Media as MediaSchemas, MediaFiles } from "@botrelay/core"
 // In scope so that the inferred types can name the services the handlers need.
 import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { HttpExchange, TelegramError } from "@botrelay/telegram"
@@ -71,7 +71,6 @@ const unreachable = (description: string) =>
 export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
   Effect.gen(function*() {
     const files = yield* MediaFiles.MediaFiles
-    const messageStore = yield* MessageStore.MessageStore
     const { apiRoot } = yield* TgApi.Upstream
     const client = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
 
@@ -134,7 +133,7 @@ export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
         mayOnBot(caller, botId, "read")
           ? Effect.void
           : requireBot(botId).pipe(
-            Effect.zipRight(messageStore.chatsWithFile(botId, fileId)),
+            Effect.zipRight(files.chatsWith(botId, fileId)),
             Effect.flatMap((chats) =>
               chats.some((chatId) => mayInChat(caller, botId, chatId, "read"))
                 ? Effect.void

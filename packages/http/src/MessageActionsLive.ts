@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { ChatAdmin, Media, type Message, Messages, MessageStore } from "@botrelay/core"
+import { ChatAdmin, Media, type Message, Messages } from "@botrelay/core"
 // In scope so that the inferred types can name the services the handlers need.
 import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { Effect, Option, ParseResult, Schema } from "effect"
@@ -54,14 +54,13 @@ export const layer = HttpApiBuilder.group(Api, "messageActions", (handlers) =>
     const messages = yield* Messages.Messages
     const admin = yield* ChatAdmin.ChatAdmin
     const upload = yield* MediaUpload.make
-    const messageStore = yield* MessageStore.MessageStore
     /** Deleting the bot's own message needs reply; anyone else's, moderate. */
     const deleting = (p: { readonly bot_id: number; readonly chat_id: number; readonly message_id: number }) =>
       Effect.flatMap(Caller, (caller) =>
         mayInChat(caller, p.bot_id, p.chat_id, "moderate")
           ? Effect.void
           : requireChat(p.bot_id, p.chat_id, "reply").pipe(
-            Effect.zipRight(messageStore.findMessage(p.bot_id, p.chat_id, p.message_id)),
+            Effect.zipRight(messages.find(p.bot_id, p.chat_id, p.message_id)),
             Effect.flatMap((found) =>
               Option.isSome(found) && found.value.direction === "out"
                 ? Effect.void
