@@ -4,10 +4,11 @@ import { api, type ApiKey, type Schemas, unwrap } from "../api/client"
 import { defineTexts, useFormatTime } from "../i18n"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert, fieldErrors } from "../ui/Alert"
-import { BotPicker, useBotNames } from "../ui/BotPicker"
+import { useBotNames } from "../ui/BotPicker"
 import { Confirm } from "../ui/Confirm"
 import { Dialog } from "../ui/Dialog"
 import { SelectField, TextField } from "../ui/Field"
+import { type ScopeEntry, ScopePicker } from "../ui/ScopePicker"
 
 const useTexts = defineTexts({
   title: "API keys",
@@ -76,24 +77,24 @@ const CreateKeyDialog = ({ open, onClose, onCreated }: {
   const client = useQueryClient()
   const [name, setName] = useState("")
   const [role, setRole] = useState<Role>("operator")
-  const [botIds, setBotIds] = useState<ReadonlyArray<number>>([])
+  const [scopes, setScopes] = useState<ReadonlyArray<ScopeEntry>>([])
   const create = useMutation({
     // the answer holds the secret: keep it no longer than the dialogs need it
     gcTime: 0,
     mutationFn: () =>
       unwrap(api.POST("/api/auth/api-keys", {
-        body: role === "operator" ? { name, role, bot_ids: [...botIds] } : { name, role }
+        body: role === "operator" ? { name, role, scopes: [...scopes] } : { name, role }
       })),
     onSuccess: () => void client.invalidateQueries({ queryKey: keysKey })
   })
   const close = () => {
     setName("")
     setRole("operator")
-    setBotIds([])
+    setScopes([])
     create.reset()
     onClose()
   }
-  const { byField, rest } = fieldErrors(create.error, ["name", "role", "bot_ids"])
+  const { byField, rest } = fieldErrors(create.error, ["name", "role", "bot_ids", "scopes"])
   return (
     <Dialog title={texts.createKey} open={open} onClose={close}>
       <form
@@ -120,7 +121,7 @@ const CreateKeyDialog = ({ open, onClose, onCreated }: {
           <option value="operator">{common.operator}</option>
           <option value="admin">{common.admin}</option>
         </SelectField>
-        <BotPicker role={role} value={botIds} onChange={setBotIds} error={byField.bot_ids} />
+        <ScopePicker role={role} value={scopes} onChange={setScopes} error={byField.scopes ?? byField.bot_ids} />
         <ErrorAlert error={rest} />
         <div className="dialog-actions">
           <button type="submit" className="primary" disabled={create.isPending}>
