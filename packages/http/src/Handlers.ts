@@ -292,10 +292,12 @@ const BridgesLive = HttpApiBuilder.group(Api, "bridges", (handlers) =>
   Effect.map(Bridges.Bridges, (bridges) =>
     handlers
       .handle("list", () =>
-        Effect.all([Caller, bridges.list]).pipe(
-          Effect.map(([caller, list]) => list.filter((b) => configures(caller, b.bot_ids))),
-          Effect.catchAll(orDomain)
-        ))
+        Effect.flatMap(Caller, (caller) =>
+          caller.role === "admin" || caller.scopes.some((e) => e.chat_ids.length === 0 && e.abilities.includes("configure"))
+            ? Effect.map(bridges.list, (list) => list.filter((b) => configures(caller, b.bot_ids))).pipe(
+              Effect.catchAll(orDomain)
+            )
+            : forbidden(`this needs an admin ${caller.type}, or configure on a bot`)))
       .handle("add", ({ payload }) =>
         audited("bridges.add", { target_type: "bridge" }, configuring(payload.bot_ids, bridges.add(payload)), (b) => ({
           target_id: b.id,
