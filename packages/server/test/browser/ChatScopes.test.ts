@@ -48,7 +48,11 @@ describe.skipIf(!hasChromium)("console: chat-level scopes", () => {
     assert.deepStrictEqual(desk.scopes, [{ bot_id: bot.id, chat_ids: [one.id], abilities: ["read", "reply"] }])
 
     const other = await world.newPage()
-    await world.signIn({ username: "desk", role: "operator", page: other })
+    await other.goto("/sign-in")
+    await other.getByRole("textbox", { name: "Username" }).fill("desk")
+    await other.getByLabel("Password").fill(password)
+    await other.getByRole("button", { name: "Sign in" }).click()
+    await other.waitForURL(/\/chats$/)
     const chats = other.getByRole("list", { name: "Chats" })
     await chats.getByRole("listitem").filter({ hasText: "Group One" }).waitFor()
     assert.deepStrictEqual(await chats.getByRole("listitem").count(), 1)
