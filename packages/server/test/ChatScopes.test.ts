@@ -202,7 +202,7 @@ describe.each(storages)("chat-level scopes (%s)", (storage) => {
     const session = /botrelay_session=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")![1]!
     const chats = await fetch(`${world.server.baseUrl}/api/chats`, { headers: { cookie: `botrelay_session=${session}` } })
     assert.strictEqual(chats.status, 200)
-    assert.deepStrictEqual(((await chats.json()) as any).items.map((c: any) => c.chat_id), [one.id])
+    assert.deepStrictEqual(((await chats.json())).items.map((c: any) => c.chat_id), [one.id])
     const other = await fetch(`${world.server.baseUrl}/api/messages?bot_id=${a.id}&chat_id=${two.id}`, {
       headers: { cookie: `botrelay_session=${session}` }
     })
