@@ -192,6 +192,35 @@ describe.each(storages)("chat-level scopes (%s)", (storage) => {
     assert.deepStrictEqual((await call(`/api/bots/deliveries/retry?bot_id=${a.id}`, { ...key, method: "POST" })).json, { retried: 0 })
   })
 
+  it("live events are filtered to the scope: its chat's events, no bot events", async () => {
+    const controller = new AbortController()
+    const response = await fetch(`${world.server.baseUrl}/api/events?last_event_id=0`, {
+      headers: { authorization: `Bearer ${moderator}` },
+      signal: controller.signal
+    })
+    assert.strictEqual(response.status, 200)
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    world.fake.userSends(a.tg.id, { chat: two.id, user: ann, text: "not for the desk" })
+    await stored(world, a.id, two.id, "not for the desk")
+    world.fake.userSends(a.tg.id, { chat: one.id, user: bob, text: "live marker" })
+    let text = ""
+    while (!text.includes("live marker")) {
+      const { done, value } = await reader.read()
+      if (done) break
+      text += decoder.decode(value, { stream: true })
+    }
+    controller.abort()
+    const events = text.split("\n\n").flatMap((block) => {
+      const data = block.split("\n").find((line) => line.startsWith("data: "))
+      return data === undefined ? [] : [JSON.parse(data.slice(6))]
+    })
+    assert.isAbove(events.length, 1)
+    assert.deepStrictEqual([...new Set(events.map((e) => `${e.bot_id}:${e.chat_id}`))], [`${a.id}:${one.id}`])
+    assert.notInclude(events.map((e) => e.type), "bot")
+    assert.notInclude(text, "not for the desk")
+  })
+
   it("an account scoped to one chat sees only that chat", async () => {
     await call("/api/accounts", {
       body: { username: "onechat", password: "correct horse battery", scopes: [{ bot_id: a.id, chat_ids: [one.id] }] }
