@@ -301,6 +301,7 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(HttpApiEndpoint.post("create", "/").setPayload(ApiKey.NewApiKey).addSuccess(ApiKey.CreatedApiKey))
   .add(HttpApiEndpoint.post("delete", "/delete").setUrlParams(IdParam).addSuccess(ApiKey.ApiKey))
   .add(HttpApiEndpoint.post("toggle", "/toggle").setUrlParams(IdParam).addSuccess(ApiKey.ApiKey))
+  .add(HttpApiEndpoint.post("update", "/update").setPayload(ApiKey.ApiKeyUpdate).addSuccess(ApiKey.ApiKey))
   .middleware(Authorization)
   .prefix("/auth/api-keys")
 {}

@@ -430,6 +430,13 @@ const ApiKeysLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
         })))
       .handle("delete", ({ urlParams }) =>
         audited("keys.delete", { target_type: "key", target_id: urlParams.id }, asAdmin(keys.remove(urlParams.id))))
+      .handle("update", ({ payload }) =>
+        audited(
+          "keys.update",
+          { target_type: "key", target_id: payload.id },
+          asAdmin(keys.update(payload)),
+          (k) => ({ details: { scopes: k.scopes } })
+        ))
       .handle("toggle", ({ urlParams }) =>
         audited(
           "keys.toggle",

@@ -35,6 +35,16 @@ export const make = (c: Connection): KeyStore.KeyStoreService => {
     setApiKeyEnabled: (id, enabled) =>
       c.use("setApiKeyEnabled", async (db) => firstWithBotIds(db, await all(db, KeyQueries.setApiKeyEnabled(db, id, enabled)))),
 
+    setApiKeyScopes: (id, scopes) =>
+      c.transaction("setApiKeyScopes", async (db) => {
+        const [row] = await all(db, KeyQueries.findApiKey(db, id))
+        if (row === undefined) return Option.none<ApiKey.ApiKey>()
+        await run(db, KeyQueries.unlinkBots(db, id))
+        const sorted = [...scopes].sort((a, b) => a.bot_id - b.bot_id)
+        for (const entry of sorted) await run(db, KeyQueries.linkBot(db, id, entry))
+        return Option.some(KeyQueries.toApiKey(row, sorted))
+      }),
+
     touchApiKey: (id, at) =>
       c.use("touchApiKey", async (db) => {
         await run(db, KeyQueries.touchApiKey(db, id, at))

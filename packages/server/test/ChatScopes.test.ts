@@ -72,6 +72,20 @@ describe.each(storages)("chat-level scopes (%s)", (storage) => {
     assertError(await bad({ scopes: [{ bot_id: 999_999 }] }), 404, "bot_not_found")
     assertError(await bad({ role: "admin", scopes: [{ bot_id: a.id }] }), 400, "invalid_request")
 
+    const updated = await call("/api/auth/api-keys/update", {
+      body: { id: short.json.id, scopes: [{ bot_id: b.id, abilities: ["read"] }] }
+    })
+    assert.strictEqual(updated.status, 200, updated.text)
+    assert.deepStrictEqual(updated.json.scopes, [{ bot_id: b.id, chat_ids: [], abilities: ["read"] }])
+    assert.deepStrictEqual(updated.json.bot_ids, [b.id])
+    assertError(await call(`/api/chats?bot_id=${a.id}`, { key: short.json.key }), 403, "forbidden")
+    assertError(await call("/api/auth/api-keys/update", { body: { id: 999_999, bot_ids: [] } }), 404, "api_key_not_found")
+    assertError(
+      await call("/api/auth/api-keys/update", { body: { id: short.json.id, scopes: [{ bot_id: a.id }] }, key: moderator }),
+      403,
+      "forbidden"
+    )
+
     const account = await call("/api/accounts", {
       body: { username: "scoped", password: "correct horse battery", scopes: [{ bot_id: a.id, chat_ids: [one.id], abilities: ["read"] }] }
     })

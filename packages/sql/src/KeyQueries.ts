@@ -34,6 +34,9 @@ export const insertApiKey = (db: Kysely<Database>, input: ApiKey.ApiKeyRecordInp
 export const linkBot = (db: Kysely<Database>, apiKeyId: number, entry: Scope.Entry) =>
   db.insertInto("botrelay_api_key_bots").values({ api_key_id: apiKeyId, bot_id: entry.bot_id, ...columnsOf(entry) })
 
+export const unlinkBots = (db: Kysely<Database>, apiKeyId: number) =>
+  db.deleteFrom("botrelay_api_key_bots").where("api_key_id", "=", apiKeyId)
+
 /** The links of a key to its bots, ascending by bot. */
 export const linksOf = (db: Kysely<Database>, apiKeyId: number) =>
   db.selectFrom("botrelay_api_key_bots").selectAll().where("api_key_id", "=", apiKeyId).orderBy("bot_id")
@@ -58,6 +61,6 @@ export const touchApiKey = (db: Kysely<Database>, id: number, at: string) =>
 
 /** The deletes that remove a key and its links, in order. */
 export const deleteApiKey = (db: Kysely<Database>, id: number) => [
-  db.deleteFrom("botrelay_api_key_bots").where("api_key_id", "=", id),
+  unlinkBots(db, id),
   db.deleteFrom("botrelay_api_keys").where("id", "=", id)
 ] as const

@@ -1,4 +1,5 @@
-import type { ApiKey, KeyStore } from "@botrelay/core"
+import type { ApiKey, KeyStore, Scope } from "@botrelay/core"
+import { Option } from "effect"
 import { KeyQueries, ScopeQueries } from "@botrelay/sql"
 import { attempt, type Connection, db, first } from "./SqliteConnection.js"
 
@@ -12,6 +13,15 @@ export const make = (c: Connection): KeyStore.KeyStoreService => {
     const scopes = [...input.scopes].sort((a, b) => a.bot_id - b.bot_id)
     for (const entry of scopes) c.run(KeyQueries.linkBot(db, row.id, entry))
     return KeyQueries.toApiKey(row, scopes)
+  })
+
+  const setApiKeyScopes = c.transaction((id: number, scopes: ReadonlyArray<Scope.Entry>) => {
+    const row = c.all(KeyQueries.findApiKey(db, id))[0]
+    if (row === undefined) return Option.none<ApiKey.ApiKey>()
+    c.run(KeyQueries.unlinkBots(db, id))
+    const sorted = [...scopes].sort((a, b) => a.bot_id - b.bot_id)
+    for (const entry of sorted) c.run(KeyQueries.linkBot(db, id, entry))
+    return Option.some(KeyQueries.toApiKey(row, sorted))
   })
 
   const deleteApiKey = c.transaction((id: number): boolean => {
@@ -36,6 +46,8 @@ export const make = (c: Connection): KeyStore.KeyStoreService => {
 
     setApiKeyEnabled: (id, enabled) =>
       attempt("setApiKeyEnabled", () => first(c.all(KeyQueries.setApiKeyEnabled(db, id, enabled)), withBotIds)),
+
+    setApiKeyScopes: (id, scopes) => attempt("setApiKeyScopes", () => setApiKeyScopes(id, scopes)),
 
     touchApiKey: (id, at) =>
       attempt("touchApiKey", () => {

@@ -43,6 +43,14 @@ export const NewApiKey = Schema.Struct({
 }).annotations({ identifier: "NewApiKey" })
 export type NewApiKey = typeof NewApiKey.Type
 
+/** Body of `POST /api/auth/api-keys/update`: a new scope for an operator key (`scopes`, or `bot_ids` as shorthand). */
+export const ApiKeyUpdate = Schema.Struct({
+  id: Schema.Int.pipe(Schema.positive()),
+  bot_ids: Schema.optional(Schema.Array(Schema.Int.pipe(Schema.positive()))),
+  scopes: Schema.optional(Scope.Entries)
+}).annotations({ identifier: "ApiKeyUpdate" })
+export type ApiKeyUpdate = typeof ApiKeyUpdate.Type
+
 /** What storage needs to create a key: the record and the SHA-256 of its secret. */
 export type ApiKeyRecordInput = Omit<ApiKey, "id" | "last_used_at" | "enabled" | "bot_ids"> & { readonly hash: string }
 

@@ -1,6 +1,6 @@
 import type { Scope } from "effect"
 import { Context, Effect, Layer, Option, Queue, Redacted } from "effect"
-import type { ApiKey, CreatedApiKey, NewApiKey, Role } from "../domain/ApiKey.js"
+import type { ApiKey, ApiKeyUpdate, CreatedApiKey, NewApiKey, Role } from "../domain/ApiKey.js"
 import { ApiKeyNotFound, keyPattern, LastAdminKey } from "../domain/ApiKey.js"
 import { BotNotFound } from "../domain/Bot.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
@@ -19,6 +19,10 @@ export interface ApiKeysService {
   readonly create: (input: NewApiKey) => Effect.Effect<CreatedApiKey, InvalidInput | BotNotFound | StorageError>
   /** All keys, ordered by id. */
   readonly list: Effect.Effect<ReadonlyArray<ApiKey>, StorageError>
+  /** Replaces an operator key's scope (`scopes`, or `bot_ids` as shorthand); admin keys take none. */
+  readonly update: (
+    input: ApiKeyUpdate
+  ) => Effect.Effect<ApiKey, ApiKeyNotFound | InvalidInput | BotNotFound | StorageError>
   /** Flips `enabled`; refuses to disable the last enabled admin key. */
   readonly toggle: (id: number) => Effect.Effect<ApiKey, ApiKeyNotFound | LastAdminKey | StorageError>
   /** Deletes a key; refuses to delete the last enabled admin key. */
@@ -165,6 +169,23 @@ export const make: Effect.Effect<
         Effect.withSpan("ApiKeys.create")
       ),
     list: keyStore.listApiKeys,
+    update: (input) =>
+      find(input.id).pipe(
+        Effect.flatMap((key) => checkScopes(botStore, key.role, input.bot_ids, input.scopes, "keys")),
+        Effect.flatMap((scopes) =>
+          scopes === undefined
+            ? find(input.id)
+            : keyStore.setApiKeyScopes(input.id, scopes).pipe(
+              Effect.flatMap(Option.match({
+                onNone: () => Effect.fail(new ApiKeyNotFound({ id: input.id })),
+                onSome: Effect.succeed
+              }))
+            )
+        ),
+        Effect.ensuring(changed),
+        bumped,
+        Effect.withSpan("ApiKeys.update", { attributes: { id: input.id } })
+      ),
     toggle: (id) =>
       find(id).pipe(
         Effect.tap(guardLastAdmin),

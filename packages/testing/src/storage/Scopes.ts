@@ -46,6 +46,10 @@ export const scopes = (run: Runner): void => {
         assert.deepStrictEqual(some(yield* storage.findApiKey(key.id)).scopes, sorted)
         assert.deepStrictEqual(some(yield* storage.findApiKeyByHash("hash-1")).scopes, sorted)
         assert.deepStrictEqual((yield* storage.listApiKeys)[0]!.scopes, sorted)
+        const only = [{ bot_id: b.id, chat_ids: [-30], abilities: ["read"] as const }]
+        assert.deepStrictEqual(some(yield* storage.setApiKeyScopes(key.id, only)), { ...key, bot_ids: [b.id], scopes: only })
+        assert.deepStrictEqual(some(yield* storage.findApiKey(key.id)).scopes, only)
+        assert.isTrue(Option.isNone(yield* storage.setApiKeyScopes(999, only)))
 
         const account = yield* storage.insertAccount(accountInput("desk", { scopes: entries }))
         assert.deepStrictEqual(account.scopes, sorted)
