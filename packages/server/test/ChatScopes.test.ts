@@ -101,6 +101,28 @@ describe.each(storages)("chat-level scopes (%s)", (storage) => {
     )
   })
 
+  it("configuration export carries scopes; an import changes an account's scope, not a key's", async () => {
+    const account = await call("/api/accounts", {
+      body: { username: "imported", password: "correct horse battery", scopes: [{ bot_id: a.id, chat_ids: [one.id] }] }
+    })
+    const exported = (await call("/api/config/export")).json
+    const mine = exported.accounts.find((x: any) => x.id === account.json.id)
+    assert.deepStrictEqual(mine.scopes, [{ bot_id: a.id, chat_ids: [one.id], abilities: ["read", "reply", "moderate"] }])
+    const key = exported.keys.find((k: any) => k.scopes.some((e: any) => e.chat_ids.includes(one.id)))
+    assert.isDefined(key)
+    const changed = [{ bot_id: a.id, chat_ids: [two.id], abilities: ["read"] }]
+    const imported = await call("/api/config/import", {
+      body: { ...exported, accounts: exported.accounts.map((x: any) => x.id === mine.id ? { ...x, scopes: changed } : x) }
+    })
+    assert.strictEqual(imported.status, 200, imported.text)
+    assert.deepStrictEqual((await call("/api/accounts")).json.find((x: any) => x.id === mine.id).scopes, changed)
+    const again = (await call("/api/config/export")).json
+    const refused = await call("/api/config/import", {
+      body: { ...again, keys: again.keys.map((k: any) => k.id === key.id ? { ...k, scopes: changed } : k) }
+    })
+    assertError(refused, 400, "invalid_request")
+  })
+
   it("a key of one group cannot read another chat of the same bot, existing or not", async () => {
     const key = { key: moderator }
     assert.strictEqual((await call(`/api/messages?bot_id=${a.id}&chat_id=${one.id}`, key)).status, 200)
