@@ -34,6 +34,8 @@ const useTexts = defineTexts({
   copyFailed: "The browser did not allow copying; select the key and copy it.",
   done: "Done",
   deleteBody: (name: string) => `Delete the key “${name}”? Programs that use it will be refused.`,
+  editScope: "Edit scope",
+  editKey: (name: string) => `Scope of “${name}”`,
   intro: "Keys let programs and scripts use the API. People sign in with accounts."
 }, {
   title: "Ключи API",
@@ -59,6 +61,8 @@ const useTexts = defineTexts({
   copyFailed: "Браузер не разрешил копирование; выделите ключ и скопируйте его.",
   done: "Готово",
   deleteBody: (name: string) => `Удалить ключ «${name}»? Программам, которые им пользуются, будет отказано.`,
+  editScope: "Изменить доступ",
+  editKey: (name: string) => `Доступ ключа «${name}»`,
   intro: "Ключи дают программам и скриптам доступ к API. Люди входят по учётным записям."
 })
 
@@ -134,6 +138,37 @@ const CreateKeyDialog = ({ open, onClose, onCreated }: {
   )
 }
 
+/** `Scope of “<name>”`: an operator key's `Bots` with their chats and abilities, `Save`. */
+const EditScopeDialog = ({ apiKey, onClose }: { readonly apiKey: ApiKey; readonly onClose: () => void }) => {
+  const texts = useTexts()
+  const common = useCommonTexts()
+  const client = useQueryClient()
+  const [scopes, setScopes] = useState<ReadonlyArray<ScopeEntry>>(apiKey.scopes)
+  const save = useMutation({
+    mutationFn: () => unwrap(api.POST("/api/auth/api-keys/update", { body: { id: apiKey.id, scopes: [...scopes] } })),
+    onSettled: () => void client.invalidateQueries({ queryKey: keysKey })
+  })
+  const { byField, rest } = fieldErrors(save.error, ["bot_ids", "scopes"])
+  return (
+    <Dialog title={texts.editKey(apiKey.name)} open onClose={onClose}>
+      <form
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault()
+          save.mutate(undefined, { onSuccess: onClose })
+        }}
+      >
+        <ScopePicker role="operator" value={scopes} onChange={setScopes} error={byField.scopes ?? byField.bot_ids} />
+        <ErrorAlert error={rest} />
+        <div className="dialog-actions">
+          <button type="submit" className="primary" disabled={save.isPending}>{common.save}</button>
+          <button type="button" onClick={onClose}>{common.cancel}</button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}
+
 /** `New key`: the secret, once, in a read-only `Secret` textbox with `Copy` and `Done`. */
 const NewKeyDialog = ({ secret, onDone }: { readonly secret: string | undefined; readonly onDone: () => void }) => {
   const texts = useTexts()
@@ -192,6 +227,7 @@ export const KeysPage = () => {
   const [creating, setCreating] = useState(false)
   const [secret, setSecret] = useState<string | undefined>(undefined)
   const [deleting, setDeleting] = useState<ApiKey | undefined>(undefined)
+  const [editing, setEditing] = useState<ApiKey | undefined>(undefined)
   const toggle = useMutation({
     mutationFn: (id: number) => unwrap(api.POST("/api/auth/api-keys/toggle", { params: { query: { id: String(id) } } })),
     onSettled: () => void client.invalidateQueries({ queryKey: keysKey })
@@ -252,6 +288,9 @@ export const KeysPage = () => {
                     >
                       {key.enabled ? common.disable : common.enable}
                     </button>
+                    {key.role === "operator"
+                      ? <button type="button" onClick={() => setEditing(key)}>{texts.editScope}</button>
+                      : null}
                     <button type="button" onClick={() => setDeleting(key)}>{common.delete}</button>
                   </td>
                 </tr>
@@ -261,6 +300,7 @@ export const KeysPage = () => {
       </div>
       <CreateKeyDialog open={creating} onClose={() => setCreating(false)} onCreated={(key) => setSecret(key.key)} />
       <NewKeyDialog secret={secret} onDone={() => setSecret(undefined)} />
+      {editing === undefined ? null : <EditScopeDialog apiKey={editing} onClose={() => setEditing(undefined)} />}
       <Confirm
         title={common.delete}
         action={common.delete}

@@ -28,6 +28,24 @@ describe.skipIf(!hasChromium)("console: chat-level scopes", () => {
     assert.deepStrictEqual(world.pageErrors, [])
   })
 
+  it("`Edit scope` of a key narrows it to one chat with read only", async () => {
+    const created = await world.server.call("/api/auth/api-keys", { body: { name: "reporter", role: "operator", bot_ids: [bot.id] } })
+    assert.strictEqual(created.status, 200, created.text)
+    const page = world.page
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Keys" }).click()
+    const row = page.getByRole("table", { name: "Keys" }).getByRole("row").filter({ hasText: "reporter" })
+    await row.getByRole("button", { name: "Edit scope" }).click()
+    const dialog = page.getByRole("dialog", { name: "Scope of “reporter”" })
+    await dialog.getByRole("textbox", { name: "Chats of Support" }).fill(String(one.id))
+    const abilities = dialog.getByRole("group", { name: "Abilities in Support" })
+    await abilities.getByRole("checkbox", { name: "Reply" }).uncheck()
+    await abilities.getByRole("checkbox", { name: "Moderate" }).uncheck()
+    await dialog.getByRole("button", { name: "Save" }).click()
+    await dialog.waitFor({ state: "hidden" })
+    const key = (await world.server.call("/api/auth/api-keys")).json.find((k: any) => k.id === created.json.id)
+    assert.deepStrictEqual(key.scopes, [{ bot_id: bot.id, chat_ids: [one.id], abilities: ["read"] }])
+  })
+
   it("an account created with one chat of a bot sees only that chat in Chats", async () => {
     const page = world.page
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Accounts" }).click()
