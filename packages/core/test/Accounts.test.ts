@@ -54,6 +54,7 @@ describe("Accounts", () => {
         display_name: "Front desk",
         role: "operator",
         bot_ids: [bot.id],
+        scopes: [{ bot_id: bot.id, chat_ids: [], abilities: ["read", "reply", "moderate"] }],
         enabled: true,
         created_at: "1970-01-01T00:00:00.000Z",
         last_login_at: ""
@@ -203,7 +204,7 @@ describe("Accounts", () => {
     Effect.gen(function*() {
       const service = yield* Accounts.Accounts
       yield* Effect.flatMap(KeyStore.KeyStore, (keys) =>
-        keys.insertApiKey({ name: "k", role: "admin", bot_ids: [], prefix: "brk_x", created_at: "", hash: "h" }))
+        keys.insertApiKey({ name: "k", role: "admin", scopes: [], prefix: "brk_x", created_at: "", hash: "h" }))
       const root = yield* service.create(input("root", { role: "admin" }))
       const last = new Account.LastAdminAccount({ id: root.id })
       yield* failsWith(service.update({ id: root.id, role: "operator" }), last)

@@ -7,7 +7,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
-import { ApiKey, Bot, Bridge, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, ChatTag, Status } from "@botrelay/core"
+import { ApiKey, Bot, Bridge, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, ChatTag, Scope, Status } from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
 import { Context, type Redacted, Schema } from "effect"
 import { AccountsGroup, LoginGroup, SessionGroup } from "./AccountsApi.js"
@@ -32,6 +32,8 @@ export interface CallerInfo {
   readonly name: string
   readonly role: ApiKey.Role
   readonly bot_ids: ReadonlyArray<number>
+  /** What it may do per bot and chat (admins: nothing listed, everything allowed). */
+  readonly scopes: ReadonlyArray<Scope.Entry>
   /** The session of a signed-in account. */
   readonly session?: Redacted.Redacted<string>
 }
@@ -300,6 +302,7 @@ export class ApiKeysGroup extends HttpApiGroup.make("apiKeys")
   .add(HttpApiEndpoint.post("create", "/").setPayload(ApiKey.NewApiKey).addSuccess(ApiKey.CreatedApiKey))
   .add(HttpApiEndpoint.post("delete", "/delete").setUrlParams(IdParam).addSuccess(ApiKey.ApiKey))
   .add(HttpApiEndpoint.post("toggle", "/toggle").setUrlParams(IdParam).addSuccess(ApiKey.ApiKey))
+  .add(HttpApiEndpoint.post("update", "/update").setPayload(ApiKey.ApiKeyUpdate).addSuccess(ApiKey.ApiKey))
   .middleware(Authorization)
   .prefix("/auth/api-keys")
 {}

@@ -88,7 +88,7 @@ export const AuthorizationLive = Layer.effect(
                   RequestActor.set(request, `key:${key.id}`)
                   return Effect.as(
                     RateLimit.charge({ type: "key", id: key.id }),
-                    Caller.of({ type: "key", id: key.id, name: key.name, role: key.role, bot_ids: key.bot_ids })
+                    Caller.of({ type: "key", id: key.id, name: key.name, role: key.role, bot_ids: key.bot_ids, scopes: key.scopes })
                   )
                 })
             }))
@@ -115,6 +115,7 @@ export const AuthorizationLive = Layer.effect(
             name: account.username,
             role: account.role,
             bot_ids: account.bot_ids,
+            scopes: account.scopes,
             session
           })
           if (!safeMethods.has(request.method)) {

@@ -1,8 +1,8 @@
 import { HttpApiBuilder, type HttpApiGroup } from "@effect/platform"
-import { type Accounts, type ApiKeys, type AuditLog, Bots, CannedReplies, CannedReply, type Chat, Chats } from "@botrelay/core"
+import { type Accounts, type ApiKeys, type AuditLog, Bots, CannedReplies, CannedReply, type Chat, Chats, Scope } from "@botrelay/core"
 import { Effect, Layer } from "effect"
-import { orDomain, requireBotAbility, requireChat, sees } from "./Access.js"
-import { Api, Caller } from "./Api.js"
+import { botScopeOf, orDomain, requireBotAbility, requireChat } from "./Access.js"
+import { Api, Caller, type CallerInfo } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import { audited } from "./Audited.js"
 import { AuthorizationLive } from "./Authentication.js"
@@ -33,8 +33,8 @@ const orReplies = (e: RepliesError) => {
 }
 
 /** Whether the caller sees a reply: one for every bot, or for a bot in its scope. */
-const visible = (caller: Parameters<typeof sees>[0], reply: CannedReply.CannedReply) =>
-  reply.bot_ids.length === 0 || reply.bot_ids.some((botId) => sees(caller, botId))
+const visible = (caller: CallerInfo, reply: CannedReply.CannedReply) =>
+  reply.bot_ids.length === 0 || reply.bot_ids.some((botId) => Scope.includes(botScopeOf(caller), botId))
 
 /** Managing a reply limited to bots needs `reply` on each of them; one for every bot, any caller may manage. */
 const mayManage = (botIds: ReadonlyArray<number>) =>

@@ -3,7 +3,7 @@ import { ChatAdmin } from "@botrelay/core"
 // In scope so that the inferred types can name the services the handlers need.
 import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { Effect } from "effect"
-import { asBot } from "./Access.js"
+import { asChat } from "./Access.js"
 import { Api } from "./Api.js"
 import type * as ApiError from "./ApiError.js"
 import { audited } from "./Audited.js"
@@ -24,14 +24,14 @@ const act = <E extends ApiError.DomainError>(
       bot_id: payload.bot_id,
       chat_id: payload.chat_id
     },
-    asBot(payload.bot_id, Effect.as(effect, done))
+    asChat(payload.bot_id, payload.chat_id, "moderate", Effect.as(effect, done))
   )
 
 /** The chat-admin endpoints, each on the bot's scope, through the one `ChatAdmin` service. */
 export const layer = HttpApiBuilder.group(Api, "chatAdmin", (handlers) =>
   Effect.map(ChatAdmin.ChatAdmin, (admin) =>
     handlers
-      .handle("admins", ({ urlParams }) => asBot(urlParams.bot_id, admin.admins(urlParams)))
+      .handle("admins", ({ urlParams }) => asChat(urlParams.bot_id, urlParams.chat_id, "read", admin.admins(urlParams)))
       .handle("ban", ({ payload }) => act("chats.ban", payload, admin.ban(payload)))
       .handle("unban", ({ payload }) => act("chats.unban", payload, admin.unban(payload)))
       .handle("restrict", ({ payload }) => act("chats.restrict", payload, admin.restrict(payload)))

@@ -12,6 +12,7 @@ import {
   LongPoll,
   Messages,
   Routes,
+  type Scope,
   StatusReport,
   Tags
 } from "@botrelay/core"
@@ -26,9 +27,24 @@ import type {
 } from "@botrelay/core"
 import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, ParseResult, Schema } from "effect"
-import { Api, Caller, type DeadQuery, type DeliveriesQuery, HealthUnavailable } from "./Api.js"
+import { Api, Caller, type CallerInfo, type DeadQuery, type DeliveriesQuery, HealthUnavailable } from "./Api.js"
 import { AuthorizationLive } from "./Authentication.js"
-import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
+import {
+  asAdmin,
+  asBot,
+  asChat,
+  forbidden,
+  mayOnBot,
+  orDomain,
+  requireAdmin,
+  requireBot,
+  requireBotAbility,
+  requireChat,
+  requireOptionalBot,
+  requireOptionalBotAbility,
+  sees,
+  withoutCredentials
+} from "./Access.js"
 import * as ApiError from "./ApiError.js"
 import * as AuditHandlers from "./AuditHandlers.js"
 import { audited, type Target } from "./Audited.js"
@@ -63,6 +79,29 @@ const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
 const StatusLive = HttpApiBuilder.group(Api, "status", (handlers) =>
   Effect.map(StatusReport.StatusReport, (report) => handlers.handle("get", () => asAdmin(report.get))))
 
+/** Whether the caller may configure every one of the bots: admins always; others some bots, each with configure. */
+const configures = (caller: CallerInfo, botIds: ReadonlyArray<number>) =>
+  caller.role === "admin" || (botIds.length > 0 && botIds.every((id) => mayOnBot(caller, id, "configure")))
+
+/** Runs `effect` when the caller may configure every one of the bots (none: every bot, admins only). */
+const configuring = <A, R>(botIds: ReadonlyArray<number>, effect: Effect.Effect<A, ApiError.ApiError | ApiError.DomainError, R>) =>
+  Effect.flatMap(Caller, (caller) =>
+    configures(caller, botIds)
+      ? effect
+      : botIds.length === 0
+      ? forbidden(`this needs an admin ${caller.type}`)
+      : Effect.forEach(botIds, (id) => requireBotAbility(id, "configure"), { discard: true }).pipe(
+        Effect.zipRight(effect)
+      )).pipe(Effect.catchAll(orDomain))
+
+/** The bots a route joins; none when there is no such route. */
+const routeBots = (routes: Routes.RoutesService, id: number) =>
+  Effect.map(routes.list(), (list) => list.filter((r) => r.id === id).flatMap((r) => [r.source_bot_id, r.target_bot_id]))
+
+/** The bots a bridge follows (none: every bot, or no such bridge). */
+const bridgeBots = (bridges: Bridges.BridgesService, id: number) =>
+  Effect.map(bridges.list, (list) => list.find((b) => b.id === id)?.bot_ids ?? [])
+
 const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
   Effect.gen(function*() {
     const bots = yield* Bots.Bots
@@ -74,7 +113,7 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
           const all = yield* bots.list.pipe(Effect.catchAll(ApiError.fromDomain))
           return key.role === "admin"
             ? all.map(Bot.view)
-            : all.filter((b) => key.bot_ids.includes(b.id)).map((b) =>
+            : all.filter((b) => key.scopes.some((e) => e.bot_id === b.id)).map((b) =>
               Bot.view({ ...b, backend_url: withoutCredentials(b.backend_url) })
             )
         }))
@@ -84,7 +123,13 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
         audited(
           "bots.update",
           { target_type: "bot", target_id: payload.id, bot_id: payload.id, details: { fields: Object.keys(payload) } },
-          asAdmin(Effect.map(bots.update(payload), Bot.view))
+          ("token" in payload ? requireAdmin : requireBotAbility(payload.id, "configure")).pipe(
+            Effect.zipRight(Effect.all([Caller, bots.update(payload)])),
+            Effect.map(([caller, bot]) =>
+              Bot.view(caller.role === "admin" ? bot : { ...bot, backend_url: withoutCredentials(bot.backend_url) })
+            ),
+            Effect.catchAll(orDomain)
+          )
         ))
       .handle("toggleDisabled", ({ urlParams }) =>
         audited(
@@ -124,7 +169,7 @@ const BotsLive = HttpApiBuilder.group(Api, "bots", (handlers) =>
 /** The deliveries endpoints, shared by `/api/deliveries` and its alias `/api/bots/deliveries`. */
 const deliveryHandlers = (deliveries: Deliveries.DeliveriesService) => ({
   list: ({ urlParams }: { readonly urlParams: typeof DeliveriesQuery.Type }) =>
-    requireOptionalBot(urlParams.bot_id).pipe(
+    requireOptionalBotAbility(urlParams.bot_id, "read").pipe(
       Effect.zipRight(Effect.all([Caller, deliveries.list(urlParams)])),
       Effect.map(([key, list]) =>
         key.role === "admin" ? list : list.map((d) => ({ ...d, url: withoutCredentials(d.url) }))
@@ -137,7 +182,7 @@ const deliveryHandlers = (deliveries: Deliveries.DeliveriesService) => ({
         "deliveries.retry",
         { target_type: "delivery", target_id: id },
         deliveries.get(id).pipe(
-          Effect.flatMap((d) => requireBot(d.bot_id)),
+          Effect.flatMap((d) => requireBotAbility(d.bot_id, "configure")),
           Effect.zipRight(deliveries.retry(id)),
           Effect.catchAll(orDomain)
         ),
@@ -146,7 +191,7 @@ const deliveryHandlers = (deliveries: Deliveries.DeliveriesService) => ({
       : audited(
         "deliveries.retry",
         { target_type: "bot", target_id: bot_id!, bot_id: bot_id! },
-        asBot(bot_id!, Effect.map(deliveries.retryDead(bot_id!), (retried) => ({ retried }))),
+        asBot(bot_id!, "configure", Effect.map(deliveries.retryDead(bot_id!), (retried) => ({ retried }))),
         (r): Target => ({ details: r })
       ),
   discard: ({ urlParams: { bot_id, id } }: { readonly urlParams: typeof DeadQuery.Type }) =>
@@ -155,7 +200,7 @@ const deliveryHandlers = (deliveries: Deliveries.DeliveriesService) => ({
         "deliveries.discard",
         { target_type: "delivery", target_id: id },
         deliveries.get(id).pipe(
-          Effect.flatMap((d) => requireBot(d.bot_id)),
+          Effect.flatMap((d) => requireBotAbility(d.bot_id, "configure")),
           Effect.zipRight(deliveries.discard(id)),
           Effect.catchAll(orDomain)
         ),
@@ -167,7 +212,7 @@ const deliveryHandlers = (deliveries: Deliveries.DeliveriesService) => ({
       : audited(
         "deliveries.discard",
         { target_type: "bot", target_id: bot_id!, bot_id: bot_id! },
-        asBot(bot_id!, Effect.map(deliveries.discardDead(bot_id!), (discarded) => ({ discarded }))),
+        asBot(bot_id!, "configure", Effect.map(deliveries.discardDead(bot_id!), (discarded) => ({ discarded }))),
         (r): Target => ({ details: r })
       ),
   replay: ({ payload }: { readonly payload: Delivery.ReplayRequest }) => {
@@ -175,7 +220,7 @@ const deliveryHandlers = (deliveries: Deliveries.DeliveriesService) => ({
     return audited(
       "deliveries.replay",
       { target_type: "bot", target_id: bot_id, bot_id, details: range },
-      asBot(bot_id, deliveries.replay(payload)),
+      asBot(bot_id, "configure", deliveries.replay(payload)),
       (r): Target => ({ details: { ...range, ...r } })
     )
   }
@@ -205,32 +250,56 @@ const RoutesLive = HttpApiBuilder.group(Api, "routes", (handlers) =>
   Effect.map(Routes.Routes, (routes) =>
     handlers
       .handle("list", ({ urlParams }) =>
-        asAdmin(routes.list(urlParams.bot_id)))
+        requireOptionalBotAbility(urlParams.bot_id, "read").pipe(
+          Effect.zipRight(routes.list(urlParams.bot_id)),
+          Effect.catchAll(orDomain)
+        ))
       .handle("add", ({ payload }) =>
-        audited("routes.add", { target_type: "route", bot_id: payload.source_bot_id }, asAdmin(routes.add(payload)), (r) => ({
-          target_id: r.id
-        })))
+        audited(
+          "routes.add",
+          { target_type: "route", bot_id: payload.source_bot_id },
+          configuring([payload.source_bot_id, payload.target_bot_id], routes.add(payload)),
+          (r) => ({ target_id: r.id })
+        ))
       .handle("sends", ({ urlParams }) =>
         requireOptionalBot(urlParams.bot_id).pipe(
           Effect.zipRight(Effect.all([Caller, routes.sends(urlParams)])),
-          Effect.map(([key, sends]) => sends.map((s) => sees(key, s.source_bot_id) ? s : { ...s, payload: "" })),
+          Effect.map(([key, sends]) => sends.map((s) => mayOnBot(key, s.source_bot_id, "read") ? s : { ...s, payload: "" })),
           Effect.catchAll(orDomain)
         ))
       .handle("update", ({ payload }) =>
         audited(
           "routes.update",
           { target_type: "route", target_id: payload.id, bot_id: payload.source_bot_id },
-          asAdmin(routes.update(payload))
+          routeBots(routes, payload.id).pipe(
+            Effect.flatMap((current) =>
+              configuring([...current, payload.source_bot_id, payload.target_bot_id], routes.update(payload))
+            ),
+            Effect.catchAll(orDomain)
+          )
         ))
       .handle("delete", ({ urlParams }) =>
-        audited("routes.delete", { target_type: "route", target_id: urlParams.id }, asAdmin(routes.remove(urlParams.id))))))
+        audited(
+          "routes.delete",
+          { target_type: "route", target_id: urlParams.id },
+          routeBots(routes, urlParams.id).pipe(
+            Effect.flatMap((current) => configuring(current, routes.remove(urlParams.id))),
+            Effect.catchAll(orDomain)
+          )
+        ))))
 
 const BridgesLive = HttpApiBuilder.group(Api, "bridges", (handlers) =>
   Effect.map(Bridges.Bridges, (bridges) =>
     handlers
-      .handle("list", () => asAdmin(bridges.list))
+      .handle("list", () =>
+        Effect.flatMap(Caller, (caller) =>
+          caller.role === "admin" || caller.scopes.some((e) => e.chat_ids.length === 0 && e.abilities.includes("configure"))
+            ? Effect.map(bridges.list, (list) => list.filter((b) => configures(caller, b.bot_ids))).pipe(
+              Effect.catchAll(orDomain)
+            )
+            : forbidden(`this needs an admin ${caller.type}, or configure on a bot`)))
       .handle("add", ({ payload }) =>
-        audited("bridges.add", { target_type: "bridge" }, asAdmin(bridges.add(payload)), (b) => ({
+        audited("bridges.add", { target_type: "bridge" }, configuring(payload.bot_ids, bridges.add(payload)), (b) => ({
           target_id: b.id,
           details: { name: b.name, format: b.format, events: b.events, bot_ids: b.bot_ids }
         })))
@@ -242,17 +311,31 @@ const BridgesLive = HttpApiBuilder.group(Api, "bridges", (handlers) =>
             target_id: payload.id,
             details: { fields: Object.keys(payload).filter((field) => field !== "id") }
           },
-          asAdmin(bridges.update(payload))
+          bridgeBots(bridges, payload.id).pipe(
+            Effect.flatMap((current) =>
+              configuring(current, configuring(payload.bot_ids ?? current, bridges.update(payload)))
+            ),
+            Effect.catchAll(orDomain)
+          )
         ))
       .handle("delete", ({ urlParams }) =>
-        audited("bridges.delete", { target_type: "bridge", target_id: urlParams.id }, asAdmin(bridges.remove(urlParams.id))))))
+        audited(
+          "bridges.delete",
+          { target_type: "bridge", target_id: urlParams.id },
+          bridgeBots(bridges, urlParams.id).pipe(
+            Effect.flatMap((current) => configuring(current, bridges.remove(urlParams.id))),
+            Effect.catchAll(orDomain)
+          )
+        ))))
 
 const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
   Effect.map(Messages.Messages, (messages) =>
     handlers
       .handle("list", ({ urlParams }) =>
-        asBot(
+        asChat(
           urlParams.bot_id,
+          urlParams.chat_id,
+          "read",
           Effect.map(
             messages.list(urlParams),
             (page) => HttpServerResponse.raw(JSON.stringify(page), { contentType: "application/json" })
@@ -267,7 +350,9 @@ const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
             bot_id: payload.bot_id,
             chat_id: typeof payload.chat_id === "number" ? payload.chat_id : null
           },
-          asBot(payload.bot_id, messages.send(payload)),
+          (typeof payload.chat_id === "number"
+            ? asChat(payload.bot_id, payload.chat_id, "reply", messages.send(payload))
+            : asBot(payload.bot_id, "reply", messages.send(payload))),
           (m) => ({ target_type: "message", target_id: m.id })
         ))))
 
@@ -275,8 +360,13 @@ const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
   Effect.gen(function*() {
     const tags = yield* Tags.Tags
     const bots = yield* Bots.Bots
-    const throughBot = <A>(botId: number | undefined, effect: Effect.Effect<A, ApiError.DomainError>) =>
-      requireOptionalBot(botId).pipe(
+    const throughChat = <A>(
+      botId: number | undefined,
+      chatId: number,
+      ability: Scope.Ability,
+      effect: Effect.Effect<A, ApiError.DomainError>
+    ) =>
+      (botId === undefined ? requireOptionalBot(botId) : requireChat(botId, chatId, ability)).pipe(
         Effect.zipRight(botId === undefined ? Effect.void : Effect.asVoid(bots.get(botId))),
         Effect.zipRight(effect),
         Effect.catchAll(orDomain)
@@ -286,16 +376,18 @@ const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
       Effect.gen(function*() {
         const key = yield* Caller
         const tag = yield* tags.get(id)
-        const visible = (botId === undefined || tag.bot_id === botId) && sees(key, tag.bot_id)
-        return visible ? tag : yield* Effect.fail(new ChatTag.TagNotFound({ id }))
+        const visible = (botId === undefined || tag.bot_id === botId) && sees(key, tag.bot_id, tag.chat_id)
+        if (!visible) return yield* Effect.fail(new ChatTag.TagNotFound({ id }))
+        if (key.role !== "admin") yield* requireChat(tag.bot_id, tag.chat_id, "reply")
+        return tag
       })
     return handlers
-      .handle("list", ({ urlParams }) => throughBot(urlParams.bot_id, tags.list(urlParams)))
+      .handle("list", ({ urlParams }) => throughChat(urlParams.bot_id, urlParams.chat_id, "read", tags.list(urlParams)))
       .handle("add", ({ payload }) =>
         audited(
           "tags.add",
           { target_type: "user", target_id: payload.user_id, bot_id: payload.bot_id ?? null, chat_id: payload.chat_id },
-          throughBot(payload.bot_id, tags.add(payload)),
+          throughChat(payload.bot_id, payload.chat_id, "reply", tags.add(payload)),
           (t) => ({ details: { tag: t.tag, tag_id: t.id } })
         ))
       .handle("remove", ({ urlParams }) =>
@@ -317,6 +409,7 @@ const UpdatesLive = HttpApiBuilder.group(Api, "updates", (handlers) =>
     return handlers.handle("poll", ({ urlParams: { bot_id, ...params } }) =>
       asBot(
         bot_id,
+        "read",
         bots.get(bot_id).pipe(
           Effect.zipRight(longPoll.getUpdates(bot_id, params)),
           Effect.map((updates) =>
@@ -337,6 +430,13 @@ const ApiKeysLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
         })))
       .handle("delete", ({ urlParams }) =>
         audited("keys.delete", { target_type: "key", target_id: urlParams.id }, asAdmin(keys.remove(urlParams.id))))
+      .handle("update", ({ payload }) =>
+        audited(
+          "keys.update",
+          { target_type: "key", target_id: payload.id },
+          asAdmin(keys.update(payload)),
+          (k) => ({ details: { scopes: k.scopes } })
+        ))
       .handle("toggle", ({ urlParams }) =>
         audited(
           "keys.toggle",

@@ -50,12 +50,17 @@ const orInbox = (e: InboxError): Effect.Effect<never, ApiError.ApiError> => {
 }
 
 
-/** Runs `f` with the caller's scope once it may act on `botId` (when given); failures become API errors. */
+/**
+ * Runs `f` with the caller's readable scope once it may act on `botId` (when given; with `chatId`, may do
+ * `ability` in that chat); failures become API errors.
+ */
 const inScope = <A, R>(
   botId: number | undefined,
-  f: (scope: Scope.BotScope) => Effect.Effect<A, InboxError, R>
+  f: (scope: Scope.ChatScope) => Effect.Effect<A, InboxError, R>,
+  chatId?: number,
+  ability: Scope.Ability = "read"
 ) =>
-  (botId === undefined ? Effect.void : requireBot(botId)).pipe(
+  (botId === undefined ? Effect.void : chatId === undefined ? requireBot(botId) : requireChat(botId, chatId, ability)).pipe(
     Effect.zipRight(Caller),
     Effect.flatMap((caller) => f(scopeOf(caller))),
     Effect.catchAll(orInbox)
@@ -116,20 +121,26 @@ const ChatsLive = HttpApiBuilder.group(Api, "chats", (handlers) =>
       .handle("counts", ({ urlParams }) =>
         inScope(urlParams.bot_id, (scope) =>
           Effect.flatMap(Caller, (caller) => chats.counts(urlParams.bot_id, scope, caller.type === "account" ? caller.id : 0))))
-      .handle("get", ({ urlParams }) => inScope(urlParams.bot_id, () => chats.get(urlParams.bot_id, urlParams.chat_id)))
+      .handle("get", ({ urlParams }) =>
+        inScope(urlParams.bot_id, () => chats.get(urlParams.bot_id, urlParams.chat_id), urlParams.chat_id))
       .handle("read", ({ payload }) =>
-        audited("chats.read", onChat(payload), inScope(payload.bot_id, () => chats.read(payload.bot_id, payload.chat_id))))
+        audited(
+          "chats.read",
+          onChat(payload),
+          inScope(payload.bot_id, () => chats.read(payload.bot_id, payload.chat_id), payload.chat_id, "reply")
+        ))
       .handle("refresh", ({ payload }) =>
         audited(
           "chats.refresh",
           onChat(payload),
-          inScope(payload.bot_id, () => chats.refresh(payload.bot_id, payload.chat_id))
+          inScope(payload.bot_id, () => chats.refresh(payload.bot_id, payload.chat_id), payload.chat_id, "moderate")
         ))))
 
 const PeopleLive = HttpApiBuilder.group(Api, "people", (handlers) =>
   Effect.map(People.People, (people) =>
     handlers
-      .handle("list", ({ urlParams }) => inScope(urlParams.bot_id, (scope) => people.list(urlParams, scope)))
+      .handle("list", ({ urlParams }) =>
+        inScope(urlParams.bot_id, (scope) => people.list(urlParams, scope), urlParams.chat_id))
       .handle("get", ({ urlParams }) => inScope(undefined, (scope) => people.get(urlParams.user_id, scope)))))
 
 const StatsLive = HttpApiBuilder.group(Api, "stats", (handlers) =>

@@ -1,8 +1,8 @@
 import { HttpApiBuilder, type HttpApiGroup, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { type AuditLog, Bots, EventLog, Metrics } from "@botrelay/core"
+import { type AuditLog, Bots, EventLog, type LiveEvent, Metrics } from "@botrelay/core"
 import { Chunk, Context, Effect, type Fiber, FiberId, type Layer, Option, Stream } from "effect"
-import { Api, type Authorization, Caller } from "./Api.js"
-import { orDomain, requireBot } from "./Access.js"
+import { Api, type Authorization, Caller, type CallerInfo } from "./Api.js"
+import { mayInChat, mayOnBot, orDomain, requireBot, requireChat } from "./Access.js"
 
 /**
  * Closes the connection under a request at once. The host provides it where it can (the node front does);
@@ -43,6 +43,17 @@ export const encode = (frames: Chunk.Chunk<EventLog.Frame>): Chunk.Chunk<Uint8Ar
 }
 
 /**
+ * Whether an operator gets an event: `bot` events with configure or a bot-wide entry; `delivery` events
+ * (and others of no chat) with read on the whole bot; chat events with read in that chat.
+ */
+const visibleTo = (caller: CallerInfo, entry: LiveEvent.NewLogEntry): boolean =>
+  entry.type === "bot"
+    ? caller.scopes.some((e) => e.bot_id === entry.bot_id && (e.chat_ids.length === 0 || e.abilities.includes("configure")))
+    : entry.type === "delivery" || entry.chat_id === 0
+    ? mayOnBot(caller, entry.bot_id, "read")
+    : mayInChat(caller, entry.bot_id, entry.chat_id, "read")
+
+/**
  * `GET /api/events`: the caller's events (one bot's with `bot_id`, one chat's with `chat_id`) as server-sent events,
  * replayed from `Last-Event-ID` (the header, else `last_event_id`). A stream cut off for falling behind ends
  * the request and closes its connection.
@@ -61,7 +72,9 @@ export const layer: Layer.Layer<
       Effect.gen(function*() {
         const caller = yield* Caller
         if (urlParams.bot_id !== undefined) {
-          yield* requireBot(urlParams.bot_id)
+          yield* urlParams.chat_id === undefined
+            ? requireBot(urlParams.bot_id)
+            : requireChat(urlParams.bot_id, urlParams.chat_id, "read")
           yield* bots.get(urlParams.bot_id)
         }
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -77,6 +90,7 @@ export const layer: Layer.Layer<
           bots: urlParams.bot_id !== undefined ? [urlParams.bot_id] : caller.role === "admin" ? undefined : caller.bot_ids,
           chatId: urlParams.chat_id,
           notes: caller.type === "account",
+          visible: caller.role === "admin" ? undefined : (entry) => visibleTo(caller, entry),
           lastEventId: headers["last-event-id"] ?? urlParams.last_event_id,
           onCutOff: cutOff
         })

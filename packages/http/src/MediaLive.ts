@@ -4,8 +4,8 @@ import { Media as MediaSchemas, MediaFiles } from "@botrelay/core"
 import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { HttpExchange, TelegramError } from "@botrelay/telegram"
 import { Effect, Option, Stream } from "effect"
-import { asBot } from "./Access.js"
-import { Api } from "./Api.js"
+import { forbidden, mayInChat, mayOnBot, orDomain, requireBot } from "./Access.js"
+import { Api, Caller } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import * as TgApi from "./TgApi.js"
 
@@ -127,5 +127,23 @@ export const layer = HttpApiBuilder.group(Api, "media", (handlers) =>
         )
       })
 
-    return handlers.handle("get", ({ urlParams }) => asBot(urlParams.bot_id, download(urlParams.bot_id, urlParams.file_id)))
+    /** The whole bot's readers may fetch any of its files; others, files of a chat they may read. */
+    const mayFetch = (botId: number, fileId: string) =>
+      Effect.flatMap(Caller, (caller) =>
+        mayOnBot(caller, botId, "read")
+          ? Effect.void
+          : requireBot(botId).pipe(
+            Effect.zipRight(files.chatsWith(botId, fileId)),
+            Effect.flatMap((chats) =>
+              chats.some((chatId) => mayInChat(caller, botId, chatId, "read"))
+                ? Effect.void
+                : forbidden(`this file is not in a chat of bot ${botId} this caller may read`)
+            )
+          ))
+
+    return handlers.handle("get", ({ urlParams }) =>
+      mayFetch(urlParams.bot_id, urlParams.file_id).pipe(
+        Effect.zipRight(download(urlParams.bot_id, urlParams.file_id)),
+        Effect.catchAll(orDomain)
+      ))
   }))

@@ -12,7 +12,7 @@ import { Media, Messages } from "@botrelay/core"
 import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Chunk, Data, Deferred, Effect, Either, Option, ParseResult, Schema, Stream } from "effect"
-import { requireBot } from "./Access.js"
+import { requireTarget } from "./Access.js"
 import * as ApiError from "./ApiError.js"
 import * as TgApi from "./TgApi.js"
 
@@ -159,7 +159,7 @@ export const make = Effect.gen(function*() {
           }
         }
         const input = yield* decodeForm(fields).pipe(Effect.mapError(invalidFields))
-        yield* requireBot(input.bot_id)
+        yield* requireTarget(input.bot_id, input.chat_id, "reply")
         const upload = file
         const failed = yield* Deferred.make<never, UploadFailure>()
 

@@ -2,9 +2,9 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { ChatAdmin, Media, type Message, Messages } from "@botrelay/core"
 // In scope so that the inferred types can name the services the handlers need.
 import type { AuditLog as _AuditLog } from "@botrelay/core"
-import { Effect, ParseResult, Schema } from "effect"
-import { asBot, orDomain } from "./Access.js"
-import { Api } from "./Api.js"
+import { Effect, Option, ParseResult, Schema } from "effect"
+import { asChat, forbidden, mayInChat, orDomain, requireChat, requireTarget } from "./Access.js"
+import { Api, Caller } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import { audited } from "./Audited.js"
 import * as MediaUpload from "./MediaUpload.js"
@@ -54,6 +54,19 @@ export const layer = HttpApiBuilder.group(Api, "messageActions", (handlers) =>
     const messages = yield* Messages.Messages
     const admin = yield* ChatAdmin.ChatAdmin
     const upload = yield* MediaUpload.make
+    /** Deleting the bot's own message needs reply; anyone else's, moderate. */
+    const deleting = (p: { readonly bot_id: number; readonly chat_id: number; readonly message_id: number }) =>
+      Effect.flatMap(Caller, (caller) =>
+        mayInChat(caller, p.bot_id, p.chat_id, "moderate")
+          ? Effect.void
+          : requireChat(p.bot_id, p.chat_id, "reply").pipe(
+            Effect.zipRight(messages.find(p.bot_id, p.chat_id, p.message_id)),
+            Effect.flatMap((found) =>
+              Option.isSome(found) && found.value.direction === "out"
+                ? Effect.void
+                : forbidden(`deleting others' messages in chat ${p.chat_id} of bot ${p.bot_id} needs moderate`)
+            )
+          ))
     return handlers
       .handleRaw("sendMedia", ({ request }) =>
         audited(
@@ -69,7 +82,12 @@ export const layer = HttpApiBuilder.group(Api, "messageActions", (handlers) =>
               Effect.orDie,
               Effect.flatMap(parse),
               Effect.flatMap((body) => Effect.mapError(decodeSendMedia(body), invalid)),
-              Effect.flatMap((input) => asBot(input.bot_id, messages.sendMedia(input)))
+              Effect.flatMap((input) =>
+                requireTarget(input.bot_id, input.chat_id, "reply").pipe(
+                  Effect.zipRight(messages.sendMedia(input)),
+                  Effect.catchAll(orDomain)
+                )
+              )
             ),
           messageTarget
         ).pipe(
@@ -77,15 +95,19 @@ export const layer = HttpApiBuilder.group(Api, "messageActions", (handlers) =>
           Effect.catchTag("UploadFailure", MediaUpload.refusal)
         ))
       .handle("edit", ({ payload }) =>
-        audited("messages.edit", onMessage(payload), asBot(payload.bot_id, messages.edit(payload))))
+        audited("messages.edit", onMessage(payload), asChat(payload.bot_id, payload.chat_id, "reply", messages.edit(payload))))
       .handle("delete", ({ payload }) =>
         audited(
           "messages.delete",
           onMessage(payload),
-          asBot(payload.bot_id, Effect.as(admin.deleteMessage(payload), done))
+          deleting(payload).pipe(
+            Effect.zipRight(admin.deleteMessage(payload)),
+            Effect.as(done),
+            Effect.catchAll(orDomain)
+          )
         ))
       .handle("pin", ({ payload }) =>
-        audited("messages.pin", onMessage(payload), asBot(payload.bot_id, Effect.as(admin.pin(payload), done))))
+        audited("messages.pin", onMessage(payload), asChat(payload.bot_id, payload.chat_id, "moderate", Effect.as(admin.pin(payload), done))))
       .handle("unpin", ({ payload }) =>
-        audited("messages.unpin", onMessage(payload), asBot(payload.bot_id, Effect.as(admin.unpin(payload), done))))
+        audited("messages.unpin", onMessage(payload), asChat(payload.bot_id, payload.chat_id, "moderate", Effect.as(admin.unpin(payload), done))))
   }))

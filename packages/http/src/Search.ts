@@ -3,7 +3,7 @@ import { Search } from "@botrelay/core"
 // In scope so that the inferred types can name the services the handlers need.
 import type { AuditLog as _AuditLog } from "@botrelay/core"
 import { Effect } from "effect"
-import { orDomain, requireBot, scopeOf } from "./Access.js"
+import { orDomain, requireBot, requireChat, scopeOf } from "./Access.js"
 import { Api, Caller } from "./Api.js"
 import { requireAccount } from "./NotesHandlers.js"
 
@@ -20,7 +20,11 @@ export const SearchLive = HttpApiBuilder.group(Api, "search", (handlers) =>
     handlers.handle("search", ({ urlParams }) =>
       Effect.gen(function*() {
         const caller = yield* Caller
-        if (urlParams.bot_id !== undefined) yield* requireBot(urlParams.bot_id)
+        if (urlParams.bot_id !== undefined) {
+          yield* urlParams.chat_id === undefined
+            ? requireBot(urlParams.bot_id)
+            : requireChat(urlParams.bot_id, urlParams.chat_id, "read")
+        }
         if (urlParams.kinds?.includes("note") === true) yield* requireAccount
         const kinds = urlParams.kinds ?? (caller.type === "account" ? ["message", "note"] as const : ["message"] as const)
         return yield* search.search({ ...urlParams, kinds }, scopeOf(caller))

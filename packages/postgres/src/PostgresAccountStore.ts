@@ -1,5 +1,5 @@
-import { Account, type AccountStore } from "@botrelay/core"
-import { AccountQueries, type Tables } from "@botrelay/sql"
+import { Account, type AccountStore, type Scope } from "@botrelay/core"
+import { AccountQueries, ScopeQueries, type Tables } from "@botrelay/sql"
 import { Effect, Option } from "effect"
 import type { Kysely } from "kysely"
 import { all, type Connection, first, isUniqueViolation, run } from "./PostgresConnection.js"
@@ -7,12 +7,12 @@ import { all, type Connection, first, isUniqueViolation, run } from "./PostgresC
 /** The `AccountStore` on Postgres: an account's bots are rows of `botrelay_account_bots`. */
 export const make = (c: Connection): AccountStore.AccountStoreService => {
   const withBotIds = async (db: Kysely<Tables.Database>, row: AccountQueries.AccountRow): Promise<Account.Account> =>
-    AccountQueries.toAccount(row, (await all(db, AccountQueries.botIdsOf(db, row.id))).map((r) => r.bot_id))
+    AccountQueries.toAccount(row, (await all(db, AccountQueries.linksOf(db, row.id))).map(ScopeQueries.toEntry))
 
-  const link = async (db: Kysely<Tables.Database>, accountId: number, botIds: ReadonlyArray<number>) => {
-    const ids = Array.from(new Set(botIds)).sort((a, b) => a - b)
-    for (const botId of ids) await run(db, AccountQueries.linkBot(db, accountId, botId))
-    return ids
+  const link = async (db: Kysely<Tables.Database>, accountId: number, scopes: ReadonlyArray<Scope.Entry>) => {
+    const sorted = [...scopes].sort((a, b) => a.bot_id - b.bot_id)
+    for (const entry of sorted) await run(db, AccountQueries.linkBot(db, accountId, entry))
+    return sorted
   }
 
   return {
@@ -20,7 +20,7 @@ export const make = (c: Connection): AccountStore.AccountStoreService => {
       c.transaction("insertAccount", async (db) => {
         if ((await all(db, AccountQueries.findByUsername(db, input.username))).length > 0) return Option.none<Account.Account>()
         const row = (await all(db, AccountQueries.insertAccount(db, input)))[0]!
-        return Option.some(AccountQueries.toAccount(row, await link(db, row.id, input.bot_ids)))
+        return Option.some(AccountQueries.toAccount(row, await link(db, row.id, input.scopes)))
       }).pipe(
         Effect.catchIf((e) => isUniqueViolation(e.cause, "botrelay_accounts_username_key_key"), () =>
           Effect.succeed(Option.none<Account.Account>())),
@@ -31,15 +31,8 @@ export const make = (c: Connection): AccountStore.AccountStoreService => {
       ),
 
     listAccounts: c.use("listAccounts", async (db) => {
-      const botIds = new Map<number, Array<number>>()
-      for (const link of await all(db, AccountQueries.listLinks(db))) {
-        const ids = botIds.get(link.account_id)
-        if (ids === undefined) botIds.set(link.account_id, [link.bot_id])
-        else ids.push(link.bot_id)
-      }
-      return (await all(db, AccountQueries.listAccounts(db))).map((row) =>
-        AccountQueries.toAccount(row, botIds.get(row.id) ?? [])
-      )
+      const scopes = ScopeQueries.byOwner(await all(db, AccountQueries.listLinks(db)), (link) => link.account_id)
+      return (await all(db, AccountQueries.listAccounts(db))).map((row) => AccountQueries.toAccount(row, scopes.get(row.id) ?? []))
     }),
 
     findAccount: (id) =>
@@ -58,12 +51,12 @@ export const make = (c: Connection): AccountStore.AccountStoreService => {
 
     updateAccount: (id, changes) =>
       c.transaction("updateAccount", async (db) => {
-        const { bot_ids, ...columns } = changes
+        const { scopes, ...columns } = changes
         const row = (await all(db, AccountQueries.updateAccount(db, id, columns)))[0]
         if (row === undefined) return Option.none()
-        if (bot_ids === undefined) return Option.some(await withBotIds(db, row))
+        if (scopes === undefined) return Option.some(await withBotIds(db, row))
         await run(db, AccountQueries.unlinkBots(db, id))
-        return Option.some(AccountQueries.toAccount(row, await link(db, id, bot_ids)))
+        return Option.some(AccountQueries.toAccount(row, await link(db, id, scopes)))
       }),
 
     setPasswordHash: (id, hash) =>

@@ -1,10 +1,10 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
-import { ChatQueries, NoteQueries, type Tables } from "@botrelay/sql"
+import { ChatQueries, NoteQueries, ScopeQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import * as Batches from "./Batches.js"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
 
-/** Moves a group's history, members, tags, read mark and counts to the supergroup it became. */
+/** Moves a group's history, members, tags, read mark, counts and the scopes naming it to the supergroup it became. */
 const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to: number) => {
   if (from === to || from === 0 || to === 0) return
   const [old] = await all(db, ChatQueries.chatRow(db, botId, from))
@@ -27,6 +27,15 @@ const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to
   await run(db, ChatQueries.countChatDays(db, botId, to))
   await run(db, ChatQueries.markMoved(db, to, botId, from))
   if (old !== undefined && !Chat.isNewConversation(old)) await run(db, ChatQueries.carryConversation(db, old, botId, to))
+  const [keyLinks, accountLinks] = ScopeQueries.linksNaming(db, botId, from)
+  for (const link of await all(db, keyLinks)) {
+    const chatIds = ScopeQueries.followed(link, from, to)
+    if (chatIds !== undefined) await run(db, ScopeQueries.setKeyChats(db, link.owner, botId, chatIds))
+  }
+  for (const link of await all(db, accountLinks)) {
+    const chatIds = ScopeQueries.followed(link, from, to)
+    if (chatIds !== undefined) await run(db, ScopeQueries.setAccountChats(db, link.owner, botId, chatIds))
+  }
 }
 
 /** Reopens the chats that are not open, each with its audit entry. */
@@ -69,7 +78,7 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
     recordSightings: (sightings) => c.transaction("recordSightings", (db) => writeSightings(db, sightings)),
 
     listChats: (query) =>
-      c.use("listChats", async (db) => query.bot_ids.length === 0 ? [] : withTags(db, await all(db, ChatQueries.listChats(db, query)))),
+      c.use("listChats", async (db) => query.bot_ids.length === 0 && (query.chats ?? []).length === 0 ? [] : withTags(db, await all(db, ChatQueries.listChats(db, query)))),
 
     findChat: (botId, chatId) =>
       c.use("findChat", async (db) => {
@@ -101,8 +110,13 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
       c.use("replaceConversation", async (db) =>
         (await run(db, ChatQueries.replaceConversation(db, botId, chatId, before, after))) > 0),
 
-    chatCounts: (botIds) =>
-      c.use("chatCounts", async (db) => botIds.length === 0 ? [] : all(db, ChatQueries.chatCounts(db, botIds))),
+    chatCounts: (filter) =>
+      c.use("chatCounts", async (db) => [
+        ...(filter.bot_ids.length === 0 ? [] : await all(db, ChatQueries.chatCounts(db, filter.bot_ids))),
+        ...(filter.chats.length === 0
+          ? []
+          : (await all(db, ChatQueries.chatCountsOf(db, filter.chats))).map((row) => ({ ...row, chats: Number(row.chats) })))
+      ]),
 
     wakeSnoozed: (now, limit) =>
       c.transaction("wakeSnoozed", async (db) => {

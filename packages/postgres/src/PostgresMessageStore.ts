@@ -187,6 +187,9 @@ export const make = (c: Connection): MessageStore.MessageStoreService => ({
   hasFile: (botId, fileId) =>
     c.use("hasFile", async (db) => (await all(db, MessageQueries.hasFile(db, botId, fileId))).length > 0),
 
+  chatsWithFile: (botId, fileId) =>
+    c.use("chatsWithFile", async (db) => (await all(db, MessageQueries.chatsWithFile(db, botId, fileId))).map((r) => r.chat_id)),
+
   markMessagesDeleted: (botId, chatId, ids) =>
     c.use("markMessagesDeleted", (db) =>
       ids.length === 0 ? Promise.resolve(0) : run(db, MessageQueries.markDeleted(db, botId, chatId, ids)))

@@ -19,7 +19,9 @@ export const make = (c: Connection): SearchStore.SearchStoreService => ({
   indexPending: Effect.succeed(0),
 
   searchNotes: (search) => {
-    if (search.bot_ids !== undefined && search.bot_ids.length === 0) return Effect.succeed([])
+    if (search.bot_ids !== undefined && search.bot_ids.length === 0 && (search.chats ?? []).length === 0) {
+        return Effect.succeed([])
+      }
     const query = Search.query(search.terms)
     if (query === undefined) return Effect.succeed([])
     return Effect.tryPromise({
@@ -45,7 +47,9 @@ export const make = (c: Connection): SearchStore.SearchStoreService => ({
   },
 
   searchMessages: (search) => {
-    if (search.bot_ids !== undefined && search.bot_ids.length === 0) return Effect.succeed([])
+    if (search.bot_ids !== undefined && search.bot_ids.length === 0 && (search.chats ?? []).length === 0) {
+      return Effect.succeed([])
+    }
     const query = Search.query(search.terms)
     if (query === undefined) return Effect.succeed([])
     return Effect.tryPromise({

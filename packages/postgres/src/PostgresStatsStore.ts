@@ -20,10 +20,18 @@ export const make = (c: Connection): StatsStore.StatsStoreService => ({
         out: r.out_count
       }))),
 
-  topChats: (botIds, fromDay, toDay, limit) =>
+  chatHourCounts: (chats, fromHour, toHour) =>
+    c.use("chatHourCounts", async (db) =>
+      chats.length === 0 ? [] : (await all(db, StatsQueries.chatHourCounts(db, chats, fromHour, toHour))).map((r) => ({
+        hour: Number(r.hour),
+        in: Number(r.in_count),
+        out: Number(r.out_count)
+      }))),
+
+  topChats: (botIds, fromDay, toDay, limit, chats = []) =>
     c.use("topChats", async (db) => {
-      if (botIds.length === 0) return []
-      const top = await all(db, StatsQueries.topChats(db, botIds, fromDay, toDay, limit))
+      if (botIds.length === 0 && chats.length === 0) return []
+      const top = await all(db, StatsQueries.topChats(db, botIds, fromDay, toDay, limit, chats))
       return Promise.all(top.map(async (r) => {
         const [names] = await all(db, StatsQueries.chatNames(db, r.bot_id, r.chat_id))
         return {
@@ -35,15 +43,17 @@ export const make = (c: Connection): StatsStore.StatsStoreService => ({
       }))
     }),
 
-  activeChats: (botIds, fromDay, toDay) =>
+  activeChats: (botIds, fromDay, toDay, chats = []) =>
     c.use("activeChats", async (db) =>
-      botIds.length === 0 ? 0 : (await all(db, StatsQueries.activeChats(db, botIds, fromDay, toDay)))[0]!.n),
+      botIds.length === 0 && chats.length === 0
+        ? 0
+        : (await all(db, StatsQueries.activeChats(db, botIds, fromDay, toDay, chats)))[0]!.n),
 
-  totals: (botIds) =>
+  totals: (botIds, chats = []) =>
     c.use("totals", async (db) =>
-      botIds.length === 0 ? { chats: 0, people: 0 } : {
-        chats: (await all(db, StatsQueries.chatCount(db, botIds)))[0]!.n,
-        people: (await all(db, StatsQueries.peopleCount(db, botIds)))[0]!.n
+      botIds.length === 0 && chats.length === 0 ? { chats: 0, people: 0 } : {
+        chats: (await all(db, StatsQueries.chatCount(db, botIds, chats)))[0]!.n,
+        people: (await all(db, StatsQueries.peopleCount(db, botIds, chats)))[0]!.n
       }),
 
   deliveries: (botIds, from, to) =>

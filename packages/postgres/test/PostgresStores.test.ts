@@ -102,7 +102,7 @@ if (PgCluster.available) {
           const storage = yield* open({ url, secretKey })
           const bot = yield* storage.insertBot(botInput(1))
           yield* storage.saveMessage(message(bot.id, -1001234567890, 1, 10))
-          yield* storage.insertApiKey({ name: "k", role: "operator", bot_ids: [bot.id], prefix: "brk_x", created_at: "", hash: "h" })
+          yield* storage.insertApiKey({ name: "k", role: "operator", scopes: [{ bot_id: bot.id, chat_ids: [], abilities: ["read"] }], prefix: "brk_x", created_at: "", hash: "h" })
           yield* storage.deleteBot((yield* storage.insertBot(botInput(2))).id)
           assert.strictEqual(yield* storage.commitUpdates(bot.id, [update(100), update(101)], 102), 2)
         }))
@@ -144,7 +144,7 @@ if (PgCluster.available) {
         })
         for (const storage of stores) yield* storage.ping
         const applied = yield* query(url, "SELECT name FROM botrelay_migrations ORDER BY name")
-        assert.deepStrictEqual(applied, [{ name: "0001_init" }, { name: "0002_leases" }, { name: "0003_bridges" }, { name: "0004_inbox_dropped" }, { name: "0005_instance_version" }, { name: "0006_conversation_state" }, { name: "0007_notes_canned_replies" }])
+        assert.deepStrictEqual(applied, [{ name: "0001_init" }, { name: "0002_leases" }, { name: "0003_bridges" }, { name: "0004_inbox_dropped" }, { name: "0005_instance_version" }, { name: "0006_conversation_state" }, { name: "0007_notes_canned_replies" }, { name: "0009_chat_scopes" }])
         yield* Effect.scoped(open({ url, secretKey }))
         assert.deepStrictEqual(yield* query(url, "SELECT count(*)::int AS n FROM botrelay_migrations"), [{ n: applied.length }])
       }))

@@ -230,7 +230,9 @@ describe.each(storages)("deliveries: list, retry, discard and replay (%s)", (sto
     hook.state.healthy = false
     fake.userSends(theirs.tg.id, { text: "not yours" })
     const [letter] = await dead(theirs.id, 1)
-    const created = await server.call("/api/auth/api-keys", { body: { name: "desk", role: "operator", bot_ids: [mine.id] } })
+    const created = await server.call("/api/auth/api-keys", {
+      body: { name: "desk", role: "operator", scopes: [{ bot_id: mine.id, abilities: ["read", "configure"] }] }
+    })
     const key = created.json.key as string
     const as = (path: string, body?: unknown) =>
       server.call(path, body === undefined ? { method: "POST", key } : { body, key })

@@ -1,6 +1,7 @@
-import type { Account } from "@botrelay/core"
+import type { Account, Scope } from "@botrelay/core"
 import type { Kysely, Selectable } from "kysely"
 import { bit } from "./Columns.js"
+import { columnsOf } from "./ScopeQueries.js"
 import type { AccountsTable, Database } from "./Tables.js"
 
 /** A row of `botrelay_accounts`. */
@@ -9,13 +10,14 @@ export type AccountRow = Selectable<AccountsTable>
 /** How usernames are compared: in lower case (they are ASCII). */
 export const usernameKey = (username: string): string => username.toLowerCase()
 
-/** The account a row holds, with the ids of its bots; never its password hash. */
-export const toAccount = (r: AccountRow, botIds: ReadonlyArray<number>): Account.Account => ({
+/** The account a row holds, with its scope (its bots ascending); never its password hash. */
+export const toAccount = (r: AccountRow, scopes: ReadonlyArray<Scope.Entry>): Account.Account => ({
   id: r.id,
   username: r.username,
   display_name: r.display_name,
   role: r.role,
-  bot_ids: botIds,
+  bot_ids: scopes.map((e) => e.bot_id),
+  scopes,
   enabled: r.enabled === 1,
   created_at: r.created_at,
   last_login_at: r.last_login_at
@@ -33,15 +35,15 @@ export const insertAccount = (db: Kysely<Database>, input: Account.AccountRecord
     last_login_at: ""
   }).returningAll()
 
-export const linkBot = (db: Kysely<Database>, accountId: number, botId: number) =>
-  db.insertInto("botrelay_account_bots").values({ account_id: accountId, bot_id: botId })
+export const linkBot = (db: Kysely<Database>, accountId: number, entry: Scope.Entry) =>
+  db.insertInto("botrelay_account_bots").values({ account_id: accountId, bot_id: entry.bot_id, ...columnsOf(entry) })
 
 export const unlinkBots = (db: Kysely<Database>, accountId: number) =>
   db.deleteFrom("botrelay_account_bots").where("account_id", "=", accountId)
 
-/** The ids of an account's bots, ascending. */
-export const botIdsOf = (db: Kysely<Database>, accountId: number) =>
-  db.selectFrom("botrelay_account_bots").select("bot_id").where("account_id", "=", accountId).orderBy("bot_id")
+/** The links of an account to its bots, ascending by bot. */
+export const linksOf = (db: Kysely<Database>, accountId: number) =>
+  db.selectFrom("botrelay_account_bots").selectAll().where("account_id", "=", accountId).orderBy("bot_id")
 
 export const listAccounts = (db: Kysely<Database>) => db.selectFrom("botrelay_accounts").selectAll().orderBy("id")
 
@@ -60,7 +62,7 @@ export const findByUsername = (db: Kysely<Database>, username: string) =>
 export const updateAccount = (
   db: Kysely<Database>,
   id: number,
-  changes: Omit<Account.AccountChanges, "bot_ids">
+  changes: Omit<Account.AccountChanges, "scopes">
 ) => {
   const set = {
     ...(changes.display_name === undefined ? {} : { display_name: changes.display_name }),

@@ -1,8 +1,9 @@
-import type { Chat, ChatTag, Message, Sighting } from "@botrelay/core"
+import type { Chat, ChatTag, Message, Scope, Sighting } from "@botrelay/core"
 import type { Expression, InferResult, Kysely, Selectable, SqlBool } from "kysely"
 import { sql } from "kysely"
 import { appendAudit } from "./AuditQueries.js"
 import { toMessage } from "./MessageQueries.js"
+import { inFilter } from "./ScopeQueries.js"
 import type { ChatsTable, Database, TagsTable } from "./Tables.js"
 import { toTag } from "./TagQueries.js"
 
@@ -109,14 +110,18 @@ const lastMessageOf = (r: ChatRow): Message.Message =>
     r.m_deleted
   ])
 
-/** Chats of the query's bots (at least one), newest activity first; migrated-away chats left out. */
+/** Chats of the query's bots and single chats (at least one of either), newest activity first; migrated-away chats left out. */
 export const listChats = (db: Kysely<Database>, query: Chat.ChatQuery) => {
   let select = chatSelection(db).where("c.migrated_to_chat_id", "=", sql.lit(0))
   // Several bots: `+bot_id` keeps SQLite from reading each bot's chats by key and sorting them all; it walks
   // the activity index instead and stops at the page's end. One bot: its own activity index.
-  select = query.bot_ids.length === 1
-    ? select.where("c.bot_id", "=", query.bot_ids[0]!)
-    : select.where(sql<number>`+${sql.ref("c.bot_id")}`, "in", query.bot_ids)
+  if (query.chats !== undefined && query.chats.length > 0) {
+    select = select.where(inFilter({ bot_ids: query.bot_ids, chats: query.chats }, "c.bot_id", "c.chat_id"))
+  } else {
+    select = query.bot_ids.length === 1
+      ? select.where("c.bot_id", "=", query.bot_ids[0]!)
+      : select.where(sql<number>`+${sql.ref("c.bot_id")}`, "in", query.bot_ids)
+  }
   if (query.type !== undefined) select = select.where("c.type", "=", query.type)
   if (query.unread === true) select = select.where("c.unread_count", ">", sql.lit(0))
   if (query.q !== undefined && query.q !== "") select = select.where(matches("c.search", containsPattern(query.q)))
@@ -645,6 +650,17 @@ export const chatCounts = (db: Kysely<Database>, botIds: ReadonlyArray<number>) 
     .select(["bot_id", "status", "assignee_id", "chats"])
     .where("bot_id", "in", botIds)
     .where("chats", ">", sql.lit(0))
+
+/**
+ * The counts of single chats (a chat-level scope) per status and assignee, counted from the chats themselves:
+ * the scope names few chats, looked up by key.
+ */
+export const chatCountsOf = (db: Kysely<Database>, chats: Scope.ChatFilter["chats"]) =>
+  db.selectFrom("botrelay_chats")
+    .select(["bot_id", "status", "assignee_id", (eb) => eb.fn.countAll<number>().as("chats")])
+    .where(inFilter({ bot_ids: [], chats }, "bot_id", "chat_id"))
+    .where("migrated_to_chat_id", "=", 0)
+    .groupBy(["bot_id", "status", "assignee_id"])
 
 /** Gives a moved chat the conversation state of the chat it came from, unless that is a new chat's. */
 export const carryConversation = (

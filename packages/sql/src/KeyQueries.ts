@@ -1,17 +1,19 @@
-import type { ApiKey } from "@botrelay/core"
+import type { ApiKey, Scope } from "@botrelay/core"
 import type { Kysely, Selectable } from "kysely"
 import { bit } from "./Columns.js"
+import { columnsOf } from "./ScopeQueries.js"
 import type { ApiKeysTable, Database } from "./Tables.js"
 
 /** A row of `botrelay_api_keys`. */
 export type ApiKeyRow = Selectable<ApiKeysTable>
 
-/** The key a row holds, with the ids of its bots. */
-export const toApiKey = (r: ApiKeyRow, botIds: ReadonlyArray<number>): ApiKey.ApiKey => ({
+/** The key a row holds, with its scope (its bots ascending). */
+export const toApiKey = (r: ApiKeyRow, scopes: ReadonlyArray<Scope.Entry>): ApiKey.ApiKey => ({
   id: r.id,
   name: r.name,
   role: r.role,
-  bot_ids: botIds,
+  bot_ids: scopes.map((e) => e.bot_id),
+  scopes,
   prefix: r.prefix,
   created_at: r.created_at,
   last_used_at: r.last_used_at,
@@ -29,12 +31,15 @@ export const insertApiKey = (db: Kysely<Database>, input: ApiKey.ApiKeyRecordInp
     enabled: 1
   }).returningAll()
 
-export const linkBot = (db: Kysely<Database>, apiKeyId: number, botId: number) =>
-  db.insertInto("botrelay_api_key_bots").values({ api_key_id: apiKeyId, bot_id: botId })
+export const linkBot = (db: Kysely<Database>, apiKeyId: number, entry: Scope.Entry) =>
+  db.insertInto("botrelay_api_key_bots").values({ api_key_id: apiKeyId, bot_id: entry.bot_id, ...columnsOf(entry) })
 
-/** The ids of a key's bots, ascending. */
-export const botIdsOf = (db: Kysely<Database>, apiKeyId: number) =>
-  db.selectFrom("botrelay_api_key_bots").select("bot_id").where("api_key_id", "=", apiKeyId).orderBy("bot_id")
+export const unlinkBots = (db: Kysely<Database>, apiKeyId: number) =>
+  db.deleteFrom("botrelay_api_key_bots").where("api_key_id", "=", apiKeyId)
+
+/** The links of a key to its bots, ascending by bot. */
+export const linksOf = (db: Kysely<Database>, apiKeyId: number) =>
+  db.selectFrom("botrelay_api_key_bots").selectAll().where("api_key_id", "=", apiKeyId).orderBy("bot_id")
 
 export const listApiKeys = (db: Kysely<Database>) => db.selectFrom("botrelay_api_keys").selectAll().orderBy("id")
 
@@ -56,6 +61,6 @@ export const touchApiKey = (db: Kysely<Database>, id: number, at: string) =>
 
 /** The deletes that remove a key and its links, in order. */
 export const deleteApiKey = (db: Kysely<Database>, id: number) => [
-  db.deleteFrom("botrelay_api_key_bots").where("api_key_id", "=", id),
+  unlinkBots(db, id),
   db.deleteFrom("botrelay_api_keys").where("id", "=", id)
 ] as const

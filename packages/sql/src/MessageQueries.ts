@@ -134,6 +134,12 @@ export const markDeleted = (db: Kysely<Database>, botId: number, chatId: number,
     .where("id", "in", [...new Set(ids)])
 
 /** One row when the bot's history holds a message with this file; an index search (`botrelay_messages_file`). */
+/** The chats of the bot whose stored messages hold the file (by the (bot_id, file_id) index). */
+export const chatsWithFile = (db: Kysely<Database>, botId: number, fileId: string) =>
+  db.selectFrom("botrelay_messages").select("chat_id").distinct()
+    .where("bot_id", "=", botId)
+    .where("file_id", "=", fileId)
+
 export const hasFile = (db: Kysely<Database>, botId: number, fileId: string) =>
   db.selectFrom("botrelay_messages").select("id")
     .where("bot_id", "=", botId)

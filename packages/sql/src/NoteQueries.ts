@@ -1,6 +1,7 @@
-import type { Note } from "@botrelay/core"
+import type { Note, Scope } from "@botrelay/core"
 import type { Expression, Kysely, Selectable, SqlBool } from "kysely"
 import { expressionBuilder } from "kysely"
+import { inFilter } from "./ScopeQueries.js"
 import type { Database, NotesTable } from "./Tables.js"
 
 /** The note a row of `botrelay_notes` holds. */
@@ -62,13 +63,18 @@ export interface NoteSearchTables {
  */
 export const noteSearchFilters = (filters: {
   readonly bot_ids: ReadonlyArray<number> | undefined
+  readonly chats?: Scope.ChatFilter["chats"] | undefined
   readonly chat_id?: number | undefined
   readonly from?: number | undefined
   readonly to?: number | undefined
 }): Expression<SqlBool> => {
   const eb = expressionBuilder<NoteSearchTables, "n">()
   return eb.and([
-    ...(filters.bot_ids === undefined ? [] : [eb("n.bot_id", "in", [...filters.bot_ids])]),
+    ...(filters.bot_ids === undefined
+      ? []
+      : filters.chats !== undefined && filters.chats.length > 0
+      ? [inFilter({ bot_ids: filters.bot_ids, chats: filters.chats }, "n.bot_id", "n.chat_id")]
+      : [eb("n.bot_id", "in", [...filters.bot_ids])]),
     ...(filters.chat_id === undefined ? [] : [eb("n.chat_id", "=", filters.chat_id)]),
     ...(filters.from === undefined ? [] : [eb("n.created_at", ">=", filters.from)]),
     ...(filters.to === undefined ? [] : [eb("n.created_at", "<", filters.to)])

@@ -1,23 +1,46 @@
 import { Chat } from "@botrelay/core"
-import type { ChatTag, Person } from "@botrelay/core"
+import type { ChatTag, Person, Scope } from "@botrelay/core"
 import type { Kysely, Selectable } from "kysely"
 import { sql } from "kysely"
 import { containsPattern, matches } from "./ChatQueries.js"
+import { inFilter } from "./ScopeQueries.js"
 import type { Database, PeopleTable } from "./Tables.js"
 
-/** The user ids of a page of people (at least one bot), last seen first over the bots. */
+/** Every bot a filter touches. */
+const botsOf = (filter: Scope.ChatFilter): ReadonlyArray<number> => [
+  ...new Set([...filter.bot_ids, ...filter.chats.map((c) => c.bot_id)])
+]
+
+/**
+ * Sightings (`botrelay_people as p`) in the filter: of its whole bots, or of a bot whose single chats in the
+ * filter the user was seen in.
+ */
+const visible = (filter: Scope.ChatFilter) =>
+  filter.chats.length === 0
+    ? sql<boolean>`${sql.ref("p.bot_id")} in (${sql.join(filter.bot_ids)})`
+    : sql<boolean>`(${
+      filter.bot_ids.length === 0 ? sql`1 = 0` : sql`${sql.ref("p.bot_id")} in (${sql.join(filter.bot_ids)})`
+    } or exists (select 1 from botrelay_chat_members cm where cm.bot_id = p.bot_id and cm.user_id = p.user_id and ${
+      inFilter({ bot_ids: [], chats: filter.chats }, "cm.bot_id", "cm.chat_id")
+    }))`
+
+/** The filter of a people query. */
+export const filterOf = (query: Person.PeopleQuery): Scope.ChatFilter => ({ bot_ids: query.bot_ids, chats: query.chats ?? [] })
+
+/** The user ids of a page of people (at least one bot or chat), last seen first over the bots. */
 export const pageOfPeople = (db: Kysely<Database>, query: Person.PeopleQuery) => {
   const seen = sql<number>`max(p.last_seen_at)`
+  const filter = filterOf(query)
   let select = db.selectFrom("botrelay_people as p")
     .select(["p.user_id", seen.as("seen")])
-    .where("p.bot_id", "in", query.bot_ids)
+    .where(visible(filter))
   if (query.q !== undefined && query.q !== "") select = select.where(matches("p.search", containsPattern(query.q)))
   const chatId = query.chat_id
   if (chatId !== undefined) {
     select = select.where("p.user_id", "in", (eb) =>
       eb.selectFrom("botrelay_chat_members as cm")
         .select("cm.user_id")
-        .where("cm.bot_id", "in", query.bot_ids)
+        .where("cm.bot_id", "in", botsOf(filter))
         .where("cm.chat_id", "=", chatId))
   }
   let grouped = select.groupBy("p.user_id")
@@ -33,25 +56,26 @@ export const pageOfPeople = (db: Kysely<Database>, query: Person.PeopleQuery) =>
   return grouped.orderBy("seen", "desc").orderBy("p.user_id", "desc").limit(query.limit)
 }
 
-/** What the bots (at least one) know of these users (at least one). */
-export const sightingsOf = (db: Kysely<Database>, botIds: ReadonlyArray<number>, userIds: ReadonlyArray<number>) =>
-  db.selectFrom("botrelay_people").selectAll().where("bot_id", "in", botIds).where("user_id", "in", userIds)
+/** What the filter's bots (at least one bot or chat) know of these users (at least one). */
+export const sightingsOf = (db: Kysely<Database>, filter: Scope.ChatFilter, userIds: ReadonlyArray<number>) =>
+  db.selectFrom("botrelay_people as p").selectAll().where(visible(filter)).where("p.user_id", "in", userIds)
 
-/** The chats, not migrated away, the bots saw these users in, latest first. */
-export const chatsOf = (db: Kysely<Database>, botIds: ReadonlyArray<number>, userIds: ReadonlyArray<number>) =>
+/** The chats in the filter, not migrated away, these users were seen in, latest first. */
+export const chatsOf = (db: Kysely<Database>, filter: Scope.ChatFilter, userIds: ReadonlyArray<number>) =>
   db.selectFrom("botrelay_chat_members as cm")
     .innerJoin("botrelay_chats as c", (join) => join.onRef("c.bot_id", "=", "cm.bot_id").onRef("c.chat_id", "=", "cm.chat_id"))
     .select(["cm.user_id", "cm.bot_id", "cm.chat_id", "c.title", "c.username", "c.first_name", "c.last_name"])
-    .where("cm.bot_id", "in", botIds)
+    .where(inFilter(filter, "cm.bot_id", "cm.chat_id"))
     .where("cm.user_id", "in", userIds)
     .where("c.migrated_to_chat_id", "=", sql.lit(0))
     .orderBy("cm.last_seen_at", "desc")
     .orderBy("cm.bot_id")
     .orderBy("cm.chat_id")
 
-/** The tags on these users (at least one) in the bots' chats (at least one bot), by id. */
-export const tagsOf = (db: Kysely<Database>, botIds: ReadonlyArray<number>, userIds: ReadonlyArray<number>) =>
-  db.selectFrom("botrelay_tags").selectAll().where("bot_id", "in", botIds).where("user_id", "in", userIds).orderBy("id")
+/** The tags on these users (at least one) in the filter's chats (at least one bot or chat), by id. */
+export const tagsOf = (db: Kysely<Database>, filter: Scope.ChatFilter, userIds: ReadonlyArray<number>) =>
+  db.selectFrom("botrelay_tags").selectAll().where(inFilter(filter, "bot_id", "chat_id")).where("user_id", "in", userIds)
+    .orderBy("id")
 
 /** A row of `chatsOf`. */
 export interface ChatOfRow {

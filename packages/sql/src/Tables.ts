@@ -87,10 +87,12 @@ export interface ApiKeysTable {
   readonly enabled: number
 }
 
-/** `botrelay_api_key_bots`: the bots an operator key may act on. */
+/** `botrelay_api_key_bots`: the bots an operator key may act on; `chat_ids` and `abilities` are JSON arrays. */
 export interface ApiKeyBotsTable {
   readonly api_key_id: number
   readonly bot_id: number
+  readonly chat_ids: string
+  readonly abilities: string
 }
 
 /** `botrelay_accounts`: `username_key` is the username in lower case, unique. */
@@ -106,10 +108,12 @@ export interface AccountsTable {
   readonly last_login_at: string
 }
 
-/** `botrelay_account_bots`: the bots an operator account may act on. */
+/** `botrelay_account_bots`: the bots an operator account may act on; `chat_ids` and `abilities` are JSON arrays. */
 export interface AccountBotsTable {
   readonly account_id: number
   readonly bot_id: number
+  readonly chat_ids: string
+  readonly abilities: string
 }
 
 /** `botrelay_sessions`: `id_hash` is the SHA-256 (hex) of the session id. */

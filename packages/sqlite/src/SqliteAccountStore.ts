@@ -1,32 +1,32 @@
-import { Account, type AccountStore } from "@botrelay/core"
-import { AccountQueries } from "@botrelay/sql"
+import { Account, type AccountStore, type Scope } from "@botrelay/core"
+import { AccountQueries, ScopeQueries } from "@botrelay/sql"
 import { Effect, Option } from "effect"
 import { attempt, type Connection, db, first } from "./SqliteConnection.js"
 
 /** The `AccountStore` on SQLite: an account's bots are rows of `botrelay_account_bots`. */
 export const make = (c: Connection): AccountStore.AccountStoreService => {
   const withBotIds = (row: AccountQueries.AccountRow): Account.Account =>
-    AccountQueries.toAccount(row, c.all(AccountQueries.botIdsOf(db, row.id)).map((r) => r.bot_id))
+    AccountQueries.toAccount(row, c.all(AccountQueries.linksOf(db, row.id)).map(ScopeQueries.toEntry))
 
-  const link = (accountId: number, botIds: ReadonlyArray<number>): Array<number> => {
-    const ids = Array.from(new Set(botIds)).sort((a, b) => a - b)
-    for (const botId of ids) c.run(AccountQueries.linkBot(db, accountId, botId))
-    return ids
+  const link = (accountId: number, scopes: ReadonlyArray<Scope.Entry>): Array<Scope.Entry> => {
+    const sorted = [...scopes].sort((a, b) => a.bot_id - b.bot_id)
+    for (const entry of sorted) c.run(AccountQueries.linkBot(db, accountId, entry))
+    return sorted
   }
 
   const insertAccount = c.transaction((input: Account.AccountRecordInput): Option.Option<Account.Account> => {
     if (c.all(AccountQueries.findByUsername(db, input.username)).length > 0) return Option.none()
     const row = c.all(AccountQueries.insertAccount(db, input))[0]!
-    return Option.some(AccountQueries.toAccount(row, link(row.id, input.bot_ids)))
+    return Option.some(AccountQueries.toAccount(row, link(row.id, input.scopes)))
   })
 
   const updateAccount = c.transaction((id: number, changes: Account.AccountChanges): Option.Option<Account.Account> => {
-    const { bot_ids, ...columns } = changes
+    const { scopes, ...columns } = changes
     const row = c.all(AccountQueries.updateAccount(db, id, columns))[0]
     if (row === undefined) return Option.none()
-    if (bot_ids === undefined) return Option.some(withBotIds(row))
+    if (scopes === undefined) return Option.some(withBotIds(row))
     c.run(AccountQueries.unlinkBots(db, id))
-    return Option.some(AccountQueries.toAccount(row, link(id, bot_ids)))
+    return Option.some(AccountQueries.toAccount(row, link(id, scopes)))
   })
 
   const deleteAccount = c.transaction((id: number): boolean => {
@@ -45,13 +45,8 @@ export const make = (c: Connection): AccountStore.AccountStoreService => {
       ),
 
     listAccounts: attempt("listAccounts", () => {
-      const botIds = new Map<number, Array<number>>()
-      for (const link of c.all(AccountQueries.listLinks(db))) {
-        const ids = botIds.get(link.account_id)
-        if (ids === undefined) botIds.set(link.account_id, [link.bot_id])
-        else ids.push(link.bot_id)
-      }
-      return c.all(AccountQueries.listAccounts(db)).map((row) => AccountQueries.toAccount(row, botIds.get(row.id) ?? []))
+      const scopes = ScopeQueries.byOwner(c.all(AccountQueries.listLinks(db)), (link) => link.account_id)
+      return c.all(AccountQueries.listAccounts(db)).map((row) => AccountQueries.toAccount(row, scopes.get(row.id) ?? []))
     }),
 
     findAccount: (id) => attempt("findAccount", () => first(c.all(AccountQueries.findAccount(db, id)), withBotIds)),

@@ -1,5 +1,5 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
-import { ChatQueries, NoteQueries } from "@botrelay/sql"
+import { ChatQueries, NoteQueries, ScopeQueries } from "@botrelay/sql"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const writes = compileAll({
@@ -28,7 +28,7 @@ const queries = compileAll({
 export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sighting.Sighting>) => void => {
   const hot = c.prepareAll(writes)
 
-  /** Moves a group's history, members, tags, read mark and counts to the supergroup it became. */
+  /** Moves a group's history, members, tags, read mark, counts and the scopes naming it to the supergroup it became. */
   const move = (botId: number, from: number, to: number) => {
     if (from === to || from === 0 || to === 0) return
     const old = c.all(ChatQueries.chatRow(db, botId, from))[0]
@@ -51,6 +51,15 @@ export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sightin
     c.run(ChatQueries.countChatDays(db, botId, to))
     c.run(ChatQueries.markMoved(db, to, botId, from))
     if (old !== undefined && !Chat.isNewConversation(old)) c.run(ChatQueries.carryConversation(db, old, botId, to))
+    const [keyLinks, accountLinks] = ScopeQueries.linksNaming(db, botId, from)
+    for (const link of c.all(keyLinks)) {
+      const chatIds = ScopeQueries.followed(link, from, to)
+      if (chatIds !== undefined) c.run(ScopeQueries.setKeyChats(db, link.owner, botId, chatIds))
+    }
+    for (const link of c.all(accountLinks)) {
+      const chatIds = ScopeQueries.followed(link, from, to)
+      if (chatIds !== undefined) c.run(ScopeQueries.setAccountChats(db, link.owner, botId, chatIds))
+    }
   }
 
   /** Reopens the chats that are not open, each with its audit entry. */
@@ -96,7 +105,7 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
     recordSightings: (sightings) => c.groupCommit("recordSightings", () => writeSightings(sightings)),
 
     listChats: (query) =>
-      attempt("listChats", () => query.bot_ids.length === 0 ? [] : withTags(c.all(ChatQueries.listChats(db, query)))),
+      attempt("listChats", () => query.bot_ids.length === 0 && (query.chats ?? []).length === 0 ? [] : withTags(c.all(ChatQueries.listChats(db, query)))),
 
     findChat: (botId, chatId) =>
       attempt("findChat", () => first(hot.findChat.all(botId, chatId), (row) => withTags([row])[0]!)),
@@ -119,8 +128,11 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
     replaceConversation: (botId, chatId, before, after) =>
       c.groupCommit("replaceConversation", () => c.run(ChatQueries.replaceConversation(db, botId, chatId, before, after)) > 0),
 
-    chatCounts: (botIds) =>
-      attempt("chatCounts", () => botIds.length === 0 ? [] : c.all(ChatQueries.chatCounts(db, botIds))),
+    chatCounts: (filter) =>
+      attempt("chatCounts", () => [
+        ...(filter.bot_ids.length === 0 ? [] : c.all(ChatQueries.chatCounts(db, filter.bot_ids))),
+        ...(filter.chats.length === 0 ? [] : c.all(ChatQueries.chatCountsOf(db, filter.chats)))
+      ]),
 
     wakeSnoozed: (now, limit) =>
       c.groupCommit("wakeSnoozed", () => {

@@ -1,17 +1,27 @@
-import type { ApiKey, KeyStore } from "@botrelay/core"
-import { KeyQueries } from "@botrelay/sql"
+import type { ApiKey, KeyStore, Scope } from "@botrelay/core"
+import { Option } from "effect"
+import { KeyQueries, ScopeQueries } from "@botrelay/sql"
 import { attempt, type Connection, db, first } from "./SqliteConnection.js"
 
 /** The `KeyStore` on SQLite: a key's bots are rows of `botrelay_api_key_bots`. */
 export const make = (c: Connection): KeyStore.KeyStoreService => {
   const withBotIds = (row: KeyQueries.ApiKeyRow): ApiKey.ApiKey =>
-    KeyQueries.toApiKey(row, c.all(KeyQueries.botIdsOf(db, row.id)).map((r) => r.bot_id))
+    KeyQueries.toApiKey(row, c.all(KeyQueries.linksOf(db, row.id)).map(ScopeQueries.toEntry))
 
   const insertApiKey = c.transaction((input: ApiKey.ApiKeyRecordInput): ApiKey.ApiKey => {
     const row = c.all(KeyQueries.insertApiKey(db, input))[0]!
-    const botIds = Array.from(new Set(input.bot_ids)).sort((a, b) => a - b)
-    for (const botId of botIds) c.run(KeyQueries.linkBot(db, row.id, botId))
-    return KeyQueries.toApiKey(row, botIds)
+    const scopes = [...input.scopes].sort((a, b) => a.bot_id - b.bot_id)
+    for (const entry of scopes) c.run(KeyQueries.linkBot(db, row.id, entry))
+    return KeyQueries.toApiKey(row, scopes)
+  })
+
+  const setApiKeyScopes = c.transaction((id: number, scopes: ReadonlyArray<Scope.Entry>) => {
+    const row = c.all(KeyQueries.findApiKey(db, id))[0]
+    if (row === undefined) return Option.none<ApiKey.ApiKey>()
+    c.run(KeyQueries.unlinkBots(db, id))
+    const sorted = [...scopes].sort((a, b) => a.bot_id - b.bot_id)
+    for (const entry of sorted) c.run(KeyQueries.linkBot(db, id, entry))
+    return Option.some(KeyQueries.toApiKey(row, sorted))
   })
 
   const deleteApiKey = c.transaction((id: number): boolean => {
@@ -25,13 +35,8 @@ export const make = (c: Connection): KeyStore.KeyStoreService => {
 
     listApiKeys: attempt("listApiKeys", () => {
       const keys = c.all(KeyQueries.listApiKeys(db))
-      const botIds = new Map<number, Array<number>>()
-      for (const link of c.all(KeyQueries.listLinks(db))) {
-        const ids = botIds.get(link.api_key_id)
-        if (ids === undefined) botIds.set(link.api_key_id, [link.bot_id])
-        else ids.push(link.bot_id)
-      }
-      return keys.map((key) => KeyQueries.toApiKey(key, botIds.get(key.id) ?? []))
+      const scopes = ScopeQueries.byOwner(c.all(KeyQueries.listLinks(db)), (link) => link.api_key_id)
+      return keys.map((key) => KeyQueries.toApiKey(key, scopes.get(key.id) ?? []))
     }),
 
     findApiKey: (id) => attempt("findApiKey", () => first(c.all(KeyQueries.findApiKey(db, id)), withBotIds)),
@@ -41,6 +46,8 @@ export const make = (c: Connection): KeyStore.KeyStoreService => {
 
     setApiKeyEnabled: (id, enabled) =>
       attempt("setApiKeyEnabled", () => first(c.all(KeyQueries.setApiKeyEnabled(db, id, enabled)), withBotIds)),
+
+    setApiKeyScopes: (id, scopes) => attempt("setApiKeyScopes", () => setApiKeyScopes(id, scopes)),
 
     touchApiKey: (id, at) =>
       attempt("touchApiKey", () => {

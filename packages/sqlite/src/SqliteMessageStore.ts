@@ -90,6 +90,9 @@ export const make = (c: Connection): MessageStore.MessageStoreService => {
 
     hasFile: (botId, fileId) => attempt("hasFile", () => fileHeld.all(botId, fileId).length > 0),
 
+    chatsWithFile: (botId, fileId) =>
+      attempt("chatsWithFile", () => c.all(MessageQueries.chatsWithFile(db, botId, fileId)).map((r) => r.chat_id)),
+
     markMessagesDeleted: (botId, chatId, ids) =>
       attempt("markMessagesDeleted", () =>
         ids.length === 0 ? 0 : c.run(MessageQueries.markDeleted(db, botId, chatId, ids)))

@@ -46,7 +46,7 @@ const maxScopeBots = 64
  */
 export const matchExpression = (search: SearchStore.MessageSearch): string => {
   const parts = [matchText(search.terms)]
-  const bots = search.bot_ids
+  const bots = search.bot_ids === undefined ? undefined : [...new Set([...search.bot_ids, ...(search.chats ?? []).map((c) => c.bot_id)])]
   if (bots !== undefined && bots.length > 0 && bots.length <= maxScopeBots) {
     parts.push(`scope : (${bots.map((id) => quoted(scopeWord("b", id))).join(" OR ")})`)
   }
@@ -146,7 +146,9 @@ export const make = (c: Connection): SearchStore.SearchStoreService => {
   return {
     indexPending,
     searchNotes: (search) => {
-      if (search.bot_ids !== undefined && search.bot_ids.length === 0) return Effect.succeed([])
+      if (search.bot_ids !== undefined && search.bot_ids.length === 0 && (search.chats ?? []).length === 0) {
+        return Effect.succeed([])
+      }
       return Effect.try({
         try: () =>
           c.all(noteSearchQuery(search)).map(({ marked, ...row }): SearchStore.FoundNoteAt => {
@@ -157,7 +159,9 @@ export const make = (c: Connection): SearchStore.SearchStoreService => {
       })
     },
     searchMessages: (search) => {
-      if (search.bot_ids !== undefined && search.bot_ids.length === 0) return Effect.succeed([])
+      if (search.bot_ids !== undefined && search.bot_ids.length === 0 && (search.chats ?? []).length === 0) {
+      return Effect.succeed([])
+    }
       return Effect.zipRight(indexAll, Effect.try({
         try: () => {
           const compiled = searchQuery(search).compile()

@@ -20,9 +20,19 @@ export const make = (c: Connection): StatsStore.StatsStoreService => ({
         out: r.out_count
       }))),
 
-  topChats: (botIds, fromDay, toDay, limit) =>
+  chatHourCounts: (chats, fromHour, toHour) =>
+    attempt("chatHourCounts", () =>
+      chats.length === 0 ? [] : c.all(StatsQueries.chatHourCounts(db, chats, fromHour, toHour)).map((r) => ({
+        hour: r.hour,
+        in: r.in_count,
+        out: r.out_count
+      }))),
+
+  topChats: (botIds, fromDay, toDay, limit, chats = []) =>
     attempt("topChats", () =>
-      botIds.length === 0 ? [] : c.all(StatsQueries.topChats(db, botIds, fromDay, toDay, limit)).map((r) => {
+      botIds.length === 0 && chats.length === 0
+        ? []
+        : c.all(StatsQueries.topChats(db, botIds, fromDay, toDay, limit, chats)).map((r) => {
         const names = c.all(StatsQueries.chatNames(db, r.bot_id, r.chat_id))[0]
         return {
           bot_id: r.bot_id,
@@ -32,15 +42,17 @@ export const make = (c: Connection): StatsStore.StatsStoreService => ({
         }
       })),
 
-  activeChats: (botIds, fromDay, toDay) =>
+  activeChats: (botIds, fromDay, toDay, chats = []) =>
     attempt("activeChats", () =>
-      botIds.length === 0 ? 0 : c.all(StatsQueries.activeChats(db, botIds, fromDay, toDay))[0]!.n),
+      botIds.length === 0 && chats.length === 0
+        ? 0
+        : c.all(StatsQueries.activeChats(db, botIds, fromDay, toDay, chats))[0]!.n),
 
-  totals: (botIds) =>
+  totals: (botIds, chats = []) =>
     attempt("totals", () =>
-      botIds.length === 0 ? { chats: 0, people: 0 } : {
-        chats: c.all(StatsQueries.chatCount(db, botIds))[0]!.n,
-        people: c.all(StatsQueries.peopleCount(db, botIds))[0]!.n
+      botIds.length === 0 && chats.length === 0 ? { chats: 0, people: 0 } : {
+        chats: c.all(StatsQueries.chatCount(db, botIds, chats))[0]!.n,
+        people: c.all(StatsQueries.peopleCount(db, botIds, chats))[0]!.n
       }),
 
   deliveries: (botIds, from, to) =>

@@ -116,7 +116,7 @@ describe("SqliteStores", () => {
         yield* storage.insertApiKey({
           name: "k",
           role: "operator",
-          bot_ids: [bot.id],
+          scopes: [{ bot_id: bot.id, chat_ids: [], abilities: ["read"] }],
           prefix: "brk_x",
           created_at: "",
           hash: "h"

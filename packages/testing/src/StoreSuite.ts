@@ -27,6 +27,7 @@ import { audit } from "./storage/Audit.js"
 import { backlog } from "./storage/Backlog.js"
 import { notes } from "./storage/Notes.js"
 import { cannedReplies } from "./storage/CannedReplies.js"
+import { scopes } from "./storage/Scopes.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -62,6 +63,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     backlog(run)
     notes(run)
     cannedReplies(run)
+    scopes(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
     run(StoreLock.StoreLock)("exclusive runs the effect and gives its result or its failure", (lock) =>

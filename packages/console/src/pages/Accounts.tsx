@@ -5,7 +5,8 @@ import { defineTexts, useFormatTime } from "../i18n"
 import { sessionKey, useAccount } from "../session"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert, fieldErrors } from "../ui/Alert"
-import { BotPicker, useBotNames } from "../ui/BotPicker"
+import { useBotNames } from "../ui/BotPicker"
+import { type ScopeEntry, ScopePicker, sameScopes } from "../ui/ScopePicker"
 import { Confirm } from "../ui/Confirm"
 import { Dialog } from "../ui/Dialog"
 import { CheckboxField, SelectField, TextField } from "../ui/Field"
@@ -86,12 +87,12 @@ const CreateAccountDialog = ({ open, onClose }: { readonly open: boolean; readon
   const [displayName, setDisplayName] = useState("")
   const [password, setPassword] = useState("")
   const [role, setRole] = useState<Role>("operator")
-  const [botIds, setBotIds] = useState<ReadonlyArray<number>>([])
+  const [scopes, setScopes] = useState<ReadonlyArray<ScopeEntry>>([])
   const create = useMutation({
     gcTime: 0,
     mutationFn: () => {
       const body: Schemas["NewAccount"] = { username, password, display_name: displayName, role }
-      return unwrap(api.POST("/api/accounts", { body: role === "operator" ? { ...body, bot_ids: [...botIds] } : body }))
+      return unwrap(api.POST("/api/accounts", { body: role === "operator" ? { ...body, scopes: [...scopes] } : body }))
     },
     onSuccess: () => void client.invalidateQueries({ queryKey: accountsKey })
   })
@@ -100,11 +101,11 @@ const CreateAccountDialog = ({ open, onClose }: { readonly open: boolean; readon
     setDisplayName("")
     setPassword("")
     setRole("operator")
-    setBotIds([])
+    setScopes([])
     create.reset()
     onClose()
   }
-  const { byField, rest } = fieldErrors(create.error, ["username", "display_name", "password", "role", "bot_ids"])
+  const { byField, rest } = fieldErrors(create.error, ["username", "display_name", "password", "role", "bot_ids", "scopes"])
   return (
     <Dialog title={texts.createAccount} open={open} onClose={close}>
       <form
@@ -139,7 +140,7 @@ const CreateAccountDialog = ({ open, onClose }: { readonly open: boolean; readon
           autoComplete="new-password"
         />
         <RoleSelect value={role} onChange={setRole} error={byField.role} />
-        <BotPicker role={role} value={botIds} onChange={setBotIds} error={byField.bot_ids} />
+        <ScopePicker role={role} value={scopes} onChange={setScopes} error={byField.scopes ?? byField.bot_ids} />
         <ErrorAlert error={rest} />
         <div className="dialog-actions">
           <button type="submit" className="primary" disabled={create.isPending}>{common.save}</button>
@@ -149,9 +150,6 @@ const CreateAccountDialog = ({ open, onClose }: { readonly open: boolean; readon
     </Dialog>
   )
 }
-
-const sameIds = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) =>
-  a.length === b.length && [...a].sort().every((id, i) => id === [...b].sort()[i])
 
 /**
  * `Edit account`: `Display name`, `Role`, `Bots`, `Enabled`, and `New password` (an admin's reset; one's own
@@ -165,7 +163,7 @@ const EditAccountForm = ({ account, onClose }: { readonly account: Account; read
   const own = me.id === account.id
   const [displayName, setDisplayName] = useState(account.display_name)
   const [role, setRole] = useState<Role>(account.role)
-  const [botIds, setBotIds] = useState<ReadonlyArray<number>>(account.bot_ids)
+  const [scopes, setScopes] = useState<ReadonlyArray<ScopeEntry>>(account.scopes)
   const [enabled, setEnabled] = useState(account.enabled)
   const [newPassword, setNewPassword] = useState("")
   const [oldPassword, setOldPassword] = useState("")
@@ -183,8 +181,8 @@ const EditAccountForm = ({ account, onClose }: { readonly account: Account; read
         id: account.id,
         ...(displayName === account.display_name ? {} : { display_name: displayName }),
         ...(role === account.role ? {} : { role }),
-        ...(role === "operator" && (role !== account.role || !sameIds(botIds, account.bot_ids))
-          ? { bot_ids: [...botIds] }
+        ...(role === "operator" && (role !== account.role || !sameScopes(scopes, account.scopes))
+          ? { scopes: [...scopes] }
           : {}),
         ...(enabled === account.enabled ? {} : { enabled })
       }
@@ -199,6 +197,7 @@ const EditAccountForm = ({ account, onClose }: { readonly account: Account; read
     "display_name",
     "role",
     "bot_ids",
+    "scopes",
     "enabled",
     "new_password",
     "old_password"
@@ -223,7 +222,7 @@ const EditAccountForm = ({ account, onClose }: { readonly account: Account; read
         autoFocus
       />
       <RoleSelect value={role} onChange={setRole} error={byField.role} />
-      <BotPicker role={role} value={botIds} onChange={setBotIds} error={byField.bot_ids} />
+      <ScopePicker role={role} value={scopes} onChange={setScopes} error={byField.scopes ?? byField.bot_ids} />
       <CheckboxField
         label={texts.enabled}
         checked={enabled}

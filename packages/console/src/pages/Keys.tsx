@@ -4,10 +4,11 @@ import { api, type ApiKey, type Schemas, unwrap } from "../api/client"
 import { defineTexts, useFormatTime } from "../i18n"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert, fieldErrors } from "../ui/Alert"
-import { BotPicker, useBotNames } from "../ui/BotPicker"
+import { useBotNames } from "../ui/BotPicker"
 import { Confirm } from "../ui/Confirm"
 import { Dialog } from "../ui/Dialog"
 import { SelectField, TextField } from "../ui/Field"
+import { type ScopeEntry, ScopePicker } from "../ui/ScopePicker"
 
 const useTexts = defineTexts({
   title: "API keys",
@@ -33,6 +34,8 @@ const useTexts = defineTexts({
   copyFailed: "The browser did not allow copying; select the key and copy it.",
   done: "Done",
   deleteBody: (name: string) => `Delete the key “${name}”? Programs that use it will be refused.`,
+  editScope: "Edit scope",
+  editKey: (name: string) => `Scope of “${name}”`,
   intro: "Keys let programs and scripts use the API. People sign in with accounts."
 }, {
   title: "Ключи API",
@@ -58,6 +61,8 @@ const useTexts = defineTexts({
   copyFailed: "Браузер не разрешил копирование; выделите ключ и скопируйте его.",
   done: "Готово",
   deleteBody: (name: string) => `Удалить ключ «${name}»? Программам, которые им пользуются, будет отказано.`,
+  editScope: "Изменить доступ",
+  editKey: (name: string) => `Доступ ключа «${name}»`,
   intro: "Ключи дают программам и скриптам доступ к API. Люди входят по учётным записям."
 })
 
@@ -76,24 +81,24 @@ const CreateKeyDialog = ({ open, onClose, onCreated }: {
   const client = useQueryClient()
   const [name, setName] = useState("")
   const [role, setRole] = useState<Role>("operator")
-  const [botIds, setBotIds] = useState<ReadonlyArray<number>>([])
+  const [scopes, setScopes] = useState<ReadonlyArray<ScopeEntry>>([])
   const create = useMutation({
     // the answer holds the secret: keep it no longer than the dialogs need it
     gcTime: 0,
     mutationFn: () =>
       unwrap(api.POST("/api/auth/api-keys", {
-        body: role === "operator" ? { name, role, bot_ids: [...botIds] } : { name, role }
+        body: role === "operator" ? { name, role, scopes: [...scopes] } : { name, role }
       })),
     onSuccess: () => void client.invalidateQueries({ queryKey: keysKey })
   })
   const close = () => {
     setName("")
     setRole("operator")
-    setBotIds([])
+    setScopes([])
     create.reset()
     onClose()
   }
-  const { byField, rest } = fieldErrors(create.error, ["name", "role", "bot_ids"])
+  const { byField, rest } = fieldErrors(create.error, ["name", "role", "bot_ids", "scopes"])
   return (
     <Dialog title={texts.createKey} open={open} onClose={close}>
       <form
@@ -120,13 +125,44 @@ const CreateKeyDialog = ({ open, onClose, onCreated }: {
           <option value="operator">{common.operator}</option>
           <option value="admin">{common.admin}</option>
         </SelectField>
-        <BotPicker role={role} value={botIds} onChange={setBotIds} error={byField.bot_ids} />
+        <ScopePicker role={role} value={scopes} onChange={setScopes} error={byField.scopes ?? byField.bot_ids} />
         <ErrorAlert error={rest} />
         <div className="dialog-actions">
           <button type="submit" className="primary" disabled={create.isPending}>
             {create.isPending ? texts.creating : texts.create}
           </button>
           <button type="button" onClick={close}>{common.cancel}</button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}
+
+/** `Scope of “<name>”`: an operator key's `Bots` with their chats and abilities, `Save`. */
+const EditScopeDialog = ({ apiKey, onClose }: { readonly apiKey: ApiKey; readonly onClose: () => void }) => {
+  const texts = useTexts()
+  const common = useCommonTexts()
+  const client = useQueryClient()
+  const [scopes, setScopes] = useState<ReadonlyArray<ScopeEntry>>(apiKey.scopes)
+  const save = useMutation({
+    mutationFn: () => unwrap(api.POST("/api/auth/api-keys/update", { body: { id: apiKey.id, scopes: [...scopes] } })),
+    onSettled: () => void client.invalidateQueries({ queryKey: keysKey })
+  })
+  const { byField, rest } = fieldErrors(save.error, ["bot_ids", "scopes"])
+  return (
+    <Dialog title={texts.editKey(apiKey.name)} open onClose={onClose}>
+      <form
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault()
+          save.mutate(undefined, { onSuccess: onClose })
+        }}
+      >
+        <ScopePicker role="operator" value={scopes} onChange={setScopes} error={byField.scopes ?? byField.bot_ids} />
+        <ErrorAlert error={rest} />
+        <div className="dialog-actions">
+          <button type="submit" className="primary" disabled={save.isPending}>{common.save}</button>
+          <button type="button" onClick={onClose}>{common.cancel}</button>
         </div>
       </form>
     </Dialog>
@@ -191,6 +227,7 @@ export const KeysPage = () => {
   const [creating, setCreating] = useState(false)
   const [secret, setSecret] = useState<string | undefined>(undefined)
   const [deleting, setDeleting] = useState<ApiKey | undefined>(undefined)
+  const [editing, setEditing] = useState<ApiKey | undefined>(undefined)
   const toggle = useMutation({
     mutationFn: (id: number) => unwrap(api.POST("/api/auth/api-keys/toggle", { params: { query: { id: String(id) } } })),
     onSettled: () => void client.invalidateQueries({ queryKey: keysKey })
@@ -251,6 +288,9 @@ export const KeysPage = () => {
                     >
                       {key.enabled ? common.disable : common.enable}
                     </button>
+                    {key.role === "operator"
+                      ? <button type="button" onClick={() => setEditing(key)}>{texts.editScope}</button>
+                      : null}
                     <button type="button" onClick={() => setDeleting(key)}>{common.delete}</button>
                   </td>
                 </tr>
@@ -260,6 +300,7 @@ export const KeysPage = () => {
       </div>
       <CreateKeyDialog open={creating} onClose={() => setCreating(false)} onCreated={(key) => setSecret(key.key)} />
       <NewKeyDialog secret={secret} onDone={() => setSecret(undefined)} />
+      {editing === undefined ? null : <EditScopeDialog apiKey={editing} onClose={() => setEditing(undefined)} />}
       <Confirm
         title={common.delete}
         action={common.delete}

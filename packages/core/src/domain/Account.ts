@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { Role } from "./ApiKey.js"
 import { withoutControlCharacters } from "./Bot.js"
+import * as Scope from "./Scope.js"
 
 /** A person who signs in to the console; the password hash is never part of it. */
 export const Account = Schema.Struct({
@@ -8,7 +9,10 @@ export const Account = Schema.Struct({
   username: Schema.String,
   display_name: Schema.String,
   role: Role,
+  /** The bots `scopes` name. */
   bot_ids: Schema.Array(Schema.Int),
+  /** What the account may do, per bot and chat; empty for admins. */
+  scopes: Schema.Array(Scope.Entry),
   enabled: Schema.Boolean,
   created_at: Schema.String,
   /** When the account last logged in; "" when never. */
@@ -41,7 +45,9 @@ export const NewAccount = Schema.Struct({
   username: Username,
   display_name: Schema.optionalWith(DisplayName, { default: () => "" }),
   role: Schema.optionalWith(Role, { default: () => "operator" as const }),
-  bot_ids: Schema.optionalWith(BotIds, { default: () => [] }),
+  /** Shorthand for `scopes` over every chat of these bots with the default abilities. */
+  bot_ids: Schema.optional(BotIds),
+  scopes: Schema.optional(Scope.Entries),
   password: Password
 }).annotations({ identifier: "NewAccount" })
 export type NewAccount = typeof NewAccount.Type
@@ -52,6 +58,7 @@ export const AccountUpdate = Schema.Struct({
   display_name: Schema.optional(DisplayName),
   role: Schema.optional(Role),
   bot_ids: Schema.optional(BotIds),
+  scopes: Schema.optional(Scope.Entries),
   enabled: Schema.optional(Schema.Boolean)
 }).annotations({ identifier: "AccountUpdate" })
 export type AccountUpdate = typeof AccountUpdate.Type
@@ -71,13 +78,13 @@ export interface AccountRecordInput {
   readonly username: string
   readonly display_name: string
   readonly role: Account["role"]
-  readonly bot_ids: ReadonlyArray<number>
+  readonly scopes: ReadonlyArray<Scope.Entry>
   readonly password_hash: string
   readonly created_at: string
 }
 
 /** The fields of an account that change in place. */
-export type AccountChanges = Partial<Pick<Account, "display_name" | "role" | "bot_ids" | "enabled">>
+export type AccountChanges = Partial<Pick<Account, "display_name" | "role" | "scopes" | "enabled">>
 
 /** An account with the hash its password is checked against. */
 export interface AccountLogin {

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { withoutControlCharacters } from "./Bot.js"
+import * as Scope from "./Scope.js"
 
 /** `admin` does everything; `operator` acts on its assigned bots only. */
 export const Role = Schema.Literal("admin", "operator")
@@ -10,7 +11,10 @@ export const ApiKey = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
   role: Role,
+  /** The bots `scopes` name. */
   bot_ids: Schema.Array(Schema.Int),
+  /** What the key may do, per bot and chat; empty for admin keys. */
+  scopes: Schema.Array(Scope.Entry),
   prefix: Schema.String,
   created_at: Schema.String,
   last_used_at: Schema.String,
@@ -33,12 +37,22 @@ export const NewApiKey = Schema.Struct({
     Schema.maxLength(128, { message: () => "name must be at most 128 characters" })
   ),
   role: Schema.optionalWith(Role, { default: () => "operator" as const }),
-  bot_ids: Schema.optionalWith(Schema.Array(Schema.Int.pipe(Schema.positive())), { default: () => [] })
+  /** Shorthand for `scopes` over every chat of these bots with the default abilities. */
+  bot_ids: Schema.optional(Schema.Array(Schema.Int.pipe(Schema.positive()))),
+  scopes: Schema.optional(Scope.Entries)
 }).annotations({ identifier: "NewApiKey" })
 export type NewApiKey = typeof NewApiKey.Type
 
+/** Body of `POST /api/auth/api-keys/update`: a new scope for an operator key (`scopes`, or `bot_ids` as shorthand). */
+export const ApiKeyUpdate = Schema.Struct({
+  id: Schema.Int.pipe(Schema.positive()),
+  bot_ids: Schema.optional(Schema.Array(Schema.Int.pipe(Schema.positive()))),
+  scopes: Schema.optional(Scope.Entries)
+}).annotations({ identifier: "ApiKeyUpdate" })
+export type ApiKeyUpdate = typeof ApiKeyUpdate.Type
+
 /** What storage needs to create a key: the record and the SHA-256 of its secret. */
-export type ApiKeyRecordInput = Omit<ApiKey, "id" | "last_used_at" | "enabled"> & { readonly hash: string }
+export type ApiKeyRecordInput = Omit<ApiKey, "id" | "last_used_at" | "enabled" | "bot_ids"> & { readonly hash: string }
 
 /** How keys look: `brk_` and 43 base64url characters (256 random bits). */
 export const keyPattern = /^brk_[A-Za-z0-9_-]{43}$/

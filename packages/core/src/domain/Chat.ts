@@ -116,6 +116,8 @@ export interface ChatCursor {
 export interface ChatQuery {
   /** The bots whose chats are listed. */
   readonly bot_ids: ReadonlyArray<number>
+  /** Single chats of other bots listed too (a chat-level scope). */
+  readonly chats?: ReadonlyArray<{ readonly bot_id: number; readonly chat_id: number }> | undefined
   /** Lower-case text the title, username or names must contain. */
   readonly q?: string | undefined
   readonly type?: ChatType | undefined

@@ -4,6 +4,7 @@ import { Role } from "./ApiKey.js"
 import { BackendUrl, BotName, Description } from "./Bot.js"
 import { NewTag } from "./ChatTag.js"
 import { RouteUpdate } from "./Route.js"
+import * as Scope from "./Scope.js"
 
 const Id = Schema.Int.pipe(Schema.positive({ message: () => "id must be a positive integer" }))
 const BotIds = Schema.Array(Schema.Int.pipe(Schema.positive({ message: () => "bot_ids must be positive integers" })))
@@ -67,6 +68,8 @@ export const ConfigKey = Schema.Struct({
   name: Schema.String,
   role: Role,
   bot_ids: BotIds,
+  /** Chat-level scopes; documents without them keep the key's. */
+  scopes: Schema.optionalWith(Scope.Entries, { exact: true }),
   enabled: Schema.Boolean,
   prefix: readOnly(Schema.String),
   created_at: readOnly(Schema.String),
@@ -81,6 +84,8 @@ export const ConfigAccount = Schema.Struct({
   display_name: DisplayName,
   role: Role,
   bot_ids: BotIds,
+  /** Chat-level scopes; without them, `bot_ids` is the shorthand for bot-wide entries. */
+  scopes: Schema.optionalWith(Scope.Entries, { exact: true }),
   enabled: Schema.Boolean,
   created_at: readOnly(Schema.String),
   last_login_at: readOnly(Schema.String)
@@ -89,6 +94,9 @@ export type ConfigAccount = typeof ConfigAccount.Type
 
 /** The account fields an import changes. */
 export const accountFields = ["display_name", "role", "bot_ids", "enabled"] as const
+
+/** The account fields an import changes when the document gives scopes. */
+export const scopedAccountFields = ["display_name", "role", "scopes", "enabled"] as const
 
 /** The settings changed at run time: the LLM router's, without its API key. */
 export const ConfigSettings = Schema.Struct({

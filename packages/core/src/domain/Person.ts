@@ -45,6 +45,8 @@ export interface PersonCursor {
 export interface PeopleQuery {
   /** The bots whose sightings count. */
   readonly bot_ids: ReadonlyArray<number>
+  /** Single chats of other bots whose members count too (a chat-level scope). */
+  readonly chats?: ReadonlyArray<{ readonly bot_id: number; readonly chat_id: number }> | undefined
   /** Only people seen in this chat (of any of the bots). */
   readonly chat_id?: number | undefined
   /** Lower-case text the username or names must contain. */

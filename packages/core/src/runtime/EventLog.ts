@@ -55,6 +55,8 @@ export interface StreamOptions {
   readonly chatId?: number | undefined
   /** Whether `note` events are sent (only signed-in accounts may read notes); true when omitted. */
   readonly notes?: boolean | undefined
+  /** Only events this holds for (besides those of no bot); every event when omitted. */
+  readonly visible?: ((entry: NewLogEntry) => boolean) | undefined
   /** Replays the log's events after this id first; live events only when omitted. */
   readonly lastEventId?: number | undefined
   /**
@@ -123,6 +125,7 @@ interface Client {
   readonly bots: ReadonlySet<number> | undefined
   readonly chatId: number | undefined
   readonly notes: boolean
+  readonly visible: ((entry: NewLogEntry) => boolean) | undefined
   readonly queue: Queue.Queue<Frame>
   readonly onCutOff: Effect.Effect<void> | undefined
   /** Done once the stream's scope closed. */
@@ -133,7 +136,8 @@ const accepts = (client: Client, entry: LogEntry) =>
   entry.bot_id === 0 ||
   ((client.notes || entry.type !== "note") &&
     (client.bots === undefined || client.bots.has(entry.bot_id)) &&
-    (client.chatId === undefined || entry.chat_id === client.chatId))
+    (client.chatId === undefined || entry.chat_id === client.chatId) &&
+    (client.visible === undefined || client.visible(entry)))
 
 const frameOf = (entry: LogEntry): Frame | undefined =>
   entry.type === "stop" ? undefined : entry.type === "reset"
@@ -481,7 +485,7 @@ export const make = (
           Effect.map((page) => {
             if (page.length > 0) skip.upTo = page[page.length - 1]!.id
             const frames = page.flatMap((logged) => {
-              const frame = client.notes || logged.type !== "note" ? frameOf(logged) : undefined
+              const frame = accepts(client, logged) ? frameOf(logged) : undefined
               return frame === undefined ? [] : [frame]
             })
             return [
@@ -523,6 +527,7 @@ export const make = (
           bots: streamOptions.bots === undefined ? undefined : new Set(streamOptions.bots),
           chatId: streamOptions.chatId,
           notes: streamOptions.notes ?? true,
+          visible: streamOptions.visible,
           queue: yield* Queue.bounded<Frame>(Math.max(1, options.maxPending)),
           onCutOff: streamOptions.onCutOff,
           ended: yield* Deferred.make<void>()

@@ -77,17 +77,24 @@ const routed = (completion: UpdateCompletion, decision: Decision): UpdateComplet
     sighting: completion.sighting
   }
 
-/** Tells the bus what the completions added to the bot's history: new messages, and edits (edit_date set). */
+/**
+ * Tells the bus what the completions added to the bot's history: new messages, and edits (edit_date set);
+ * after a move to a supergroup, that keys changed (their scopes follow the chat).
+ */
 const publishStored = (events: EventsService, botId: number, completions: ReadonlyArray<UpdateCompletion>) => {
   let stored: Array<Message> | undefined
   let edited: Array<Message> | undefined
+  const migrated = completions.some((c) => (c.sighting?.migrations.length ?? 0) > 0)
   for (const completion of completions) {
     for (const message of completion.messages) {
       if (message.edit_date > 0) (edited ??= []).push(message)
       else (stored ??= []).push(message)
     }
   }
-  return stored === undefined && edited === undefined ? Effect.void : publishMessages(events, botId, stored ?? [], edited)
+  const published = stored === undefined && edited === undefined
+    ? Effect.void
+    : publishMessages(events, botId, stored ?? [], edited)
+  return migrated ? Effect.zipRight(published, events.publish(Event.KeysChanged())) : published
 }
 
 /** What draining a bot's inbox works with. */

@@ -12,6 +12,7 @@ import {
 import type { Role } from "../domain/ApiKey.js"
 import { BotNotFound } from "../domain/Bot.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
+import type * as Scope from "../domain/Scope.js"
 import * as RandomToken from "../internal/RandomToken.js"
 import { nowIso } from "../internal/Time.js"
 import { AccountStore } from "../stores/AccountStore.js"
@@ -19,7 +20,7 @@ import { BotStore } from "../stores/BotStore.js"
 import { SessionStore } from "../stores/SessionStore.js"
 import { SettingsStore } from "../stores/SettingsStore.js"
 import * as ConfigRevision from "../runtime/ConfigRevision.js"
-import { hashKey } from "./ApiKeys.js"
+import { checkScopes, hashKey } from "./ApiKeys.js"
 import { PasswordHasher } from "./PasswordHasher.js"
 
 /** How long sessions last. */
@@ -112,10 +113,8 @@ const digest = (text: string) => Effect.promise(() => crypto.subtle.digest("SHA-
 export const csrfTokenOf = (session: Redacted.Redacted<string>): Effect.Effect<string> =>
   Effect.map(digest(`botrelay-csrf:${Redacted.value(session)}`), (d) => RandomToken.base64url(new Uint8Array(d)))
 
-const sameIds = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) => {
-  const set = new Set(a)
-  return set.size === new Set(b).size && b.every((id) => set.has(id))
-}
+const sameScopes = (a: ReadonlyArray<Scope.Entry>, b: ReadonlyArray<Scope.Entry>) =>
+  JSON.stringify(a) === JSON.stringify(b)
 
 /** Builds the service on the stores and the hasher the host provides. */
 export const make = (
@@ -139,19 +138,6 @@ export const make = (
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(new AccountNotFound({ id })), onSome: Effect.succeed }))
       )
 
-    const checkBots = (
-      role: Role,
-      botIds: ReadonlyArray<number>
-    ): Effect.Effect<void, InvalidInput | BotNotFound | StorageError> =>
-      role === "admin"
-        ? botIds.length > 0
-          ? Effect.fail(InvalidInput.field("bot_ids", "bot_ids apply to operator accounts only; admin accounts see every bot"))
-          : Effect.void
-        : Effect.forEach(botIds, (id) =>
-          botStore.findBot(id).pipe(
-            Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : Effect.fail(new BotNotFound({ id })))
-          ), { discard: true })
-
     const guardLastAdmin = (account: Account) =>
       account.role !== "admin" || !account.enabled
         ? Effect.void
@@ -163,14 +149,14 @@ export const make = (
         const current = yield* find(input.id)
         const role = input.role ?? current.role
         const enabled = input.enabled ?? current.enabled
-        yield* checkBots(role, input.bot_ids ?? [])
-        const botIds = input.bot_ids !== undefined ? [...new Set(input.bot_ids)] : role === "admin" ? [] : current.bot_ids
+        const asked = yield* checkScopes(botStore, role, input.bot_ids, input.scopes, "accounts")
+        const scopes = asked ?? (role === "admin" ? [] : current.scopes)
         if (role !== "admin" || !enabled) yield* guardLastAdmin(current)
         const changes: AccountChanges = {
           ...(input.display_name === undefined ? {} : { display_name: input.display_name }),
           ...(input.enabled === undefined ? {} : { enabled }),
           role,
-          bot_ids: botIds
+          scopes
         }
         const updated = yield* accountStore.updateAccount(current.id, changes).pipe(
           Effect.flatMap(Option.match({
@@ -178,7 +164,7 @@ export const make = (
             onSome: Effect.succeed
           }))
         )
-        if (role !== current.role || !sameIds(botIds, current.bot_ids) || (current.enabled && !enabled)) {
+        if (role !== current.role || !sameScopes(scopes, current.scopes) || (current.enabled && !enabled)) {
           yield* sessionStore.deleteAccountSessions(current.id)
         }
         return updated
@@ -253,14 +239,16 @@ export const make = (
 
     return Accounts.of({
       create: (input) =>
-        checkBots(input.role, input.bot_ids).pipe(
-          Effect.zipRight(Effect.all([hasher.hash(Redacted.make(input.password)), nowIso])),
-          Effect.flatMap(([password_hash, created_at]) =>
+        checkScopes(botStore, input.role, input.bot_ids, input.scopes, "accounts").pipe(
+          Effect.flatMap((scopes) =>
+            Effect.map(Effect.all([hasher.hash(Redacted.make(input.password)), nowIso]), (done) => [scopes, ...done] as const)
+          ),
+          Effect.flatMap(([scopes, password_hash, created_at]) =>
             accountStore.insertAccount({
               username: input.username,
               display_name: input.display_name,
               role: input.role,
-              bot_ids: [...new Set(input.bot_ids)],
+              scopes: scopes ?? [],
               password_hash,
               created_at
             })

@@ -1,9 +1,10 @@
 import type { Scope } from "effect"
 import { Context, Effect, Layer, Option, Queue, Redacted } from "effect"
-import type { ApiKey, CreatedApiKey, NewApiKey } from "../domain/ApiKey.js"
+import type { ApiKey, ApiKeyUpdate, CreatedApiKey, NewApiKey, Role } from "../domain/ApiKey.js"
 import { ApiKeyNotFound, keyPattern, LastAdminKey } from "../domain/ApiKey.js"
 import { BotNotFound } from "../domain/Bot.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
+import * as ScopeEntries from "../domain/Scope.js"
 import * as RandomToken from "../internal/RandomToken.js"
 import { BotStore } from "../stores/BotStore.js"
 import { KeyStore } from "../stores/KeyStore.js"
@@ -18,6 +19,10 @@ export interface ApiKeysService {
   readonly create: (input: NewApiKey) => Effect.Effect<CreatedApiKey, InvalidInput | BotNotFound | StorageError>
   /** All keys, ordered by id. */
   readonly list: Effect.Effect<ReadonlyArray<ApiKey>, StorageError>
+  /** Replaces an operator key's scope (`scopes`, or `bot_ids` as shorthand); admin keys take none. */
+  readonly update: (
+    input: ApiKeyUpdate
+  ) => Effect.Effect<ApiKey, ApiKeyNotFound | InvalidInput | BotNotFound | StorageError>
   /** Flips `enabled`; refuses to disable the last enabled admin key. */
   readonly toggle: (id: number) => Effect.Effect<ApiKey, ApiKeyNotFound | LastAdminKey | StorageError>
   /** Deletes a key; refuses to delete the last enabled admin key. */
@@ -54,6 +59,36 @@ export const hashKey = (secret: Redacted.Redacted<string>): Effect.Effect<string
 export const keyPrefix = (secret: Redacted.Redacted<string>): string => Redacted.value(secret).slice(0, 12)
 
 const touchInterval = 60_000
+
+/**
+ * The scope a body asks for (`scopes`, or `bot_ids` as shorthand), its bots checked to exist; admins take
+ * none. `undefined` when the body names neither.
+ */
+export const checkScopes = (
+  botStore: BotStore["Type"],
+  role: Role,
+  botIds: ReadonlyArray<number> | undefined,
+  scopes: ReadonlyArray<ScopeEntries.EntryInput> | undefined,
+  holders: "keys" | "accounts"
+): Effect.Effect<ReadonlyArray<ScopeEntries.Entry> | undefined, InvalidInput | BotNotFound | StorageError> =>
+  Effect.flatMap(ScopeEntries.fromInput(botIds, scopes), (
+    entries
+  ): Effect.Effect<ReadonlyArray<ScopeEntries.Entry> | undefined, InvalidInput | BotNotFound | StorageError> => {
+    if (role === "admin") {
+      return entries !== undefined && entries.length > 0
+        ? Effect.fail(
+          InvalidInput.field(
+            scopes !== undefined ? "scopes" : "bot_ids",
+            `${scopes !== undefined ? "scopes" : "bot_ids"} apply to operator ${holders} only; admin ${holders} see every bot`
+          )
+        )
+        : Effect.succeed(entries === undefined ? undefined : [])
+    }
+    return Effect.forEach(entries ?? [], (entry) =>
+      botStore.findBot(entry.bot_id).pipe(
+        Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : Effect.fail(new BotNotFound({ id: entry.bot_id })))
+      ), { discard: true }).pipe(Effect.as(entries))
+  })
 
 /** Builds the service on the stores the host provides. */
 export const make: Effect.Effect<
@@ -103,13 +138,17 @@ export const make: Effect.Effect<
       )
   }
 
-  const insert = (secret: Redacted.Redacted<string>, input: NewApiKey) =>
+  const insert = (
+    secret: Redacted.Redacted<string>,
+    input: Pick<NewApiKey, "name" | "role">,
+    scopes: ReadonlyArray<ScopeEntries.Entry>
+  ) =>
     Effect.all([hashKey(secret), nowIso]).pipe(
       Effect.flatMap(([hash, created_at]) =>
         keyStore.insertApiKey({
           name: input.name,
           role: input.role,
-          bot_ids: input.bot_ids,
+          scopes,
           prefix: keyPrefix(secret),
           created_at,
           hash
@@ -117,29 +156,36 @@ export const make: Effect.Effect<
       )
     )
 
-  const checkBots = (input: NewApiKey): Effect.Effect<void, InvalidInput | BotNotFound | StorageError> =>
-    input.role === "admin"
-      ? input.bot_ids.length > 0
-        ? Effect.fail(InvalidInput.field("bot_ids", "bot_ids apply to operator keys only; admin keys see every bot"))
-        : Effect.void
-      : Effect.forEach(input.bot_ids, (id) =>
-        botStore.findBot(id).pipe(
-          Effect.flatMap((bot) => Option.isSome(bot) ? Effect.void : Effect.fail(new BotNotFound({ id })))
-        ), { discard: true })
-
   return ApiKeys.of({
     create: (input) =>
-      checkBots(input).pipe(
-        Effect.zipRight(generateKey),
-        Effect.flatMap((secret) =>
-          insert(secret, { ...input, bot_ids: [...new Set(input.bot_ids)] }).pipe(
-            Effect.map((key): CreatedApiKey => ({ ...key, key: Redacted.value(secret) }))
-          )
+      checkScopes(botStore, input.role, input.bot_ids, input.scopes, "keys").pipe(
+        Effect.flatMap((scopes) =>
+          Effect.flatMap(generateKey, (secret) =>
+            insert(secret, input, scopes ?? []).pipe(
+              Effect.map((key): CreatedApiKey => ({ ...key, key: Redacted.value(secret) }))
+            ))
         ),
         bumped,
         Effect.withSpan("ApiKeys.create")
       ),
     list: keyStore.listApiKeys,
+    update: (input) =>
+      find(input.id).pipe(
+        Effect.flatMap((key) => checkScopes(botStore, key.role, input.bot_ids, input.scopes, "keys")),
+        Effect.flatMap((scopes) =>
+          scopes === undefined
+            ? find(input.id)
+            : keyStore.setApiKeyScopes(input.id, scopes).pipe(
+              Effect.flatMap(Option.match({
+                onNone: () => Effect.fail(new ApiKeyNotFound({ id: input.id })),
+                onSome: Effect.succeed
+              }))
+            )
+        ),
+        Effect.ensuring(changed),
+        bumped,
+        Effect.withSpan("ApiKeys.update", { attributes: { id: input.id } })
+      ),
     toggle: (id) =>
       find(id).pipe(
         Effect.tap(guardLastAdmin),
@@ -171,7 +217,7 @@ export const make: Effect.Effect<
         ? Effect.flatMap(hashKey(secret), keyStore.findApiKeyByHash).pipe(
           Effect.flatMap(Option.match({
             onSome: () => Effect.succeed(false),
-            onNone: () => insert(secret, { name, role: "admin", bot_ids: [] }).pipe(bumped, Effect.as(true))
+            onNone: () => insert(secret, { name, role: "admin" }, []).pipe(bumped, Effect.as(true))
           }))
         )
         : Effect.fail(InvalidInput.field("admin_key", "an admin key must be brk_ followed by 43 base64url characters")),

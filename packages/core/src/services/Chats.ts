@@ -19,7 +19,7 @@ import {
   type Priority
 } from "../domain/Chat.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
-import { type BotScope, includes } from "../domain/Scope.js"
+import * as Scope from "../domain/Scope.js"
 import { nowSeconds } from "../internal/Time.js"
 import { BotStore } from "../stores/BotStore.js"
 import { ChatViews } from "../runtime/EventLog.js"
@@ -58,7 +58,7 @@ export interface ChatsService {
    */
   readonly list: (
     request: ChatListRequest,
-    scope: BotScope
+    scope: Scope.ChatScope
   ) => Effect.Effect<ChatPage, BotNotFound | HistoryDisabled | InvalidInput | StorageError>
   /** One chat of a bot that keeps history. */
   readonly get: (
@@ -83,10 +83,10 @@ export interface ChatsService {
     ConversationChange,
     BotNotFound | HistoryDisabled | ChatNotFound | InvalidInput | InvalidAssignee | StorageError
   >
-  /** The kept counts of the chats of `bot_id` (checked) or of every bot in scope; `me` is the caller's account (0 for keys). */
+  /** The counts of the chats of `bot_id` (checked) or of every bot in scope, narrowed to its chats; `me` is the caller's account (0 for keys). */
   readonly counts: (
     botId: number | undefined,
-    scope: BotScope,
+    scope: Scope.ChatScope,
     me: number
   ) => Effect.Effect<ChatCounts, BotNotFound | HistoryDisabled | StorageError>
   /** Asks Telegram for the chat's names and member count (getChat, getChatMemberCount); the chat afterwards. */
@@ -125,11 +125,20 @@ export const botsOf = (
   botStore: BotStore["Type"],
   chatStore: ChatStore["Type"],
   botId: number | undefined,
-  scope: BotScope
+  scope: Scope.BotScope
 ): Effect.Effect<ReadonlyArray<number>, BotNotFound | HistoryDisabled | StorageError> =>
   botId !== undefined
     ? Effect.as(historyBot(botStore, botId), [botId])
-    : Effect.map(chatStore.historyBotIds, (ids) => ids.filter((id) => includes(scope, id)))
+    : Effect.map(chatStore.historyBotIds, (ids) => ids.filter((id) => Scope.includes(scope, id)))
+
+/** The bots and chats a request covers: those of `botsOf`, narrowed to the chats of the scope. */
+export const filterFor = (
+  botStore: BotStore["Type"],
+  chatStore: ChatStore["Type"],
+  botId: number | undefined,
+  scope: Scope.ChatScope
+): Effect.Effect<Scope.ChatFilter, BotNotFound | HistoryDisabled | StorageError> =>
+  Effect.map(botsOf(botStore, chatStore, botId, Scope.botsOf(scope)), (ids) => Scope.filterOf(scope, ids))
 
 /** The conversation state a request makes of `before` at `now` (Unix seconds), or why it cannot. */
 export const applyUpdate = (
@@ -212,9 +221,10 @@ export const make: Effect.Effect<
         Effect.gen(function*() {
           const after = request.cursor === undefined ? undefined : decodeChatCursor(request.cursor)
           if (after !== undefined && Either.isLeft(after)) return yield* Effect.fail(InvalidInput.field("cursor", after.left))
-          const botIds = yield* botsOf(botStore, chatStore, request.bot_id, scope)
+          const filter = yield* filterFor(botStore, chatStore, request.bot_id, scope)
           const found = yield* chatStore.listChats({
-            bot_ids: botIds,
+            bot_ids: filter.bot_ids,
+            chats: filter.chats,
             q: request.q,
             type: request.type,
             unread: request.unread,
@@ -264,7 +274,7 @@ export const make: Effect.Effect<
         }).pipe(Effect.withSpan("Chats.update", { attributes: { bot_id: request.bot_id } })),
 
       counts: (botId, scope, me) =>
-        botsOf(botStore, chatStore, botId, scope).pipe(
+        filterFor(botStore, chatStore, botId, scope).pipe(
           Effect.flatMap(chatStore.chatCounts),
           Effect.map((rows) => countsOf(rows, me)),
           Effect.withSpan("Chats.counts")

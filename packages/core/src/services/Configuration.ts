@@ -2,6 +2,7 @@ import { Context, Effect, Layer, ParseResult, Schema } from "effect"
 import type { Account, AccountNotFound, AccountUpdate, LastAdminAccount } from "../domain/Account.js"
 import type { ApiKey, ApiKeyNotFound, LastAdminKey } from "../domain/ApiKey.js"
 import type { Bot, BotNotFound, BotUpdate, DuplicateToken } from "../domain/Bot.js"
+import * as Scope from "../domain/Scope.js"
 import type { Tag, TagNotFound } from "../domain/ChatTag.js"
 import * as ConfigDocument from "../domain/ConfigDocument.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
@@ -146,6 +147,7 @@ const keyOf = (k: ApiKey): ConfigDocument.ConfigKey => ({
   name: k.name,
   role: k.role,
   bot_ids: k.bot_ids,
+  scopes: k.scopes,
   enabled: k.enabled,
   prefix: k.prefix,
   created_at: k.created_at,
@@ -158,6 +160,7 @@ const accountOf = (a: Account): ConfigDocument.ConfigAccount => ({
   display_name: a.display_name,
   role: a.role,
   bot_ids: a.bot_ids,
+  scopes: a.scopes,
   enabled: a.enabled,
   created_at: a.created_at,
   last_login_at: a.last_login_at
@@ -281,7 +284,14 @@ export const make: Effect.Effect<
             issues.push({ path: `accounts.${i}.username`, message: "an import cannot rename an account" })
           }
           wanted.bot_ids.forEach((id, j) => checkBot(`accounts.${i}.bot_ids.${j}`, id))
-          const changes = changesOf(accountOf(account), wanted, ConfigDocument.accountFields)
+          wanted.scopes?.forEach((e, j) => checkBot(`accounts.${i}.scopes.${j}.bot_id`, e.bot_id))
+          const changes = wanted.scopes === undefined
+            ? changesOf(accountOf(account), wanted, ConfigDocument.accountFields)
+            : changesOf(
+              { ...accountOf(account), scopes: account.scopes },
+              { ...wanted, scopes: wanted.scopes.map(Scope.normalize) },
+              ConfigDocument.scopedAccountFields
+            )
           if (isEmpty(changes)) return
           const entry = { op: "update" as const, kind: "account" as const, id: account.id, changes }
           steps.push({
@@ -301,7 +311,10 @@ export const make: Effect.Effect<
             issues.push({ path: `keys.${i}.id`, message: `API key ${wanted.id} does not exist; an import never creates keys` })
             return
           }
-          for (const field of Object.keys(changesOf(key, wanted, ["name", "role", "bot_ids"]))) {
+          const fixed = wanted.scopes === undefined
+            ? changesOf(key, wanted, ["name", "role", "bot_ids"])
+            : changesOf(key, { ...wanted, scopes: wanted.scopes.map(Scope.normalize) }, ["name", "role", "scopes"])
+          for (const field of Object.keys(fixed)) {
             issues.push({
               path: `keys.${i}.${field}`,
               message: `an import cannot change a key's ${field}; only enabled (create a new key instead)`

@@ -17,6 +17,8 @@ export interface Located {
 
 /** Files of the messages bots saw or sent. */
 export interface MediaFilesService {
+  /** The chats of the bot whose stored messages carry the file. */
+  readonly chatsWith: (botId: number, fileId: string) => Effect.Effect<ReadonlyArray<number>, StorageError>
   /**
    * The file with `fileId`, when a message in the bot's history carries it, described by getFile:
    * `FileNotFound` when the history holds no such message or Telegram no longer has the file,
@@ -50,6 +52,7 @@ export const make: Effect.Effect<MediaFilesService, never, BotStore | MessageSto
     const messageStore = yield* MessageStore
     const telegram = yield* TelegramClient.TelegramClient
     return MediaFiles.of({
+      chatsWith: messageStore.chatsWithFile,
       locate: (botId, fileId) =>
         Effect.gen(function*() {
           const bot = yield* botStore.findBot(botId).pipe(

@@ -14,6 +14,8 @@ import { MessageStore } from "../stores/MessageStore.js"
 export interface MessagesService {
   /** A page of one chat's history, newest first. */
   readonly list: (query: MessageQuery) => Effect.Effect<ReadonlyArray<Message>, BotNotFound | StorageError>
+  /** One stored message of a chat, if the history holds it. */
+  readonly find: (botId: number, chatId: number, id: number) => Effect.Effect<Option.Option<Message>, StorageError>
   /** Sends a text through the bot, stores what Telegram answered and returns it. */
   readonly send: (
     input: SendMessage
@@ -115,6 +117,7 @@ export const make: Effect.Effect<
       )
 
     return Messages.of({
+      find: messageStore.findMessage,
       list: (query) =>
         messageStore.listMessages(query).pipe(
           Effect.tap((page) => page.length === 0 ? findBot(query.bot_id) : Effect.void)

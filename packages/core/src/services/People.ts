@@ -3,11 +3,11 @@ import type { BotNotFound } from "../domain/Bot.js"
 import { ChatNotFound, type HistoryDisabled } from "../domain/Chat.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
 import { decodePersonCursor, type Person, PersonNotFound, type PersonPage, personCursor } from "../domain/Person.js"
-import type { BotScope } from "../domain/Scope.js"
+import * as Scope from "../domain/Scope.js"
 import { BotStore } from "../stores/BotStore.js"
 import { ChatStore } from "../stores/ChatStore.js"
 import { PeopleStore } from "../stores/PeopleStore.js"
-import { botsOf } from "./Chats.js"
+import { filterFor } from "./Chats.js"
 
 /** A request for a page of people. */
 export interface PeopleRequest {
@@ -27,10 +27,10 @@ export interface PeopleService {
   /** A page of people seen by the bot, or by every bot in `scope` that keeps history, last seen first. */
   readonly list: (
     request: PeopleRequest,
-    scope: BotScope
+    scope: Scope.ChatScope
   ) => Effect.Effect<PersonPage, BotNotFound | HistoryDisabled | ChatNotFound | InvalidInput | StorageError>
   /** One user as the bots in `scope` that keep history saw them. */
-  readonly get: (userId: number, scope: BotScope) => Effect.Effect<Person, PersonNotFound | StorageError>
+  readonly get: (userId: number, scope: Scope.ChatScope) => Effect.Effect<Person, PersonNotFound | StorageError>
 }
 
 /** The users the bots that keep history have seen. */
@@ -47,14 +47,15 @@ export const make: Effect.Effect<PeopleService, never, BotStore | ChatStore | Pe
       Effect.gen(function*() {
         const after = request.cursor === undefined ? undefined : decodePersonCursor(request.cursor)
         if (after !== undefined && Either.isLeft(after)) return yield* Effect.fail(InvalidInput.field("cursor", after.left))
-        const botIds = yield* botsOf(botStore, chatStore, request.bot_id, scope)
+        const filter = yield* filterFor(botStore, chatStore, request.bot_id, scope)
         const chatId = request.chat_id
         if (request.bot_id !== undefined && chatId !== undefined) {
           const chat = yield* chatStore.findChat(request.bot_id, chatId)
           if (Option.isNone(chat)) return yield* Effect.fail(new ChatNotFound({ bot_id: request.bot_id, chat_id: chatId }))
         }
         const found = yield* peopleStore.listPeople({
-          bot_ids: botIds,
+          bot_ids: filter.bot_ids,
+          chats: filter.chats,
           chat_id: chatId,
           q: request.q,
           limit: request.limit + 1,
@@ -68,9 +69,9 @@ export const make: Effect.Effect<PeopleService, never, BotStore | ChatStore | Pe
       }).pipe(Effect.withSpan("People.list")),
 
     get: (userId, scope) =>
-      botsOf(botStore, chatStore, undefined, scope).pipe(
-        Effect.catchTag("BotNotFound", "HistoryDisabled", () => Effect.succeed([])),
-        Effect.flatMap((botIds) => peopleStore.findPerson(userId, botIds)),
+      filterFor(botStore, chatStore, undefined, scope).pipe(
+        Effect.catchTag("BotNotFound", "HistoryDisabled", () => Effect.succeed(Scope.filterOf(scope, []))),
+        Effect.flatMap((filter) => peopleStore.findPerson(userId, filter)),
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new PersonNotFound({ user_id: userId })),
           onSome: Effect.succeed

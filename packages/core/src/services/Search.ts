@@ -10,12 +10,13 @@ import {
   type SearchPage,
   type SearchRequest
 } from "../domain/SearchPage.js"
+import * as Scope from "../domain/Scope.js"
 import * as SearchQuery from "../domain/SearchQuery.js"
 import { BotStore } from "../stores/BotStore.js"
 import { type Found, type FoundNoteAt, SearchStore } from "../stores/SearchStore.js"
 
-/** The bots a caller may search: every bot, or these. */
-export type SearchScope = "all" | ReadonlyArray<number>
+/** The chats a caller may search: every chat, or those of a chat scope. */
+export type SearchScope = Scope.ChatScope
 
 /** Full-text search over the stored messages and notes. */
 export interface SearchService {
@@ -78,13 +79,13 @@ export const make: Effect.Effect<SearchService, never, BotStore | SearchStore> =
   const botStore = yield* BotStore
   const searchStore = yield* SearchStore
 
-  const botsOf = (botId: number | undefined, scope: SearchScope) =>
+  const filterFor = (botId: number | undefined, scope: SearchScope) =>
     botId === undefined
-      ? Effect.succeed(scope === "all" ? undefined : scope)
+      ? Effect.succeed(scope === "all" ? undefined : Scope.filterOf(scope, scope.map((e) => e.bot_id)))
       : botStore.findBot(botId).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.fail(new BotNotFound({ id: botId })),
-          onSome: () => Effect.succeed([botId])
+          onSome: () => Effect.succeed(Scope.filterOf(scope, [botId]))
         }))
       )
 
@@ -103,9 +104,9 @@ export const make: Effect.Effect<SearchService, never, BotStore | SearchStore> =
           : withNotes
           ? yield* Either.mapLeft(decodeMixedCursor(request.cursor), badCursor)
           : { message: yield* Either.mapLeft(decodeCursor(request.cursor), badCursor), note: 0 }
-        const bot_ids = yield* botsOf(request.bot_id, scope)
-        if (bot_ids !== undefined && bot_ids.length === 0) return emptyPage
-        const filters = { terms, bot_ids, chat_id: request.chat_id, from: request.from, to: request.to, limit: request.limit + 1 }
+        const filter = yield* filterFor(request.bot_id, scope)
+        if (filter !== undefined && Scope.isEmpty(filter)) return emptyPage
+        const filters = { terms, bot_ids: filter?.bot_ids, chats: filter?.chats, chat_id: request.chat_id, from: request.from, to: request.to, limit: request.limit + 1 }
         const foundMessages = withMessages
           ? yield* searchStore.searchMessages({
             ...filters,

@@ -2,13 +2,13 @@ import { Context, Effect, Layer } from "effect"
 import type { BotNotFound } from "../domain/Bot.js"
 import type { HistoryDisabled } from "../domain/Chat.js"
 import { InvalidInput, type StorageError } from "../domain/Errors.js"
-import type { BotScope } from "../domain/Scope.js"
+import * as Scope from "../domain/Scope.js"
 import { defaultRangeDays, maxRangeDays, type Stats } from "../domain/Stats.js"
 import { nowSeconds } from "../internal/Time.js"
 import { BotStore } from "../stores/BotStore.js"
 import { ChatStore } from "../stores/ChatStore.js"
 import { StatsStore } from "../stores/StatsStore.js"
-import { botsOf } from "./Chats.js"
+import { filterFor } from "./Chats.js"
 
 /** A request for stats: one bot or all in scope, from (inclusive) to (exclusive), Unix seconds. */
 export interface StatsRequest {
@@ -28,7 +28,7 @@ export interface StatsService {
    */
   readonly get: (
     request: StatsRequest,
-    scope: BotScope
+    scope: Scope.ChatScope
   ) => Effect.Effect<Stats, BotNotFound | HistoryDisabled | InvalidInput | StorageError>
 }
 
@@ -56,17 +56,20 @@ export const make: Effect.Effect<StatsService, never, BotStore | ChatStore | Sta
         if (to - from > maxRangeDays * day) {
           return yield* Effect.fail(InvalidInput.field("to", `the range from from to to must be at most ${maxRangeDays} days`))
         }
-        const botIds = yield* botsOf(botStore, chatStore, request.bot_id, scope)
+        const filter = yield* filterFor(botStore, chatStore, request.bot_id, scope)
+        const botIds = filter.bot_ids
         const lastHour = Math.floor((to - 1) / hour)
         const firstDay = Math.floor(from / day)
         const lastDay = Math.floor((to - 1) / day)
-        const [hours, top_chats, active_chats_7d, totals, deliveries] = yield* Effect.all([
+        const [botHours, chatHours, top_chats, active_chats_7d, totals, deliveries] = yield* Effect.all([
           stats.hourCounts(botIds, Math.floor(from / hour), lastHour),
-          stats.topChats(botIds, firstDay, lastDay, 10),
-          stats.activeChats(botIds, lastDay - 6, lastDay),
-          stats.totals(botIds),
+          stats.chatHourCounts(filter.chats, Math.floor(from / hour), lastHour),
+          stats.topChats(botIds, firstDay, lastDay, 10, filter.chats),
+          stats.activeChats(botIds, lastDay - 6, lastDay, filter.chats),
+          stats.totals(botIds, filter.chats),
           stats.deliveries(botIds, new Date(from * 1000).toISOString(), new Date(to * 1000).toISOString())
         ])
+        const hours = [...botHours, ...chatHours]
         const days = new Map<number, { in: number; out: number }>()
         for (let d = firstDay; d <= lastDay; d++) days.set(d, { in: 0, out: 0 })
         const perHour = Array.from({ length: 24 }, () => 0)

@@ -2,6 +2,7 @@ import type { Effect, Option } from "effect"
 import { Context } from "effect"
 import type { Chat, ChatCountRow, ChatInfo, ChatQuery, Conversation } from "../domain/Chat.js"
 import type { StorageError } from "../domain/Errors.js"
+import type { ChatFilter } from "../domain/Scope.js"
 import type { Sighting } from "../domain/Sighting.js"
 
 /**
@@ -44,8 +45,11 @@ export interface ChatStoreService {
     before: Conversation,
     after: Conversation
   ) => Effect.Effect<boolean, StorageError>
-  /** The kept counts of the bots' listed chats per status and assignee (rows with none left out). */
-  readonly chatCounts: (botIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<ChatCountRow>, StorageError>
+  /**
+   * The counts of the filter's listed chats per status and assignee (rows with none left out): whole bots'
+   * from the kept counters, single chats' counted from those chats.
+   */
+  readonly chatCounts: (filter: ChatFilter) => Effect.Effect<ReadonlyArray<ChatCountRow>, StorageError>
   /**
    * Reopens at most `limit` snoozed chats whose `snoozed_until` is at or before `now` (Unix seconds), each
    * with a `chats.reopen` audit entry by `system` in the same write; the chats it reopened. A chat another

@@ -18,6 +18,8 @@ export interface MessageStoreService {
   readonly findMessage: (botId: number, chatId: number, id: number) => Effect.Effect<Option.Option<Message>, StorageError>
   /** Whether the bot's history holds a message, in any chat, carrying the file with this `file_id`. */
   readonly hasFile: (botId: number, fileId: string) => Effect.Effect<boolean, StorageError>
+  /** The chats of the bot whose stored messages hold the file. */
+  readonly chatsWithFile: (botId: number, fileId: string) => Effect.Effect<ReadonlyArray<number>, StorageError>
   /** Marks the bot's stored messages of the chat with these ids deleted; returns how many it holds. */
   readonly markMessagesDeleted: (
     botId: number,

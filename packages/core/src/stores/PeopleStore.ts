@@ -1,6 +1,7 @@
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
 import type { StorageError } from "../domain/Errors.js"
+import type { ChatFilter } from "../domain/Scope.js"
 import type { PeopleQuery, Person } from "../domain/Person.js"
 
 /** The users the bots that keep history have seen (written through `ChatStore.recordSightings`). */
@@ -10,10 +11,10 @@ export interface PeopleStoreService {
    * last seen over those bots, the chats they were seen in (migrated-away chats left out) and their tags.
    */
   readonly listPeople: (query: PeopleQuery) => Effect.Effect<ReadonlyArray<Person>, StorageError>
-  /** One user as these bots saw them; `None` when none of them did. */
+  /** One user as the filter's bots and chats saw them; `None` when none of them did. */
   readonly findPerson: (
     userId: number,
-    botIds: ReadonlyArray<number>
+    filter: ChatFilter
   ) => Effect.Effect<Option.Option<Person>, StorageError>
 }
 

@@ -11,6 +11,8 @@ export interface MessageSearch {
   readonly terms: Terms
   /** Only messages of these bots; every bot's when undefined, none when empty. */
   readonly bot_ids: ReadonlyArray<number> | undefined
+  /** Single chats of other bots searched too (a chat-level scope). */
+  readonly chats?: ReadonlyArray<{ readonly bot_id: number; readonly chat_id: number }> | undefined
   readonly chat_id?: number | undefined
   /** Only messages from this sender (`Message.user_id`). */
   readonly user_id?: number | undefined

@@ -1,6 +1,7 @@
 import type { Effect } from "effect"
 import { Context } from "effect"
 import type { StorageError } from "../domain/Errors.js"
+import type { ChatFilter } from "../domain/Scope.js"
 import type { DeliveryFigures, HourCount, TopChat } from "../domain/Stats.js"
 
 /**
@@ -14,22 +15,34 @@ export interface StatsStoreService {
     fromHour: number,
     toHour: number
   ) => Effect.Effect<ReadonlyArray<HourCount>, StorageError>
-  /** The chats with the most messages (in and out) over the days, most first, at most `limit`. */
+  /**
+   * Messages in and out of each hour of the range that has any, summed over single chats (a chat-level
+   * scope), by hour: counted from those chats' messages, as the hour counters are per bot.
+   */
+  readonly chatHourCounts: (
+    chats: ChatFilter["chats"],
+    fromHour: number,
+    toHour: number
+  ) => Effect.Effect<ReadonlyArray<HourCount>, StorageError>
+  /** The chats of the bots and `chats` with the most messages (in and out) over the days, most first, at most `limit`. */
   readonly topChats: (
     botIds: ReadonlyArray<number>,
     fromDay: number,
     toDay: number,
-    limit: number
+    limit: number,
+    chats?: ChatFilter["chats"]
   ) => Effect.Effect<ReadonlyArray<TopChat>, StorageError>
-  /** How many chats had a message on any of the days. */
+  /** How many chats of the bots and `chats` had a message on any of the days. */
   readonly activeChats: (
     botIds: ReadonlyArray<number>,
     fromDay: number,
-    toDay: number
+    toDay: number,
+    chats?: ChatFilter["chats"]
   ) => Effect.Effect<number, StorageError>
-  /** How many chats (migrated-away ones left out) and distinct people the bots have. */
+  /** How many chats (migrated-away ones left out) and distinct people the bots and `chats` have. */
   readonly totals: (
-    botIds: ReadonlyArray<number>
+    botIds: ReadonlyArray<number>,
+    chats?: ChatFilter["chats"]
   ) => Effect.Effect<{ readonly chats: number; readonly people: number }, StorageError>
   /** Deliveries queued from `from` (inclusive) to `to` (exclusive), ISO 8601 times. */
   readonly deliveries: (

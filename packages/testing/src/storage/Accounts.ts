@@ -1,16 +1,16 @@
 import { Account, AccountStore, BotStore, SessionStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { botInput, type Runner, some, t0, t1, t2 } from "./Fixtures.js"
+import { botInput, botScopes, type Runner, some, t0, t1, t2 } from "./Fixtures.js"
 
 export const accountInput = (
   username: string,
-  overrides: Partial<Account.AccountRecordInput> = {}
+  { bot_ids, ...overrides }: Partial<Account.AccountRecordInput> & { readonly bot_ids?: ReadonlyArray<number> } = {}
 ): Account.AccountRecordInput => ({
   username,
   display_name: "",
   role: "operator",
-  bot_ids: [],
+  scopes: botScopes(bot_ids ?? []),
   password_hash: `hash of ${username}`,
   created_at: t0,
   ...overrides
@@ -31,6 +31,7 @@ export const accounts = (run: Runner): void => {
           display_name: "The Root",
           role: "admin",
           bot_ids: [],
+          scopes: [],
           enabled: true,
           created_at: t0,
           last_login_at: ""
@@ -64,10 +65,10 @@ export const accounts = (run: Runner): void => {
         assert.deepStrictEqual(yield* storage.updateAccount(account.id, {}), Option.some(account))
         const renamed = some(yield* storage.updateAccount(account.id, { display_name: "Front desk" }))
         assert.deepStrictEqual(renamed, { ...account, display_name: "Front desk" })
-        const moved = some(yield* storage.updateAccount(account.id, { bot_ids: [b.id, a.id] }))
+        const moved = some(yield* storage.updateAccount(account.id, { scopes: botScopes([b.id, a.id]) }))
         assert.deepStrictEqual(moved.bot_ids, [a.id, b.id])
-        const promoted = some(yield* storage.updateAccount(account.id, { role: "admin", bot_ids: [], enabled: false }))
-        assert.deepStrictEqual(promoted, { ...renamed, role: "admin", bot_ids: [], enabled: false })
+        const promoted = some(yield* storage.updateAccount(account.id, { role: "admin", scopes: [], enabled: false }))
+        assert.deepStrictEqual(promoted, { ...renamed, role: "admin", bot_ids: [], scopes: [], enabled: false })
         assert.deepStrictEqual(yield* storage.findAccount(account.id), Option.some(promoted))
         assert.isTrue(Option.isNone(yield* storage.updateAccount(99, { enabled: true })))
         assert.isTrue(Option.isNone(yield* storage.updateAccount(99, {})))

@@ -342,7 +342,7 @@ export const chats = (run: Runner): void => {
           dup
         ])
         assert.deepStrictEqual(yield* storage.listTags({ chat_id: group, bot_id: bot.id }), [])
-        const person = some(yield* storage.findPerson(42, [bot.id]))
+        const person = some(yield* storage.findPerson(42, { bot_ids: [bot.id], chats: [] }))
         assert.deepStrictEqual(person.chats, [{ bot_id: bot.id, chat_id: supergroup, title: "Old team" }])
         assert.strictEqual(some(yield* storage.findChat(other.id, group)).message_count, 1)
 
@@ -406,7 +406,7 @@ export const chats = (run: Runner): void => {
         yield* storage.recordSightings([sighting(a.id, { people: [personSeen(42, 10)] })])
         assert.isTrue(yield* storage.deleteBot(a.id))
         assert.isTrue(Option.isNone(yield* storage.findChat(a.id, 10)))
-        assert.isTrue(Option.isNone(yield* storage.findPerson(42, [a.id])))
+        assert.isTrue(Option.isNone(yield* storage.findPerson(42, { bot_ids: [a.id], chats: [] })))
         assert.deepStrictEqual(yield* storage.historyBotIds, [c.id])
       }))
 
@@ -422,7 +422,7 @@ export const chats = (run: Runner): void => {
         yield* storage.completeUpdates([done])
         const chat = some(yield* storage.findChat(bot.id, -40))
         assert.deepStrictEqual([chat.title, chat.message_count], ["Team", 1])
-        assert.strictEqual(some(yield* storage.findPerson(42, [bot.id])).first_name, "User 42")
+        assert.strictEqual(some(yield* storage.findPerson(42, { bot_ids: [bot.id], chats: [] })).first_name, "User 42")
       }))
   })
 }

@@ -63,14 +63,16 @@ export const conversations = (run: Runner): void => {
         assert.deepStrictEqual(yield* ids({ assignees: [7], statuses: ["pending"] }), [2])
       }))
 
-    test("the kept counts follow creation, changes, migrations and deletion as a fresh count does", (storage) =>
+    test("the kept counts (and those of single chats) follow creation, changes, migrations and deletion as a fresh count does", (storage) =>
       Effect.gen(function*() {
         const a = yield* storage.insertBot(botInput(1, { manage_enabled: true }))
         const b = yield* storage.insertBot(botInput(2, { manage_enabled: true }))
         const check = Effect.gen(function*() {
           const listed = yield* storage.listChats({ bot_ids: [a.id, b.id], limit: 200 })
-          const kept = yield* storage.chatCounts([a.id, b.id])
+          const kept = yield* storage.chatCounts({ bot_ids: [a.id, b.id], chats: [] })
           assert.deepStrictEqual(Chat.countsOf(kept, 5), fresh(listed, 5))
+          const single = yield* storage.chatCounts({ bot_ids: [], chats: listed.map((c) => ({ bot_id: c.bot_id, chat_id: c.chat_id })) })
+          assert.deepStrictEqual(Chat.countsOf(single, 5), fresh(listed, 5))
           return Chat.countsOf(kept, 5)
         })
         yield* storage.saveMessages([message(a.id, 1, 1), message(a.id, 2, 1), message(b.id, 3, 1), message(a.id, -500, 1)])
@@ -90,7 +92,7 @@ export const conversations = (run: Runner): void => {
         assert.deepStrictEqual(yield* check, counted)
         yield* storage.deleteBot(b.id)
         assert.deepStrictEqual((yield* check).status, { open: 2, pending: 1, resolved: 1, snoozed: 0 })
-        assert.deepStrictEqual(yield* storage.chatCounts([b.id]), [])
+        assert.deepStrictEqual(yield* storage.chatCounts({ bot_ids: [b.id], chats: [] }), [])
       }))
 
     test("a reopening sighting reopens a chat not open, audited by system, once", (storage) =>
@@ -119,7 +121,7 @@ export const conversations = (run: Runner): void => {
           ]
         )
         assert.strictEqual(entries[0]!.at, new Date(1_700_000_000_000).toISOString())
-        const counts = Chat.countsOf(yield* storage.chatCounts([bot.id]), 0)
+        const counts = Chat.countsOf(yield* storage.chatCounts({ bot_ids: [bot.id], chats: [] }), 0)
         assert.deepStrictEqual(counts.status, { open: 3, pending: 0, resolved: 0, snoozed: 0 })
       }))
 
@@ -159,7 +161,7 @@ export const conversations = (run: Runner): void => {
         const woken = rounds.flat().map((c) => c.chat_id).sort((x, y) => x - y)
         assert.deepStrictEqual(woken, ids)
         assert.strictEqual((yield* storage.listAudit({ action: "chats.reopen", limit: 100 })).length, ids.length)
-        assert.deepStrictEqual(Chat.countsOf(yield* storage.chatCounts([bot.id]), 0).status, {
+        assert.deepStrictEqual(Chat.countsOf(yield* storage.chatCounts({ bot_ids: [bot.id], chats: [] }), 0).status, {
           open: 20,
           pending: 0,
           resolved: 0,

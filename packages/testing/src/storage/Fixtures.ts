@@ -1,4 +1,5 @@
 import type { ApiKey, Bot, Delivery, Errors, Inbox, Message, OutboxStore, Route, RouteSend, Stores, ChatTag } from "@botrelay/core"
+import { Scope } from "@botrelay/core"
 import { assert, it } from "@effect/vitest"
 import type { Context, Layer } from "effect"
 import { Effect, Option, Redacted } from "effect"
@@ -81,10 +82,18 @@ export const tagInput = (chatId: number, userId: number, tag: string, overrides:
   ...overrides
 })
 
-export const keyInput = (n: number, overrides: Partial<ApiKey.ApiKeyRecordInput> = {}): ApiKey.ApiKeyRecordInput => ({
+/** Scope entries over every chat of these bots with the default abilities (sorted, once each). */
+export const botScopes = (botIds: ReadonlyArray<number>): ReadonlyArray<Scope.Entry> =>
+  [...new Set(botIds)].sort((a, b) => a - b).map((bot_id) => ({ bot_id, chat_ids: [], abilities: Scope.defaultAbilities }))
+
+/** A key to store; `bot_ids` is a shorthand for `scopes`. */
+export const keyInput = (
+  n: number,
+  { bot_ids, ...overrides }: Partial<ApiKey.ApiKeyRecordInput> & { readonly bot_ids?: ReadonlyArray<number> } = {}
+): ApiKey.ApiKeyRecordInput => ({
   name: `key ${n}`,
   role: "operator",
-  bot_ids: [],
+  scopes: botScopes(bot_ids ?? []),
   prefix: `brk_k${n}`,
   created_at: t0,
   hash: `hash-${n}`,

@@ -3,6 +3,7 @@ import { assert, describe } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import {
   type Runner,
+  botScopes,
   t2,
   botInput,
   routeInput,
@@ -47,7 +48,7 @@ export const isolation = (run: Runner): void => {
         assert.strictEqual(some(yield* storage.findBot(bot.id)).name, "bot 1")
         assert.strictEqual(some(yield* storage.findRoute(route.id)).description, "")
         assert.strictEqual(some(yield* storage.findTag(tag.id)).color, "")
-        assert.deepStrictEqual(some(yield* storage.findApiKey(key.id)), { ...key, name: "key 1", bot_ids: [bot.id] })
+        assert.deepStrictEqual(some(yield* storage.findApiKey(key.id)), { ...key, name: "key 1", bot_ids: [bot.id], scopes: botScopes([bot.id]) })
         assert.deepStrictEqual(
           yield* storage.listMessages({ bot_id: bot.id, chat_id: 10, limit: 50, offset: 0 }),
           [message(bot.id, 10, 2), message(bot.id, 10, 1)]

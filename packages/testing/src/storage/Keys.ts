@@ -17,6 +17,7 @@ export const apiKeys = (run: Runner): void => {
           name: "root",
           role: "admin",
           bot_ids: [],
+          scopes: [],
           prefix: "brk_k1",
           created_at: t0,
           last_used_at: "",

@@ -30,7 +30,7 @@ export const people = (run: Runner): void => {
         yield* storage.recordSightings([sighting(bot.id, {
           people: [personSeen(42, 0, { first_name: "Old name", language_code: "fr", date: 100 })]
         })])
-        assert.deepStrictEqual(some(yield* storage.findPerson(42, [bot.id])), {
+        assert.deepStrictEqual(some(yield* storage.findPerson(42, { bot_ids: [bot.id], chats: [] })), {
           user_id: 42,
           username: "anna",
           first_name: "Anna",
@@ -48,10 +48,10 @@ export const people = (run: Runner): void => {
             personSeen(42, 0, { first_name: "Ann C", date: 400 })
           ]
         })])
-        const person = some(yield* storage.findPerson(42, [bot.id]))
+        const person = some(yield* storage.findPerson(42, { bot_ids: [bot.id], chats: [] }))
         assert.deepStrictEqual([person.first_name, person.language_code, person.last_seen_at], ["Ann C", "en", 400])
-        assert.isTrue(Option.isNone(yield* storage.findPerson(43, [bot.id])))
-        assert.isTrue(Option.isNone(yield* storage.findPerson(42, [])))
+        assert.isTrue(Option.isNone(yield* storage.findPerson(43, { bot_ids: [bot.id], chats: [] })))
+        assert.isTrue(Option.isNone(yield* storage.findPerson(42, { bot_ids: [], chats: [] })))
       }))
 
     test("across bots: first seen the earliest, names from the latest, chats and tags of those bots only", (storage) =>
@@ -66,14 +66,14 @@ export const people = (run: Runner): void => {
         ])
         const tagA = yield* storage.upsertTag(tagInput(42, 42, "vip", { bot_id: a.id }))
         yield* storage.upsertTag(tagInput(-8, 42, "secret", { bot_id: c.id }))
-        const person = some(yield* storage.findPerson(42, [a.id, b.id]))
+        const person = some(yield* storage.findPerson(42, { bot_ids: [a.id, b.id], chats: [] }))
         assert.deepStrictEqual([person.first_name, person.first_seen_at, person.last_seen_at], ["Annie", 100, 500])
         assert.deepStrictEqual(person.chats, [
           { bot_id: b.id, chat_id: -9, title: "Club" },
           { bot_id: a.id, chat_id: 42, title: "Ann" }
         ])
         assert.deepStrictEqual(person.tags, [tagA])
-        const onlyA = some(yield* storage.findPerson(42, [a.id]))
+        const onlyA = some(yield* storage.findPerson(42, { bot_ids: [a.id], chats: [] }))
         assert.deepStrictEqual([onlyA.first_name, onlyA.chats.length], ["Ann", 1])
       }))
 
@@ -116,12 +116,12 @@ export const people = (run: Runner): void => {
         })])
         yield* storage.recordSightings([sighting(bot.id, { left: [{ chat_id: -5, user_id: 42, date: 200 }] })])
         yield* storage.recordSightings([sighting(bot.id, { left: [{ chat_id: -6, user_id: 42, date: 50 }] })])
-        assert.deepStrictEqual(some(yield* storage.findPerson(42, [bot.id])).chats.map((c) => c.chat_id), [-6])
+        assert.deepStrictEqual(some(yield* storage.findPerson(42, { bot_ids: [bot.id], chats: [] })).chats.map((c) => c.chat_id), [-6])
         yield* storage.recordSightings([sighting(bot.id, {
           people: [personSeen(42, -5, { date: 300 })],
           left: [{ chat_id: -5, user_id: 42, date: 250 }]
         })])
-        assert.deepStrictEqual(some(yield* storage.findPerson(42, [bot.id])).chats.map((c) => c.chat_id), [-5, -6])
+        assert.deepStrictEqual(some(yield* storage.findPerson(42, { bot_ids: [bot.id], chats: [] })).chats.map((c) => c.chat_id), [-5, -6])
       }))
 
     test("messages alone record no people", (storage) =>
