@@ -257,7 +257,7 @@ describe.each(storages)("chat-level scopes (%s)", (storage) => {
     assert.notInclude(text, "not for the desk")
   })
 
-  it("an account scoped to one chat sees only that chat", async () => {
+  it("an account scoped to one chat sees only that chat: lists, notes found by search, counts, status changes", async () => {
     await call("/api/accounts", {
       body: { username: "onechat", password: "correct horse battery", scopes: [{ bot_id: a.id, chat_ids: [one.id] }] }
     })
@@ -272,6 +272,31 @@ describe.each(storages)("chat-level scopes (%s)", (storage) => {
       headers: { cookie: `botrelay_session=${session}` }
     })
     assert.strictEqual(other.status, 403)
+
+    const as = (signedIn: typeof login) => (path: string, body?: unknown) =>
+      fetch(`${world.server.baseUrl}${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: {
+          cookie: `botrelay_session=${/botrelay_session=([^;]+)/.exec(signedIn.headers.get("set-cookie") ?? "")![1]!}`,
+          "x-csrf-token": signedIn.json.csrf_token,
+          "content-type": "application/json"
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    const desk = as(login)
+    await call("/api/accounts", { body: { username: "boss", password: "correct horse battery", role: "admin" } })
+    const lead = as(await call("/api/auth/login", { key: null, body: { username: "boss", password: "correct horse battery" } }))
+    assert.strictEqual((await lead("/api/notes/add", { bot_id: a.id, chat_id: two.id, text: "zulu elsewhere" })).status, 200)
+    assert.strictEqual((await desk("/api/notes/add", { bot_id: a.id, chat_id: one.id, text: "zulu here" })).status, 200)
+    const found = await (await desk("/api/search?q=zulu&kinds=note")).json()
+    assert.deepStrictEqual(found.items.map((i: any) => i.text), ["zulu here"])
+    assert.strictEqual((await lead("/api/search?q=zulu&kinds=note")).status, 200)
+    assert.strictEqual((await (await lead("/api/search?q=zulu&kinds=note")).json()).items.length, 2)
+
+    assert.strictEqual((await desk("/api/chats/update", { bot_id: a.id, chat_id: two.id, status: "resolved" })).status, 403)
+    assert.strictEqual((await desk("/api/chats/update", { bot_id: a.id, chat_id: one.id, status: "pending" })).status, 200)
+    const counts = await (await desk("/api/chats/counts")).json()
+    assert.deepStrictEqual(counts.status, { open: 0, pending: 1, resolved: 0, snoozed: 0 })
   })
 
   it("scopes follow a group's migration to a supergroup", async () => {
