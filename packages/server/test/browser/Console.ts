@@ -43,6 +43,8 @@ export interface ConsoleWorld extends InboxWorld {
     readonly username?: string
     readonly role?: "admin" | "operator"
     readonly bot_ids?: ReadonlyArray<number>
+    /** Chat-level scopes instead of `bot_ids`. */
+    readonly scopes?: ReadonlyArray<Record<string, unknown>>
     readonly display_name?: string
     readonly page?: Page
   }) => Promise<void>
@@ -103,7 +105,7 @@ export const startConsole = async (
             username,
             password,
             role: signIn.role ?? "admin",
-            bot_ids: signIn.bot_ids ?? [],
+            ...(signIn.scopes === undefined ? { bot_ids: signIn.bot_ids ?? [] } : { scopes: signIn.scopes }),
             display_name: signIn.display_name ?? ""
           }
         })

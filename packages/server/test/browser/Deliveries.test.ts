@@ -196,7 +196,12 @@ describe.skipIf(!hasChromium)("the console's Deliveries page", () => {
     await deadLetters(theirs.id, 1)
 
     const page = await world.newPage({ width: 360, height: 740 })
-    await world.signIn({ role: "operator", bot_ids: [mine.id], username: "op", page })
+    await world.signIn({
+      role: "operator",
+      scopes: [{ bot_id: mine.id, abilities: ["read", "reply", "moderate", "configure"] }],
+      username: "op",
+      page
+    })
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Deliveries" }).click()
     const table = page.getByRole("table", { name: "Dead letters" })
     const row = table.getByRole("row").filter({ hasText: "Mine" })
