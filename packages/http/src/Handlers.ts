@@ -19,6 +19,7 @@ import {
 import type {
   Accounts as _Accounts,
   AuditLog as _AuditLog,
+  Idempotency as _Idempotency,
   ChatAdmin as _ChatAdmin,
   EventLog as _EventLog,
   LoginThrottle as _LoginThrottle,
@@ -28,7 +29,17 @@ import { TelegramClient } from "@botrelay/telegram"
 import { Effect, Layer, ParseResult, Schema } from "effect"
 import { Api, Caller, type DeadQuery, type DeliveriesQuery, HealthUnavailable } from "./Api.js"
 import { AuthorizationLive } from "./Authentication.js"
-import { asAdmin, asBot, orDomain, requireBot, requireOptionalBot, sees, withoutCredentials } from "./Access.js"
+import {
+  asAdmin,
+  asBot,
+  orDomain,
+  requireBot,
+  requireBotAbility,
+  requireChat,
+  requireOptionalBot,
+  sees,
+  withoutCredentials
+} from "./Access.js"
 import * as ApiError from "./ApiError.js"
 import * as AuditHandlers from "./AuditHandlers.js"
 import { audited, type Target } from "./Audited.js"
@@ -38,6 +49,7 @@ import * as MediaLive from "./MediaLive.js"
 import * as MessageActionsLive from "./MessageActionsLive.js"
 import * as LiveEvents from "./LiveEvents.js"
 import * as Search from "./Search.js"
+import * as Sends from "./Sends.js"
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
@@ -259,16 +271,38 @@ const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
           )
         ))
       .handle("send", ({ payload }) =>
+        Sends.answer(
+          `send ${JSON.stringify(payload)}`,
+          audited(
+            "messages.send",
+            {
+              target_type: "chat",
+              target_id: payload.chat_id,
+              bot_id: payload.bot_id,
+              chat_id: typeof payload.chat_id === "number" ? payload.chat_id : null
+            },
+            (typeof payload.chat_id === "number"
+              ? requireChat(payload.bot_id, payload.chat_id, "reply")
+              : requireBotAbility(payload.bot_id, "reply")).pipe(
+                Effect.zipRight(messages.send(payload)),
+                Effect.catchAll(Sends.orUndelivered)
+              ),
+            (m) => ({ target_type: "message", target_id: m.id, details: { local_id: m.local_id ?? 0 } })
+          )
+        ))
+      .handle("resolveDelivery", ({ payload }) =>
         audited(
-          "messages.send",
-          {
-            target_type: "chat",
-            target_id: payload.chat_id,
-            bot_id: payload.bot_id,
-            chat_id: typeof payload.chat_id === "number" ? payload.chat_id : null
-          },
-          asBot(payload.bot_id, messages.send(payload)),
-          (m) => ({ target_type: "message", target_id: m.id })
+          "messages.resolve_delivery",
+          { target_type: "message", details: { local_id: payload.local_id, outcome: payload.outcome } },
+          messages.outgoing(payload.local_id).pipe(
+            Effect.tap((m) => requireChat(m.bot_id, m.chat_id, "reply")),
+            Effect.zipRight(messages.resolve(payload)),
+            Effect.catchAll(Sends.orUndelivered)
+          ),
+          (m) => ({ target_id: m.id, bot_id: m.bot_id, chat_id: m.chat_id })
+        ).pipe(
+          Effect.catchTag("Undelivered", (e) =>
+            Effect.succeed(HttpServerResponse.unsafeJson(e.body, { status: e.status })))
         ))))
 
 const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>

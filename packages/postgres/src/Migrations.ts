@@ -5,6 +5,7 @@ import * as m0002Leases from "./migrations/0002_leases.js"
 import * as m0003Bridges from "./migrations/0003_bridges.js"
 import * as m0004InboxDropped from "./migrations/0004_inbox_dropped.js"
 import * as m0005InstanceVersion from "./migrations/0005_instance_version.js"
+import * as m0008DeliveryTruth from "./migrations/0008_delivery_truth.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
 export const migrationTableName = "botrelay_migrations"
@@ -27,5 +28,6 @@ export const migrations = (cipher: SecretKey.Cipher): Record<string, Migration> 
   "0002_leases": m0002Leases.migration,
   "0003_bridges": m0003Bridges.migration,
   "0004_inbox_dropped": m0004InboxDropped.migration,
-  "0005_instance_version": m0005InstanceVersion.migration
+  "0005_instance_version": m0005InstanceVersion.migration,
+  "0008_delivery_truth": m0008DeliveryTruth.migration
 })

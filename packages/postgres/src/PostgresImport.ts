@@ -29,6 +29,7 @@ export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_webhooks: "webhook secrets",
   botrelay_routes: "routes",
   botrelay_messages: "messages",
+  botrelay_outgoing: "outgoing messages",
   botrelay_chats: "chats",
   botrelay_chat_members: "chat members",
   botrelay_people: "people",
@@ -55,7 +56,8 @@ export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_event_state: "event ids",
   botrelay_secret_key: undefined,
   botrelay_instances: undefined,
-  botrelay_leases: undefined
+  botrelay_leases: undefined,
+  botrelay_idempotency: undefined
 }
 
 /** The tables an import fills, in order. */

@@ -115,7 +115,10 @@ export const addToChat = (countGreater: CountGreater) =>
       last_message_id: sql<number>`case when excluded.last_message_at >= botrelay_chats.last_message_at
         then excluded.last_message_id else botrelay_chats.last_message_id end`,
       last_message_at: sql<number>`case when excluded.last_message_at > botrelay_chats.last_message_at
-        then excluded.last_message_at else botrelay_chats.last_message_at end`
+        then excluded.last_message_at else botrelay_chats.last_message_at end`,
+      // The person wrote again: the bot can reach them.
+      unreachable_since: sql<number>`case when excluded.unread_count > 0 then 0 else botrelay_chats.unreachable_since end`,
+      unreachable_reason: sql<string>`case when excluded.unread_count > 0 then '' else botrelay_chats.unreachable_reason end`
     })
   )
 

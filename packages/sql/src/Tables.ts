@@ -60,6 +60,12 @@ export interface MessagesTable {
   readonly edit_date: number
   /** 1 once deleted through Botrelay. */
   readonly deleted: number
+  /** Set on messages sent through the API (`botrelay_outgoing`); NULL for the others. */
+  readonly local_id: Generated<number | null>
+  /** queued, sent, failed or unknown; "sent" for messages received or sent by other paths. */
+  readonly delivery: Generated<string>
+  readonly delivery_error: Generated<string>
+  readonly delivery_at: Generated<number>
 }
 
 /** `botrelay_tags`: unique per (chat_id, user_id, tag). */
@@ -309,6 +315,9 @@ export interface ChatsTable {
   readonly member_count: Generated<number>
   readonly state: Generated<"member" | "left" | "kicked">
   readonly migrated_to_chat_id: Generated<number>
+  /** Unix seconds since the person made the bot unable to write to them; 0 while reachable. */
+  readonly unreachable_since: Generated<number>
+  readonly unreachable_reason: Generated<string>
 }
 
 /** `botrelay_people`: users a bot saw, by (bot_id, user_id); times Unix seconds, `is_bot` 0/1, `search` as in chats. */
@@ -426,4 +435,29 @@ export interface Database {
   readonly botrelay_audit: AuditTable
   readonly botrelay_instances: InstancesTable
   readonly botrelay_leases: LeasesTable
+  readonly botrelay_outgoing: OutgoingTable
+  readonly botrelay_idempotency: IdempotencyTable
+}
+
+/** `botrelay_outgoing`: numbers the messages sent through the API (`local_id`) and keeps what was asked, as JSON. */
+export interface OutgoingTable {
+  readonly local_id: Generated<number>
+  readonly bot_id: number
+  readonly chat_id: number
+  /** The send's decoded body as JSON, for a resend; "" for uploads, which cannot be sent again. */
+  readonly request: string
+  readonly created_at: number
+}
+
+/**
+ * `botrelay_idempotency`: a send made with an `Idempotency-Key`, by (caller, key): the decoded body it came
+ * with, its answer (`status` 0 while it runs), and when it first came (Unix seconds).
+ */
+export interface IdempotencyTable {
+  readonly caller: string
+  readonly key: string
+  readonly request: string
+  readonly status: number
+  readonly body: string
+  readonly created_at: number
 }

@@ -23,6 +23,7 @@ import * as m0021Leases from "./migrations/0021_leases.js"
 import * as m0022Bridges from "./migrations/0022_bridges.js"
 import * as m0023InboxDropped from "./migrations/0023_inbox_dropped.js"
 import * as m0024InstanceVersion from "./migrations/0024_instance_version.js"
+import * as m0027DeliveryTruth from "./migrations/0027_delivery_truth.js"
 import type { Cipher } from "./SecretKey.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
@@ -60,5 +61,6 @@ export const migrations = (cipher: Cipher): Record<string, Migration> => ({
   "0021_leases": m0021Leases.migration,
   "0022_bridges": m0022Bridges.migration,
   "0023_inbox_dropped": m0023InboxDropped.migration,
-  "0024_instance_version": m0024InstanceVersion.migration
+  "0024_instance_version": m0024InstanceVersion.migration,
+  "0027_delivery_truth": m0027DeliveryTruth.migration
 })

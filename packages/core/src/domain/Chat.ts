@@ -30,7 +30,13 @@ export const Chat = Schema.Struct({
   /** 0 until known (`POST /api/chats/refresh`). */
   member_count: Schema.Int,
   tags: Schema.Array(Tag),
-  state: ChatState
+  state: ChatState,
+  /** False once a send failed because the person blocked the bot, was deactivated or never started it. */
+  reachable: Schema.Boolean,
+  /** Unix seconds since the chat is unreachable; 0 while reachable. */
+  unreachable_since: Schema.Int,
+  /** Telegram's reason the chat is unreachable; "" while reachable. */
+  unreachable_reason: Schema.String
 }).annotations({ identifier: "Chat" })
 export type Chat = typeof Chat.Type
 

@@ -264,6 +264,23 @@ export const captureSent = (
 ): Effect.Effect<void, StorageError, MessageStore | ChatStore | Events> =>
   capture(messages.map((result) => ({ bot, method: "sendmessage", params: {}, result })), origin)
 
+/**
+ * Marks the bot's chat unreachable (`unreachable` set: a send was refused as the person blocked the bot) or
+ * reachable again, telling the bus `ChatChanged` when that changed it.
+ */
+export const setReachable = (
+  botId: number,
+  chatId: number,
+  unreachable: { readonly since: number; readonly reason: string } | undefined
+): Effect.Effect<void, StorageError, ChatStore | Events> =>
+  Effect.gen(function*() {
+    const chatStore = yield* ChatStore
+    const events = yield* Events
+    if (yield* chatStore.setReachable(botId, chatId, unreachable)) {
+      yield* events.publish(Event.ChatChanged({ bot_id: botId, chat_id: chatId }))
+    }
+  })
+
 /** Recording in the bots' history what successful Bot API calls did (`capture`), for callers outside core. */
 export interface SentMessagesService {
   /** `capture` on the instance's stores, telling its bus. */
@@ -274,6 +291,14 @@ export interface SentMessagesService {
     messages: ReadonlyArray<BotApi.Message>,
     origin: Origin
   ) => Effect.Effect<void, StorageError>
+  /** `setReachable` on the instance's store, telling its bus. */
+  readonly setReachable: (
+    botId: number,
+    chatId: number,
+    unreachable: { readonly since: number; readonly reason: string } | undefined
+  ) => Effect.Effect<void, StorageError>
+  /** Tells the bus of an outgoing message queued (`added`) or whose delivery changed. */
+  readonly tell: (message: Message, added: boolean) => Effect.Effect<void>
 }
 
 /** Recording what successful Bot API calls did. */
@@ -285,7 +310,13 @@ export const make: Effect.Effect<SentMessagesService, never, MessageStore | Chat
   (stores) =>
     SentMessages.of({
       capture: (calls, origin) => Effect.provide(capture(calls, origin), stores),
-      captureSent: (bot, messages, origin) => Effect.provide(captureSent(bot, messages, origin), stores)
+      captureSent: (bot, messages, origin) => Effect.provide(captureSent(bot, messages, origin), stores),
+      setReachable: (botId, chatId, unreachable) => Effect.provide(setReachable(botId, chatId, unreachable), stores),
+      tell: (message, added) =>
+        Effect.flatMap(
+          Events,
+          (events) => publishMessages(events, message.bot_id, added ? [message] : [], added ? [] : [message])
+        ).pipe(Effect.provide(stores))
     })
 )
 

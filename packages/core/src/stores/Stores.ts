@@ -6,6 +6,7 @@ import type { BridgeStore } from "./BridgeStore.js"
 import type { Broadcast } from "./Broadcast.js"
 import type { BufferStore } from "./BufferStore.js"
 import type { EventStore } from "./EventStore.js"
+import type { IdempotencyStore } from "./IdempotencyStore.js"
 import type { ChatStore } from "./ChatStore.js"
 import type { InboxStore } from "./InboxStore.js"
 import type { KeyStore } from "./KeyStore.js"
@@ -53,3 +54,4 @@ export type Stores =
   | SessionStore
   | AuditStore
   | BacklogStore
+  | IdempotencyStore

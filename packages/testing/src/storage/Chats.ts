@@ -84,7 +84,10 @@ export const chats = (run: Runner): void => {
           message_count: 3,
           member_count: 0,
           tags: [],
-          state: "member"
+          state: "member",
+          reachable: true,
+          unreachable_since: 0,
+          unreachable_reason: ""
         })
         yield* storage.saveMessage(message(bot.id, -20, 1))
         yield* storage.saveMessage(message(bot.id, -1_001_234_567_890, 1))
@@ -338,7 +341,7 @@ export const chats = (run: Runner): void => {
         ])
         assert.deepStrictEqual(yield* storage.listTags({ chat_id: group, bot_id: bot.id }), [])
         const person = some(yield* storage.findPerson(42, [bot.id]))
-        assert.deepStrictEqual(person.chats, [{ bot_id: bot.id, chat_id: supergroup, title: "Old team" }])
+        assert.deepStrictEqual(person.chats, [{ bot_id: bot.id, chat_id: supergroup, title: "Old team", reachable: true, unreachable_since: 0, unreachable_reason: "" }])
         assert.strictEqual(some(yield* storage.findChat(other.id, group)).message_count, 1)
 
         yield* storage.recordSightings([migration, migration])
