@@ -213,11 +213,19 @@ export const make = (c: Connection): MessageStore.MessageStoreService => ({
       if (before === undefined) return Option.none()
       await run(
         db,
-        MessageQueries.setDelivery(db, change.delivery, change.delivery_error, change.delivery_at, change.message_id, localId)
+        MessageQueries.setDelivery(
+          db,
+          change.delivery,
+          change.delivery_error,
+          change.delivery_at,
+          change.message_id,
+          change.date,
+          localId
+        )
       )
       const [after] = await all(db, MessageQueries.findOutgoing(db, localId))
-      if (after!.id !== before.id) {
-        await run(db, MessageQueries.renumberLastMessage(db, before.bot_id, before.chat_id, before.id, after!.id))
+      if (after!.id !== before.id || after!.date !== before.date) {
+        await run(db, MessageQueries.pointLastMessage(db, after!.id, after!.date, before.bot_id, before.chat_id, before.id))
       }
       return Option.some((await outgoing(db, localId))!.message)
     }),

@@ -170,7 +170,7 @@ export const queueMessage = (db: Kysely<Database>, localId: number, at: number) 
 
 /**
  * Sets the delivery of the message with this `local_id`; a `messageId` (not 0) becomes its id unless the chat
- * already holds a message with that id.
+ * already holds a message with that id, and a `date` (not 0) its date.
  */
 export const setDelivery = (
   db: Kysely<Database>,
@@ -178,6 +178,7 @@ export const setDelivery = (
   error: string,
   at: number,
   messageId: number,
+  date: number,
   localId: number
 ) =>
   db.updateTable("botrelay_messages as m").set({
@@ -185,12 +186,26 @@ export const setDelivery = (
     delivery_error: error,
     delivery_at: at,
     id: sql<number>`case when ${messageId} = 0 or exists (select 1 from botrelay_messages as o
-      where o.bot_id = m.bot_id and o.chat_id = m.chat_id and o.id = ${messageId}) then m.id else ${messageId} end`
+      where o.bot_id = m.bot_id and o.chat_id = m.chat_id and o.id = ${messageId}) then m.id else ${messageId} end`,
+    date: sql<number>`case when ${date} = 0 then m.date else ${date} end`
   }).where("m.local_id", "=", localId)
 
-/** Points a chat's last message at the message's new id after `setDelivery` gave it Telegram's. */
-export const renumberLastMessage = (db: Kysely<Database>, botId: number, chatId: number, fromId: number, toId: number) =>
-  db.updateTable("botrelay_chats").set({ last_message_id: toId })
+/**
+ * Makes the message (once `fromId`, now `toId`, dated `date`) its chat's last message when it was, or when it
+ * is not older than the last one.
+ */
+export const pointLastMessage = (
+  db: Kysely<Database>,
+  toId: number,
+  date: number,
+  botId: number,
+  chatId: number,
+  fromId: number
+) =>
+  db.updateTable("botrelay_chats").set({
+    last_message_id: toId,
+    last_message_at: sql<number>`case when ${date} > last_message_at then ${date} else last_message_at end`
+  })
     .where("bot_id", "=", botId)
     .where("chat_id", "=", chatId)
-    .where("last_message_id", "=", fromId)
+    .where((eb) => eb.or([eb("last_message_id", "=", fromId), eb("last_message_at", "<=", date)]))

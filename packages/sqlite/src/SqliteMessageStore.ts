@@ -119,12 +119,13 @@ export const make = (c: Connection): MessageStore.MessageStoreService => {
             change.delivery_error,
             change.delivery_at,
             change.message_id,
+            change.date,
             localId
           )
         )
         const after = c.all(MessageQueries.findOutgoing(db, localId))[0]!
-        if (after.id !== before.id) {
-          c.run(MessageQueries.renumberLastMessage(db, before.bot_id, before.chat_id, before.id, after.id))
+        if (after.id !== before.id || after.date !== before.date) {
+          c.run(MessageQueries.pointLastMessage(db, after.id, after.date, before.bot_id, before.chat_id, before.id))
         }
         return Option.some(outgoing(localId)!.message)
       }),

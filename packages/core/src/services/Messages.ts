@@ -173,14 +173,21 @@ export const make: Effect.Effect<
     const nowSeconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
 
     /** Sets the delivery of a queued message and tells the bus. */
-    const settle = (localId: number, delivery: "sent" | "failed" | "unknown" | "queued", error: string, messageId = 0) =>
+    const settle = (
+      localId: number,
+      delivery: "sent" | "failed" | "unknown" | "queued",
+      error: string,
+      messageId = 0,
+      date = 0
+    ) =>
       Effect.gen(function*() {
         const at = yield* nowSeconds
         const stored = yield* messageStore.setDelivery(localId, {
           delivery,
           delivery_error: error,
           delivery_at: at,
-          message_id: messageId
+          message_id: messageId,
+          date
         })
         if (Option.isNone(stored)) {
           return yield* Effect.fail(
@@ -212,7 +219,7 @@ export const make: Effect.Effect<
             const stored = yield* settle(localId, "unknown", "")
             return yield* Effect.fail(new DeliveryUnknown({ description, stored }))
           }
-          yield* settle(localId, "sent", "", sent.right.message_id)
+          yield* settle(localId, "sent", "", sent.right.message_id, sent.right.date)
           yield* sentMessages.capture([{ bot, method: method.toLowerCase(), params: {}, result: outcome.right }], "api")
           yield* sentMessages.setReachable(bot.id, queued.chat_id, undefined)
           const stored = yield* messageStore.findOutgoing(localId)

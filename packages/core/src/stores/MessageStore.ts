@@ -32,19 +32,24 @@ export interface MessageStoreService {
   readonly queueMessage: (message: Message, request: string) => Effect.Effect<Message, StorageError>
   /**
    * Sets the delivery of the message with this `local_id`; a `message_id` gives it Telegram's id (unless the
-   * chat already holds one with it). Returns it as stored; `None` when no message has that `local_id`.
+   * chat already holds one with it) and `date` its date, making it its chat's last message as it is then.
+   * Returns it as stored; `None` when no message has that `local_id`.
    */
   readonly setDelivery: (localId: number, change: DeliveryChange) => Effect.Effect<Option.Option<Message>, StorageError>
   /** The message sent through the API with this `local_id`, and its request. */
   readonly findOutgoing: (localId: number) => Effect.Effect<Option.Option<OutgoingMessage>, StorageError>
 }
 
-/** What became of an outgoing message: its state, Telegram's reason, when, and Telegram's id (0 when none). */
+/**
+ * What became of an outgoing message: its state, Telegram's reason, when, and Telegram's id and date (0 when
+ * none: kept as they are).
+ */
 export interface DeliveryChange {
   readonly delivery: DeliveryState
   readonly delivery_error: string
   readonly delivery_at: number
   readonly message_id: number
+  readonly date: number
 }
 
 /** A message sent through the API, with the request kept for it ("" for uploads). */
