@@ -24,6 +24,7 @@ import { accounts } from "./storage/Accounts.js"
 import { sessions } from "./storage/Sessions.js"
 import { audit } from "./storage/Audit.js"
 import { backlog } from "./storage/Backlog.js"
+import { deliveryTruth } from "./storage/DeliveryTruth.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -56,6 +57,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     sessions(run)
     audit(run)
     backlog(run)
+    deliveryTruth(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
     run(StoreLock.StoreLock)("exclusive runs the effect and gives its result or its failure", (lock) =>
