@@ -90,13 +90,13 @@ export const answer = <E extends { readonly _tag: string }, R>(
   Effect.gen(function*() {
     const http = yield* HttpServerRequest.HttpServerRequest
     const key = yield* keyOf(http)
-    const answered = send.pipe(
+    const answered: Effect.Effect<IdempotencyKey.Answer, Exclude<E, Undelivered>, R> = send.pipe(
       Effect.map((m): IdempotencyKey.Answer => ({ status: 200, body: JSON.stringify(m) })),
       Effect.catchIf(
         (e): e is Undelivered => e._tag === "Undelivered",
         (e) => Effect.succeed<IdempotencyKey.Answer>({ status: e.status, body: JSON.stringify(e.body) })
       )
-    ) as Effect.Effect<IdempotencyKey.Answer, Exclude<E, Undelivered>, R>
+    )
     if (Option.isNone(key)) {
       const { body, status } = yield* answered
       return json(status, body, false)

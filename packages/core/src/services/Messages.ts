@@ -229,8 +229,8 @@ export const make: Effect.Effect<
           })
         }
         const e = outcome.left
-        if (typeof e === "object" && e !== null && "_tag" in e && e._tag === "TelegramApiError") {
-          const refusal = e as TelegramError.TelegramApiError
+        if (e instanceof TelegramError.TelegramApiError) {
+          const refusal = e
           const stored = yield* settle(localId, "failed", refusal.description)
           if (isUnreachable(refusal.error_code, refusal.description)) {
             yield* sentMessages.setReachable(bot.id, queued.chat_id, {
@@ -247,8 +247,8 @@ export const make: Effect.Effect<
             })
           )
         }
-        if (typeof e === "object" && e !== null && "_tag" in e && e._tag === "TelegramTransportError") {
-          const transport = e as TelegramError.TelegramTransportError
+        if (e instanceof TelegramError.TelegramTransportError) {
+          const transport = e
           if (transport.reason === "Unsent") {
             const description = `the request never reached Telegram: ${transport.description}`
             const stored = yield* settle(localId, "failed", description)
@@ -258,7 +258,7 @@ export const make: Effect.Effect<
           return yield* Effect.fail(new DeliveryUnknown({ description: transport.description, stored }))
         }
         yield* settle(localId, "failed", "the request was not completed")
-        return yield* Effect.fail(e as E)
+        return yield* Effect.fail(e)
       })
 
     /** Queues an outgoing message to a chat id, then `attempt`s its call; `kept` is the call to keep for a resend. */
