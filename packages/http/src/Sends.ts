@@ -47,12 +47,24 @@ export const orUndelivered = (
 ): Effect.Effect<never, ApiError.ApiError | Undelivered> =>
   e._tag === "DeliveryFailed" || e._tag === "DeliveryUnknown" ? Effect.fail(undelivered(e)) : orDomain(e)
 
-const json = (status: number, body: string, replayed: boolean) =>
-  HttpServerResponse.text(body, {
+/** The seconds of a 429 answer's `retry_after`, for its `Retry-After` header. */
+const retryAfterOf = (status: number, body: string): string | undefined => {
+  if (status !== 429) return undefined
+  const seconds = (JSON.parse(body) as { readonly retry_after?: unknown }).retry_after
+  return typeof seconds === "number" ? String(Math.ceil(seconds)) : undefined
+}
+
+const json = (status: number, body: string, replayed: boolean) => {
+  const retryAfter = retryAfterOf(status, body)
+  return HttpServerResponse.text(body, {
     status,
     contentType: "application/json",
-    ...(replayed ? { headers: { [replayedHeader.toLowerCase()]: "true" } } : {})
+    headers: {
+      ...(replayed ? { [replayedHeader.toLowerCase()]: "true" } : {}),
+      ...(retryAfter === undefined ? {} : { "retry-after": retryAfter })
+    }
   })
+}
 
 const decodeKey = Schema.decodeUnknownOption(IdempotencyKey.Key)
 

@@ -395,7 +395,7 @@ describe("FakeTelegram through TelegramClient", () => {
       assert.isTrue(Either.isRight(after))
     }))
 
-  it.scopedLive("a closed fake surfaces as a Transport error", () =>
+  it.scopedLive("a closed fake surfaces as an Unsent transport error: nothing could connect", () =>
     Effect.gen(function*() {
       const fake = yield* Effect.promise(() => FakeTelegram.start())
       const bot = fake.addBot()
@@ -403,7 +403,7 @@ describe("FakeTelegram through TelegramClient", () => {
       const client = yield* Effect.provide(TelegramClient.TelegramClient, clientLayer(fake))
       const error = yield* Effect.flip(client.getMe(Redacted.make(bot.token)))
       assert.instanceOf(error, TelegramError.TelegramTransportError)
-      assert.strictEqual(error._tag === "TelegramTransportError" && error.reason, "Transport")
+      assert.strictEqual(error._tag === "TelegramTransportError" && error.reason, "Unsent")
       assert.notInclude(error.message, bot.token)
       assert.notInclude(error.message, fake.apiRoot)
     }))
