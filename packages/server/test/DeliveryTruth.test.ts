@@ -158,4 +158,23 @@ describe.each(storages)("delivery truth (%s)", (storage) => {
     await eventually(async () => (await world.server.call(`/api/chats/get?bot_id=${a.id}&chat_id=${bob.id}`)).json
       ?.reachable === false || undefined)
   })
+
+  it("a route's reply refused as blocked marks the person unreachable through the sending bot", async () => {
+    const deskTg = world.fake.addBot({ username: "desk_bot" })
+    const desk = (await world.server.call("/api/bots/add", { body: { token: deskTg.token, manage_enabled: true } })).json
+    const group = world.fake.addGroup({ title: "Operators", members: [deskTg.id] })
+    const olga = world.fake.addUser({ first_name: "Olga" })
+    const cleo = world.fake.addUser({ first_name: "Cleo" })
+    const route = await world.server.call("/api/routes/add", {
+      body: { source_bot_id: a.id, target_bot_id: desk.id, action: "copy", target_chat_id: group.id }
+    })
+    assert.strictEqual(route.status, 200, route.text)
+    world.fake.userSends(a.tg.id, { user: cleo, text: "help me, desk" })
+    const relayed = await world.fake.waitForSent((s) => s.botId === deskTg.id && s.message.text?.endsWith("help me, desk") === true)
+    await chatWhen(world, a.id, cleo.id, (c) => c.reachable === true)
+    world.fake.failNext("sendMessage", FakeTelegram.blockedByUser, { botId: a.tg.id })
+    world.fake.userSends(deskTg.id, { chat: group.id, user: olga, text: "on it", reply_to_message_id: relayed.message.message_id })
+    const chat = await chatWhen(world, a.id, cleo.id, (c) => c.reachable === false)
+    assert.strictEqual(chat.unreachable_reason, "Forbidden: bot was blocked by the user")
+  })
 })
