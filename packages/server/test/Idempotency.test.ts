@@ -1,7 +1,8 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { Duration, Effect, Option, TestClock, TestContext } from "effect"
 import { Idempotency, IdempotencyKey, IdempotencyStore } from "@botrelay/core"
-import { assertError, replyOf, storages } from "./Harness.js"
+import { FakeTelegram, PgCluster } from "@botrelay/testing"
+import { assertError, replyOf, startTwoInstances, storages, type TestServer } from "./Harness.js"
 import { addBot, chatWhen, type InboxWorld, operatorKey, startWorld } from "./Inbox.js"
 
 const t0 = 1_800_000_000
@@ -120,6 +121,40 @@ describe.each(storages)("Idempotency-Key on sends (%s)", (storage) => {
     }
     assert.strictEqual((await post("/api/messages/send", body, "x".repeat(255))).status, 200)
     assert.strictEqual(sends("bad keys"), 1)
+  })
+})
+
+describe.skipIf(!PgCluster.available)("Idempotency-Key across instances sharing PostgreSQL", () => {
+  it("the first request's key row is the lock: the other instance answers 409, then replays", async () => {
+    const fake = await FakeTelegram.start()
+    const instances = await startTwoInstances({ telegramApi: fake.apiRoot })
+    const { a, b } = instances
+    try {
+      const tg = fake.addBot()
+      const bot = (await a.call("/api/bots/add", { body: { token: tg.token, manage_enabled: true } })).json
+      const user = fake.addUser({ first_name: "Ann" })
+      const key = (await a.call("/api/auth/api-keys", { body: { name: "shared", role: "admin" } })).json.key as string
+      const post = async (server: TestServer) =>
+        replyOf(
+          await fetch(`${server.baseUrl}/api/messages/send`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": "shared-1" },
+            body: JSON.stringify({ bot_id: bot.id, chat_id: user.id, text: "from one instance" })
+          })
+        )
+      fake.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 1", retry_after: 1 })
+      const first = post(a)
+      await fake.waitForCall((c) => c.method === "sendMessage")
+      assertError(await post(b), 409, "idempotency_in_progress")
+      assert.strictEqual((await first).status, 200)
+      const replay = await post(b)
+      assert.strictEqual(replay.status, 200)
+      assert.strictEqual(replay.headers.get("idempotent-replayed"), "true")
+      assert.strictEqual(fake.sent(tg.id).length, 1)
+    } finally {
+      await instances.close()
+      await fake.close()
+    }
   })
 })
 
