@@ -297,8 +297,11 @@ export interface SentMessagesService {
     chatId: number,
     unreachable: { readonly since: number; readonly reason: string } | undefined
   ) => Effect.Effect<void, StorageError>
-  /** Tells the bus of an outgoing message queued (`added`) or whose delivery changed. */
-  readonly tell: (message: Message, added: boolean) => Effect.Effect<void>
+  /**
+   * Tells the bus of an outgoing message: as `new` (`MessagesStored`), as `edited` (`MessageEdited`, for one
+   * told before), or only that its chat changed (`chat`); `ChatChanged` follows each.
+   */
+  readonly tell: (message: Message, as: "new" | "edited" | "chat") => Effect.Effect<void>
 }
 
 /** Recording what successful Bot API calls did. */
@@ -312,11 +315,13 @@ export const make: Effect.Effect<SentMessagesService, never, MessageStore | Chat
       capture: (calls, origin) => Effect.provide(capture(calls, origin), stores),
       captureSent: (bot, messages, origin) => Effect.provide(captureSent(bot, messages, origin), stores),
       setReachable: (botId, chatId, unreachable) => Effect.provide(setReachable(botId, chatId, unreachable), stores),
-      tell: (message, added) =>
-        Effect.flatMap(
-          Events,
-          (events) => publishMessages(events, message.bot_id, added ? [message] : [], added ? [] : [message])
-        ).pipe(Effect.provide(stores))
+      tell: (message, as) =>
+        Effect.flatMap(Events, (events) =>
+          as === "chat"
+            ? events.publish(Event.ChatChanged({ bot_id: message.bot_id, chat_id: message.chat_id }))
+            : publishMessages(events, message.bot_id, as === "new" ? [message] : [], as === "edited" ? [message] : [])).pipe(
+            Effect.provide(stores)
+          )
     })
 )
 

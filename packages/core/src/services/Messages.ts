@@ -172,11 +172,15 @@ export const make: Effect.Effect<
 
     const nowSeconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
 
-    /** Sets the delivery of a queued message and tells the bus. */
+    /**
+     * Sets the delivery of an outgoing message and tells the bus `as` a new message (the first the bus hears
+     * of it), an edited one, or nothing (`none`: its capture tells).
+     */
     const settle = (
       localId: number,
       delivery: "sent" | "failed" | "unknown" | "queued",
       error: string,
+      as: "new" | "edited" | "none",
       messageId = 0,
       date = 0
     ) =>
@@ -194,7 +198,7 @@ export const make: Effect.Effect<
             new StorageError({ operation: "setDelivery", cause: new OutgoingNotFound({ local_id: localId }) })
           )
         }
-        yield* sentMessages.tell(stored.value, false)
+        if (as !== "none") yield* sentMessages.tell(stored.value, as)
         return stored.value
       })
 
@@ -202,24 +206,27 @@ export const make: Effect.Effect<
      * Makes the call of a queued message and records what became of it: sent (Telegram's answer is captured),
      * failed (refused, or never sent; a refusal for a person who blocked the bot marks the chat unreachable),
      * or unknown (no answer after the call may have left). Other failures of `call` mark it failed and pass on.
+     * `told`: whether the bus heard of the message before (a resend), so that changes are told as edits.
      */
     const attempt = <E>(
       bot: StoredBot,
       queued: Message,
       method: string,
-      call: Effect.Effect<unknown, TelegramError.TelegramError | E>
+      call: Effect.Effect<unknown, TelegramError.TelegramError | E>,
+      told: boolean
     ) =>
       Effect.gen(function*() {
         const localId = queued.local_id!
+        const as = told ? "edited" : "new"
         const outcome = yield* Effect.either(call)
         if (Either.isRight(outcome)) {
           const sent = decodeSentEither(outcome.right)
           if (Either.isLeft(sent)) {
             const description = "the answer is not the message sent"
-            const stored = yield* settle(localId, "unknown", "")
+            const stored = yield* settle(localId, "unknown", "", as)
             return yield* Effect.fail(new DeliveryUnknown({ description, stored }))
           }
-          yield* settle(localId, "sent", "", sent.right.message_id, sent.right.date)
+          yield* settle(localId, "sent", "", told ? "edited" : "none", sent.right.message_id, sent.right.date)
           yield* sentMessages.capture([{ bot, method: method.toLowerCase(), params: {}, result: outcome.right }], "api")
           yield* sentMessages.setReachable(bot.id, queued.chat_id, undefined)
           const stored = yield* messageStore.findOutgoing(localId)
@@ -231,7 +238,7 @@ export const make: Effect.Effect<
         const e = outcome.left
         if (e instanceof TelegramError.TelegramApiError) {
           const refusal = e
-          const stored = yield* settle(localId, "failed", refusal.description)
+          const stored = yield* settle(localId, "failed", refusal.description, as)
           if (isUnreachable(refusal.error_code, refusal.description)) {
             yield* sentMessages.setReachable(bot.id, queued.chat_id, {
               since: stored.delivery_at ?? stored.date,
@@ -251,13 +258,13 @@ export const make: Effect.Effect<
           const transport = e
           if (transport.reason === "Unsent") {
             const description = `the request never reached Telegram: ${transport.description}`
-            const stored = yield* settle(localId, "failed", description)
+            const stored = yield* settle(localId, "failed", description, as)
             return yield* Effect.fail(new DeliveryFailed({ error_code: 0, description, stored }))
           }
-          const stored = yield* settle(localId, "unknown", "")
+          const stored = yield* settle(localId, "unknown", "", as)
           return yield* Effect.fail(new DeliveryUnknown({ description: transport.description, stored }))
         }
-        yield* settle(localId, "failed", "the request was not completed")
+        yield* settle(localId, "failed", "the request was not completed", as)
         return yield* Effect.fail(e)
       })
 
@@ -271,8 +278,8 @@ export const make: Effect.Effect<
     ) =>
       Effect.gen(function*() {
         const queued = yield* messageStore.queueMessage(message, kept === undefined ? "" : JSON.stringify(kept))
-        yield* sentMessages.tell(queued, true)
-        return yield* attempt(bot, queued, method, call)
+        yield* sentMessages.tell(queued, "chat")
+        return yield* attempt(bot, queued, method, call, false)
       })
 
     /** A paced call of `method` through the bot. */
@@ -372,6 +379,7 @@ export const make: Effect.Effect<
               input.local_id,
               input.outcome,
               input.outcome === "failed" ? "marked failed by an operator" : "",
+              "edited",
               input.outcome === "sent" ? input.message_id ?? 0 : 0
             )
             if (input.outcome === "sent") yield* sentMessages.setReachable(message.bot_id, message.chat_id, undefined)
@@ -380,9 +388,9 @@ export const make: Effect.Effect<
           const kept = decodeKept(request)
           if ((delivery !== "unknown" && delivery !== "failed") || Option.isNone(kept)) return yield* Effect.fail(refuse)
           const bot = yield* usableBot(message.bot_id)
-          const queued = yield* settle(input.local_id, "queued", "")
+          const queued = yield* settle(input.local_id, "queued", "", "edited")
           const { method, params } = kept.value
-          return yield* attempt(bot, queued, method, paced(bot, message.chat_id, method, params))
+          return yield* attempt(bot, queued, method, paced(bot, message.chat_id, method, params), true)
         }).pipe(Effect.withSpan("Messages.resolve", { attributes: { local_id: input.local_id, outcome: input.outcome } })),
       edit: (input) =>
         Effect.gen(function*() {
