@@ -227,6 +227,11 @@ export const make = (c: Connection): MessageStore.MessageStoreService => ({
       if (after!.id !== before.id || after!.date !== before.date) {
         await run(db, MessageQueries.pointLastMessage(db, after!.id, after!.date, before.bot_id, before.chat_id, before.id))
       }
+      if (after!.date !== before.date && before.deleted === 0) {
+        const counts = MessageCounts.moved(before.bot_id, before.chat_id, before.date, after!.date)
+        for (const hour of counts.hours) await run(db, MessageCounts.addToHour(db, ...hour))
+        for (const day of counts.days) await run(db, MessageCounts.addToDay(db, ...day))
+      }
       return Option.some((await outgoing(db, localId))!.message)
     }),
 

@@ -127,6 +127,11 @@ export const make = (c: Connection): MessageStore.MessageStoreService => {
         if (after.id !== before.id || after.date !== before.date) {
           c.run(MessageQueries.pointLastMessage(db, after.id, after.date, before.bot_id, before.chat_id, before.id))
         }
+        if (after.date !== before.date && before.deleted === 0) {
+          const counts = MessageCounts.moved(before.bot_id, before.chat_id, before.date, after.date)
+          for (const hour of counts.hours) c.run(MessageCounts.addToHour(db, ...hour))
+          for (const day of counts.days) c.run(MessageCounts.addToDay(db, ...day))
+        }
         return Option.some(outgoing(localId)!.message)
       }),
 

@@ -226,8 +226,19 @@ export const make: Effect.Effect<
             const stored = yield* settle(localId, "unknown", "", as)
             return yield* Effect.fail(new DeliveryUnknown({ description, stored }))
           }
-          yield* settle(localId, "sent", "", told ? "edited" : "none", sent.right.message_id, sent.right.date)
-          yield* sentMessages.capture([{ bot, method: method.toLowerCase(), params: {}, result: outcome.right }], "api")
+          const settled = yield* settle(localId, "sent", "", told ? "edited" : "none", sent.right.message_id, sent.right.date)
+          yield* sentMessages.capture([{
+            bot,
+            method: method.toLowerCase(),
+            params: {},
+            result: outcome.right,
+            delivery: {
+              local_id: localId,
+              delivery: "sent",
+              delivery_error: "",
+              ...(settled.delivery_at === undefined ? {} : { delivery_at: settled.delivery_at })
+            }
+          }], "api")
           yield* sentMessages.setReachable(bot.id, queued.chat_id, undefined)
           const stored = yield* messageStore.findOutgoing(localId)
           return Option.match(stored, {
@@ -278,7 +289,6 @@ export const make: Effect.Effect<
     ) =>
       Effect.gen(function*() {
         const queued = yield* messageStore.queueMessage(message, kept === undefined ? "" : JSON.stringify(kept))
-        yield* sentMessages.tell(queued, "chat")
         return yield* attempt(bot, queued, method, call, false)
       })
 
