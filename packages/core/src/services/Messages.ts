@@ -418,7 +418,8 @@ export const make: Effect.Effect<
             text: input.text,
             ...(input.parse_mode === undefined ? {} : { parse_mode: input.parse_mode })
           })
-          return yield* recordSent(bot, "editMessageText", edited)
+          const recorded = yield* recordSent(bot, "editMessageText", edited)
+          return Option.getOrElse(yield* messageStore.findMessage(bot.id, recorded.chat_id, recorded.id), () => recorded)
         }).pipe(Effect.withSpan("Messages.edit", { attributes: { bot_id: input.bot_id } }))
     })
   }
