@@ -22,7 +22,8 @@ export type Row = SecretColumns.Row
 /**
  * What each table holds, as a count line names it, in the order tables are filled (parents before children).
  * Undefined for those not copied: `botrelay_secret_key`, whose check value is written anew with the target's
- * key, and the instances and leases, which the instances on PostgreSQL make for themselves.
+ * key, the instances and leases, which the instances on PostgreSQL make for themselves, and the idempotency
+ * keys, which live a day.
  */
 export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_bots: "bots",
