@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url"
 import { FetchHttpClient } from "@effect/platform"
-import { Bot, Bots, type Errors, type Message, Messages, Runtime } from "@botrelay/core"
+import { Bot, Bots, type Errors, type Message, Messages, type Outgoing, Runtime } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
 import { HttpExchange, type TelegramError } from "@botrelay/telegram"
 import { FakeTelegram } from "@botrelay/testing"
@@ -17,6 +17,8 @@ export const program: Effect.Effect<
   | Bot.BotDisabled
   | Bot.DuplicateToken
   | TelegramError.TelegramError
+  | Outgoing.DeliveryFailed
+  | Outgoing.DeliveryUnknown
 > = Effect.gen(function*() {
   const telegram = yield* FakeTelegram.make()
   const helloBot = telegram.addBot({ username: "hello_bot" })

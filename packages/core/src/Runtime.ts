@@ -15,6 +15,7 @@ import * as Events from "./runtime/Events.js"
 import * as FloodControl from "./runtime/FloodControl.js"
 import type { InvalidInput } from "./domain/Errors.js"
 import * as Health from "./services/Health.js"
+import * as Idempotency from "./services/Idempotency.js"
 import * as Housekeeping from "./runtime/Housekeeping.js"
 import * as Identity from "./runtime/Identity.js"
 import * as Inbox from "./runtime/Inbox.js"
@@ -120,6 +121,7 @@ export type Services =
   | Webhooks.Webhooks
   | SentMessages.SentMessages
   | Health.Health
+  | Idempotency.Idempotency
   | StatusReport.StatusReport
   | Identity.Identity
   | LongPoll.LongPoll
@@ -174,6 +176,7 @@ export const layer = (
     Deliveries.layer,
     Webhooks.layer,
     Health.layer,
+    Idempotency.layer,
     StatusReport.layer
   )),
     Layer.provideMerge(Supervisor.layer(options)),

@@ -7,7 +7,21 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "@effect/platform"
-import { ApiKey, Bot, Bridge, Delivery, LlmSettings, LongPoll, Message, Route, RouteSend, ChatTag, Scope, Status } from "@botrelay/core"
+import {
+  ApiKey,
+  Bot,
+  Bridge,
+  ChatTag,
+  Delivery,
+  LlmSettings,
+  LongPoll,
+  Message,
+  Outgoing,
+  Route,
+  RouteSend,
+  Scope,
+  Status
+} from "@botrelay/core"
 import { BotApi } from "@botrelay/telegram"
 import { Context, type Redacted, Schema } from "effect"
 import { AccountsGroup, LoginGroup, SessionGroup } from "./AccountsApi.js"
@@ -21,6 +35,7 @@ import { EventsGroup } from "./EventsApi.js"
 import { ChatsGroup, PeopleGroup, StatsGroup } from "./InboxApi.js"
 import { SearchGroup } from "./SearchApi.js"
 import { CannedRepliesGroup, NotesGroup, TimelineGroup } from "./NotesApi.js"
+import { DeliveryFailedAnswer, DeliveryUnknownAnswer } from "./SendAnswers.js"
 
 /**
  * Who makes the current request: an API key or a signed-in account, with the role and bot scope that
@@ -212,7 +227,20 @@ export class BridgesGroup extends HttpApiGroup.make("bridges")
 /** Stored message history, and sending through a bot. */
 export class MessagesGroup extends HttpApiGroup.make("messages")
   .add(HttpApiEndpoint.get("list", "/").setUrlParams(MessagesQuery).addSuccess(Schema.Array(Message.Message)))
-  .add(HttpApiEndpoint.post("send", "/send").setPayload(Message.SendMessage).addSuccess(Message.Message))
+  .add(
+    HttpApiEndpoint.post("send", "/send")
+      .setPayload(Message.SendMessage)
+      .addSuccess(Message.Message)
+      .addError(DeliveryFailedAnswer)
+      .addError(DeliveryUnknownAnswer)
+  )
+  .add(
+    HttpApiEndpoint.post("resolveDelivery", "/resolve-delivery")
+      .setPayload(Outgoing.ResolveDelivery)
+      .addSuccess(Message.Message)
+      .addError(DeliveryFailedAnswer)
+      .addError(DeliveryUnknownAnswer)
+  )
   .middleware(Authorization)
   .prefix("/messages")
 {}
@@ -388,10 +416,12 @@ export class Api extends HttpApi.make("botrelay")
   .addError(ApiError.Forbidden)
   .addError(ApiError.NotFound)
   .addError(ApiError.Conflict)
+  .addError(ApiError.UnprocessableEntity)
   .addError(ApiError.TooManyRequests)
   .addError(ApiError.InternalServerError)
   .addError(ApiError.BadGateway)
   .addError(ApiError.ServiceUnavailable)
+  .addError(ApiError.GatewayTimeout)
   .prefix("/api")
   .annotate(OpenApi.Title, "Botrelay API")
   .annotate(OpenApi.Description, "Manage, monitor and route Telegram bots.")

@@ -1,5 +1,20 @@
 import { HttpApiSchema } from "@effect/platform"
-import type { Account, ApiKey, Bot, Bridge, Deliveries, Errors, LlmSettings, LongPoll, Media, Message, Route, ChatTag } from "@botrelay/core"
+import type {
+  Account,
+  ApiKey,
+  Bot,
+  Bridge,
+  ChatTag,
+  Deliveries,
+  Errors,
+  IdempotencyKey,
+  LlmSettings,
+  LongPoll,
+  Media,
+  Message,
+  Outgoing,
+  Route
+} from "@botrelay/core"
 import type { TelegramError } from "@botrelay/telegram"
 import { Effect, Schema } from "effect"
 
@@ -46,6 +61,13 @@ export class Conflict extends Schema.TaggedError<Conflict>()(
   HttpApiSchema.annotations({ status: 409 })
 ) {}
 
+/** 422: the request is well formed but contradicts an earlier one (an `Idempotency-Key` reused with another body). */
+export class UnprocessableEntity extends Schema.TaggedError<UnprocessableEntity>()(
+  "UnprocessableEntity",
+  fields,
+  HttpApiSchema.annotations({ status: 422 })
+) {}
+
 /** 429: rate limited; `retry_after` seconds become the `Retry-After` header. */
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
   "TooManyRequests",
@@ -74,6 +96,13 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
   HttpApiSchema.annotations({ status: 503 })
 ) {}
 
+/** 504: the request reached Telegram but no answer came back. */
+export class GatewayTimeout extends Schema.TaggedError<GatewayTimeout>()(
+  "GatewayTimeout",
+  fields,
+  HttpApiSchema.annotations({ status: 504 })
+) {}
+
 /** Every error the API answers with. */
 export type ApiError =
   | BadRequest
@@ -81,10 +110,12 @@ export type ApiError =
   | Forbidden
   | NotFound
   | Conflict
+  | UnprocessableEntity
   | TooManyRequests
   | InternalServerError
   | BadGateway
   | ServiceUnavailable
+  | GatewayTimeout
 
 /** The HTTP status of each error. */
 export const status: Record<ApiError["_tag"], number> = {
@@ -93,10 +124,12 @@ export const status: Record<ApiError["_tag"], number> = {
   Forbidden: 403,
   NotFound: 404,
   Conflict: 409,
+  UnprocessableEntity: 422,
   TooManyRequests: 429,
   InternalServerError: 500,
   BadGateway: 502,
-  ServiceUnavailable: 503
+  ServiceUnavailable: 503,
+  GatewayTimeout: 504
 }
 
 /**
@@ -155,6 +188,10 @@ export type DomainError =
   | LlmSettings.LlmSettingFixed
   | TelegramError.TelegramApiError
   | TelegramError.TelegramTransportError
+  | Outgoing.OutgoingNotFound
+  | Outgoing.NotResolvable
+  | IdempotencyKey.KeyReused
+  | IdempotencyKey.KeyInProgress
 
 /** The API error a domain failure becomes. Storage causes are logged, never sent. */
 export const fromDomain = (e: DomainError): Effect.Effect<never, ApiError> => {
@@ -223,6 +260,14 @@ export const fromDomain = (e: DomainError): Effect.Effect<never, ApiError> => {
         : Effect.fail(new BadGateway({ error: `Telegram error: ${e.description}`, code: "telegram_error" }))
     case "TelegramTransportError":
       return Effect.fail(new ServiceUnavailable({ error: "Telegram is unreachable; try again later", code: "telegram_unreachable" }))
+    case "OutgoingNotFound":
+      return Effect.fail(new NotFound({ error: e.message, code: "message_not_found" }))
+    case "NotResolvable":
+      return Effect.fail(new Conflict({ error: e.message, code: "delivery_not_resolvable" }))
+    case "KeyReused":
+      return Effect.fail(new UnprocessableEntity({ error: e.message, code: "idempotency_key_reused" }))
+    case "KeyInProgress":
+      return Effect.fail(new Conflict({ error: e.message, code: "idempotency_in_progress" }))
     case "StorageError":
       return Effect.logError(`${e.message}`, e.cause).pipe(
         Effect.zipRight(Effect.fail(new InternalServerError({ error: "internal error", code: "internal_error" })))

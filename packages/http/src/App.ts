@@ -22,6 +22,7 @@ import type {
   Deliveries,
   EventLog,
   Health,
+  Idempotency,
   LlmSettings,
   LoginThrottle,
   LongPoll,
@@ -209,6 +210,7 @@ export const layer: Layer.Layer<
   HttpApi.Api,
   never,
   | Health.Health
+  | Idempotency.Idempotency
   | StatusReport.StatusReport
   | Identity.Identity
   | Accounts.Accounts

@@ -20,6 +20,7 @@ import {
 import type {
   Accounts as _Accounts,
   AuditLog as _AuditLog,
+  Idempotency as _Idempotency,
   ChatAdmin as _ChatAdmin,
   EventLog as _EventLog,
   LoginThrottle as _LoginThrottle,
@@ -42,6 +43,7 @@ import {
   requireChat,
   requireOptionalBot,
   requireOptionalBotAbility,
+  requireTarget,
   sees,
   withoutCredentials
 } from "./Access.js"
@@ -54,6 +56,7 @@ import * as MediaLive from "./MediaLive.js"
 import * as MessageActionsLive from "./MessageActionsLive.js"
 import * as LiveEvents from "./LiveEvents.js"
 import * as Search from "./Search.js"
+import * as Sends from "./Sends.js"
 
 const decodeToken = Schema.decodeUnknown(Bot.BotToken)
 
@@ -342,18 +345,36 @@ const MessagesLive = HttpApiBuilder.group(Api, "messages", (handlers) =>
           )
         ))
       .handle("send", ({ payload }) =>
+        Sends.answer(
+          `send ${JSON.stringify(payload)}`,
+          audited(
+            "messages.send",
+            {
+              target_type: "chat",
+              target_id: payload.chat_id,
+              bot_id: payload.bot_id,
+              chat_id: typeof payload.chat_id === "number" ? payload.chat_id : null
+            },
+            requireTarget(payload.bot_id, payload.chat_id, "reply").pipe(
+                Effect.zipRight(messages.send(payload)),
+                Effect.catchAll(Sends.orUndelivered)
+              ),
+            (m) => ({ target_type: "message", target_id: m.id, details: { local_id: m.local_id ?? 0 } })
+          )
+        ))
+      .handle("resolveDelivery", ({ payload }) =>
         audited(
-          "messages.send",
-          {
-            target_type: "chat",
-            target_id: payload.chat_id,
-            bot_id: payload.bot_id,
-            chat_id: typeof payload.chat_id === "number" ? payload.chat_id : null
-          },
-          (typeof payload.chat_id === "number"
-            ? asChat(payload.bot_id, payload.chat_id, "reply", messages.send(payload))
-            : asBot(payload.bot_id, "reply", messages.send(payload))),
-          (m) => ({ target_type: "message", target_id: m.id })
+          "messages.resolve_delivery",
+          { target_type: "message", details: { local_id: payload.local_id, outcome: payload.outcome } },
+          messages.outgoing(payload.local_id).pipe(
+            Effect.tap((m) => requireChat(m.bot_id, m.chat_id, "reply")),
+            Effect.zipRight(messages.resolve(payload)),
+            Effect.catchAll(Sends.orUndelivered)
+          ),
+          (m) => ({ target_id: m.id, bot_id: m.bot_id, chat_id: m.chat_id })
+        ).pipe(
+          Effect.catchTag("Undelivered", (e) =>
+            Effect.succeed(HttpServerResponse.unsafeJson(e.body, { status: e.status })))
         ))))
 
 const TagsLive = HttpApiBuilder.group(Api, "tags", (handlers) =>

@@ -84,7 +84,10 @@ const invalidFields = (error: ParseResult.ParseError) =>
 
 const badGateway = (error: HttpClientError.HttpClientError, method: string) =>
   new TelegramError.TelegramTransportError({
-    reason: "Transport",
+    reason: error._tag === "RequestError" &&
+        (error.reason !== "Transport" || HttpExchange.notConnected(HttpExchange.errorCode(error.cause)))
+      ? "Unsent"
+      : "Transport",
     method,
     description: `${error._tag === "ResponseError" ? "the answer could not be read" : "Telegram could not be reached"}${
       HttpExchange.errorCode(error.cause) === undefined ? "" : ` (${HttpExchange.errorCode(error.cause)})`

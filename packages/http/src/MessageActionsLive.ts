@@ -1,13 +1,14 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { ChatAdmin, Media, type Message, Messages } from "@botrelay/core"
 // In scope so that the inferred types can name the services the handlers need.
-import type { AuditLog as _AuditLog } from "@botrelay/core"
+import type { AuditLog as _AuditLog, Idempotency as _Idempotency } from "@botrelay/core"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { asChat, forbidden, mayInChat, orDomain, requireChat, requireTarget } from "./Access.js"
 import { Api, Caller } from "./Api.js"
 import * as ApiError from "./ApiError.js"
 import { audited } from "./Audited.js"
 import * as MediaUpload from "./MediaUpload.js"
+import * as Sends from "./Sends.js"
 
 const done = { ok: true } as const
 
@@ -24,7 +25,11 @@ const invalid = (error: ParseResult.ParseError) =>
     }))
   )
 
-const respond = (message: Message.Message) => HttpServerResponse.unsafeJson(message)
+/** An upload streams to Telegram as it arrives, so it cannot be checked against a key's first request. */
+const uploadWithKey = new ApiError.BadRequest({
+  error: "invalid request: Idempotency-Key is not supported on multipart uploads; send file_id or url as JSON to use it",
+  code: "idempotency_unsupported"
+})
 
 /** What a sent message is recorded with. */
 const messageTarget = (m: Message.Message) => ({
@@ -68,32 +73,43 @@ export const layer = HttpApiBuilder.group(Api, "messageActions", (handlers) =>
             )
           ))
     return handlers
-      .handleRaw("sendMedia", ({ request }) =>
-        audited(
-          "messages.send_media",
-          {},
-          MediaUpload.isUpload(request.method, request.url, request.headers["content-type"])
-            ? upload(request).pipe(
-              Effect.catchAll((e): Effect.Effect<never, ApiError.ApiError | MediaUpload.UploadFailure> =>
-                e._tag === "UploadFailure" ? Effect.fail(e) : orDomain(e)
+      .handleRaw("sendMedia", ({ request }) => {
+        if (MediaUpload.isUpload(request.method, request.url, request.headers["content-type"])) {
+          if (request.headers[Sends.keyHeader] !== undefined) return Effect.fail(uploadWithKey)
+          return Sends.answer(
+            "",
+            audited(
+              "messages.send_media",
+              {},
+              upload(request).pipe(
+                Effect.catchAll((e): Effect.Effect<never, ApiError.ApiError | MediaUpload.UploadFailure | Sends.Undelivered> =>
+                  e._tag === "UploadFailure" ? Effect.fail(e) : Sends.orUndelivered(e)
+                )
+              ),
+              messageTarget
+            )
+          ).pipe(Effect.catchTag("UploadFailure", MediaUpload.refusal))
+        }
+        return request.text.pipe(
+          Effect.orDie,
+          Effect.flatMap(parse),
+          Effect.flatMap((body) => Effect.mapError(decodeSendMedia(body), invalid)),
+          Effect.flatMap((input) =>
+            Sends.answer(
+              `send-media ${JSON.stringify(input)}`,
+              audited(
+                "messages.send_media",
+                {},
+                requireTarget(input.bot_id, input.chat_id, "reply").pipe(
+                    Effect.zipRight(messages.sendMedia(input)),
+                    Effect.catchAll(Sends.orUndelivered)
+                  ),
+                messageTarget
               )
             )
-            : request.text.pipe(
-              Effect.orDie,
-              Effect.flatMap(parse),
-              Effect.flatMap((body) => Effect.mapError(decodeSendMedia(body), invalid)),
-              Effect.flatMap((input) =>
-                requireTarget(input.bot_id, input.chat_id, "reply").pipe(
-                  Effect.zipRight(messages.sendMedia(input)),
-                  Effect.catchAll(orDomain)
-                )
-              )
-            ),
-          messageTarget
-        ).pipe(
-          Effect.map(respond),
-          Effect.catchTag("UploadFailure", MediaUpload.refusal)
-        ))
+          )
+        )
+      })
       .handle("edit", ({ payload }) =>
         audited("messages.edit", onMessage(payload), asChat(payload.bot_id, payload.chat_id, "reply", messages.edit(payload))))
       .handle("delete", ({ payload }) =>

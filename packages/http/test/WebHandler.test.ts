@@ -163,6 +163,7 @@ describe("the API as a web handler on in-memory storage", () => {
       "/api/messages/delete",
       "/api/messages/edit",
       "/api/messages/pin",
+      "/api/messages/resolve-delivery",
       "/api/messages/send",
       "/api/messages/send-media",
       "/api/messages/unpin",

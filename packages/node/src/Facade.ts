@@ -1,4 +1,4 @@
-import { ApiKey, ApiKeys, Bot, Bots, Message, Messages, Route, Routes, RouteSend, ChatTag, Tags } from "@botrelay/core"
+import { ApiKey, ApiKeys, Bot, Bots, ChatTag, Message, Messages, Outgoing, Route, Routes, RouteSend, Tags } from "@botrelay/core"
 import { Api, ApiError } from "@botrelay/http"
 import { Cause, Effect, Exit, Option, ParseResult, Schema } from "effect"
 import * as Instance from "./Instance.js"
@@ -183,7 +183,17 @@ export const createBotrelay = async (options: Instance.Options): Promise<Botrela
         run(Schema.Array(RouteSend.RouteSend), Effect.flatMap(decodeQuery(Api.SendsQuery, filter), routes.sends))
     },
     messages: {
-      send: (input) => run(Message.Message, Effect.flatMap(decode(Message.SendMessage, input), messages.send)),
+      send: (input) =>
+        run(
+          Message.Message,
+          Effect.flatMap(decode(Message.SendMessage, input), messages.send).pipe(
+            Effect.catchIf(
+              (e): e is Outgoing.DeliveryFailed | Outgoing.DeliveryUnknown =>
+                e._tag === "DeliveryFailed" || e._tag === "DeliveryUnknown",
+              (e) => Effect.fail(Outgoing.toTelegramError("sendMessage", e))
+            )
+          )
+        ),
       list: (query) =>
         run(Schema.Array(Message.Message), Effect.flatMap(decodeQuery(Api.MessagesQuery, query), messages.list))
     },

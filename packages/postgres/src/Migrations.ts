@@ -7,6 +7,7 @@ import * as m0004InboxDropped from "./migrations/0004_inbox_dropped.js"
 import * as m0005InstanceVersion from "./migrations/0005_instance_version.js"
 import * as m0006ConversationState from "./migrations/0006_conversation_state.js"
 import * as m0007NotesCannedReplies from "./migrations/0007_notes_canned_replies.js"
+import * as m0008DeliveryTruth from "./migrations/0008_delivery_truth.js"
 import * as m0009ChatScopes from "./migrations/0009_chat_scopes.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
@@ -33,5 +34,6 @@ export const migrations = (cipher: SecretKey.Cipher): Record<string, Migration> 
   "0005_instance_version": m0005InstanceVersion.migration,
   "0006_conversation_state": m0006ConversationState.migration,
   "0007_notes_canned_replies": m0007NotesCannedReplies.migration,
+  "0008_delivery_truth": m0008DeliveryTruth.migration,
   "0009_chat_scopes": m0009ChatScopes.migration
 })

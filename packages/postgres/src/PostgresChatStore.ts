@@ -132,6 +132,15 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
         return woken
       }),
 
-    historyBotIds: c.use("historyBotIds", async (db) => (await all(db, ChatQueries.historyBotIds(db))).map((r) => r.id))
+    historyBotIds: c.use("historyBotIds", async (db) => (await all(db, ChatQueries.historyBotIds(db))).map((r) => r.id)),
+
+    setReachable: (botId, chatId, unreachable) =>
+      c.use("setReachable", async (db) =>
+        (await run(
+          db,
+          unreachable === undefined
+            ? ChatQueries.markReachable(db, botId, chatId)
+            : ChatQueries.markUnreachable(db, unreachable.since, unreachable.reason, botId, chatId)
+        )) > 0)
   }
 }

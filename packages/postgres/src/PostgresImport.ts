@@ -22,14 +22,15 @@ export type Row = SecretColumns.Row
 /**
  * What each table holds, as a count line names it, in the order tables are filled (parents before children).
  * Undefined for those not copied: `botrelay_secret_key`, whose check value is written anew with the target's
- * key, the instances and leases, which the instances on PostgreSQL make for themselves, and the chat counts,
- * which the triggers on `botrelay_chats` count as the chats are copied.
+ * key, the instances and leases, which the instances on PostgreSQL make for themselves, the chat counts,
+ * which the triggers on `botrelay_chats` count as the chats are copied, and the idempotency keys, which live a day.
  */
 export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_bots: "bots",
   botrelay_webhooks: "webhook secrets",
   botrelay_routes: "routes",
   botrelay_messages: "messages",
+  botrelay_outgoing: "outgoing messages",
   botrelay_chats: "chats",
   botrelay_chat_members: "chat members",
   botrelay_people: "people",
@@ -59,7 +60,8 @@ export const kinds: { readonly [T in Table]: string | undefined } = {
   botrelay_secret_key: undefined,
   botrelay_instances: undefined,
   botrelay_leases: undefined,
-  botrelay_chat_counts: undefined
+  botrelay_chat_counts: undefined,
+  botrelay_idempotency: undefined
 }
 
 /** The tables an import fills, in order. */

@@ -1,4 +1,4 @@
-import type { Message, MessageStore } from "@botrelay/core"
+import { type Message, type MessageStore, Outgoing } from "@botrelay/core"
 import { MessageCounts, MessageQueries, type Tables } from "@botrelay/sql"
 import { Effect, Option } from "effect"
 import type { Kysely } from "kysely"
@@ -103,7 +103,9 @@ const addToChats = async (db: Kysely<Tables.Database>, chats: ReadonlyArray<Mess
       unread_count = c.unread_count + case when v.oldest_in > c.read_at then v.in_count
         else (select count(*) from jsonb_array_elements_text(v.in_dates::jsonb) as d(value) where d.value::bigint > c.read_at) end,
       last_message_id = case when v.last_at >= c.last_message_at then v.last_id else c.last_message_id end,
-      last_message_at = case when v.last_at > c.last_message_at then v.last_at else c.last_message_at end
+      last_message_at = case when v.last_at > c.last_message_at then v.last_at else c.last_message_at end,
+      unreachable_since = case when v.in_count > 0 then 0 else c.unreachable_since end,
+      unreachable_reason = case when v.in_count > 0 then '' else c.unreachable_reason end
     from unnest(${sBotIds}::bigint[], ${sChatIds}::bigint[], ${sMessages}::bigint[], ${sInCounts}::bigint[],
       ${sLastIds}::bigint[], ${sLastAts}::bigint[], ${sOldestIns}::bigint[], ${sInDates}::text[])
       as v(bot_id, chat_id, messages, in_count, last_id, last_at, oldest_in, in_dates)
@@ -153,6 +155,15 @@ export const saveMessages = async (db: Kysely<Tables.Database>, messages: Readon
   for (const chunk of Batches.chunks(counts.days)) await addToDays(db, chunk)
 }
 
+/** The message sent through the API with this `local_id`, and its request. */
+const outgoing = async (db: Kysely<Tables.Database>, localId: number): Promise<MessageStore.OutgoingMessage | undefined> => {
+  const [row] = await all(db, MessageQueries.findOutgoing(db, localId))
+  return row === undefined ? undefined : {
+    message: MessageQueries.toMessage(row.bot_id, row.chat_id, MessageQueries.pageColumns.map((column) => row[column])),
+    request: row.request
+  }
+}
+
 /** The `MessageStore` on Postgres. */
 export const make = (c: Connection): MessageStore.MessageStoreService => ({
   saveMessage: (m) => c.transaction("saveMessage", (db) => saveMessages(db, [m])),
@@ -189,6 +200,44 @@ export const make = (c: Connection): MessageStore.MessageStoreService => ({
 
   chatsWithFile: (botId, fileId) =>
     c.use("chatsWithFile", async (db) => (await all(db, MessageQueries.chatsWithFile(db, botId, fileId))).map((r) => r.chat_id)),
+  queueMessage: (message, request) =>
+    c.transaction("queueMessage", async (db) => {
+      const [row] = await all(db, MessageQueries.insertOutgoing(db, message.bot_id, message.chat_id, request, message.date))
+      const localId = Number(row!.local_id)
+      await saveMessages(db, [{ ...message, id: Outgoing.placeholderId(localId) }])
+      await run(db, MessageQueries.queueMessage(db, localId, message.date))
+      return (await outgoing(db, localId))!.message
+    }),
+
+  setDelivery: (localId, change) =>
+    c.transaction("setDelivery", async (db) => {
+      const [before] = await all(db, MessageQueries.findOutgoing(db, localId))
+      if (before === undefined) return Option.none()
+      await run(
+        db,
+        MessageQueries.setDelivery(
+          db,
+          change.delivery,
+          change.delivery_error,
+          change.delivery_at,
+          change.message_id,
+          change.date,
+          localId
+        )
+      )
+      const [after] = await all(db, MessageQueries.findOutgoing(db, localId))
+      if (after!.id !== before.id || after!.date !== before.date) {
+        await run(db, MessageQueries.pointLastMessage(db, after!.id, after!.date, before.bot_id, before.chat_id, before.id))
+      }
+      if (after!.date !== before.date && before.deleted === 0) {
+        const counts = MessageCounts.moved(before.bot_id, before.chat_id, before.date, after!.date)
+        for (const hour of counts.hours) await run(db, MessageCounts.addToHour(db, ...hour))
+        for (const day of counts.days) await run(db, MessageCounts.addToDay(db, ...day))
+      }
+      return Option.some((await outgoing(db, localId))!.message)
+    }),
+
+  findOutgoing: (localId) => c.use("findOutgoing", async (db) => Option.fromNullable(await outgoing(db, localId))),
 
   markMessagesDeleted: (botId, chatId, ids) =>
     c.use("markMessagesDeleted", (db) =>

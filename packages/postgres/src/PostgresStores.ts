@@ -23,6 +23,7 @@ import {
   SettingsStore,
   StatsStore,
   BacklogStore,
+  IdempotencyStore,
   StoreHealth,
   StoreLock,
   TagStore
@@ -54,6 +55,7 @@ import * as PostgresSessionStore from "./PostgresSessionStore.js"
 import * as PostgresSettingsStore from "./PostgresSettingsStore.js"
 import * as PostgresStatsStore from "./PostgresStatsStore.js"
 import * as PostgresBacklogStore from "./PostgresBacklogStore.js"
+import * as PostgresIdempotencyStore from "./PostgresIdempotencyStore.js"
 import * as PostgresTagStore from "./PostgresTagStore.js"
 import * as PostgresNoteStore from "./PostgresNoteStore.js"
 import * as PostgresCannedReplyStore from "./PostgresCannedReplyStore.js"
@@ -69,7 +71,7 @@ export type OpenError = ConnectionError | MigrationError | SecretKey.SecretKeyEr
  */
 export const make = (options: Options): Effect.Effect<Context.Context<Stores.Stores>, OpenError, Scope.Scope> =>
   Effect.map(open(options), (c) =>
-    Context.empty().pipe(
+    Context.make(IdempotencyStore.IdempotencyStore, PostgresIdempotencyStore.make(c)).pipe(
       Context.add(BotStore.BotStore, PostgresBotStore.make(c)),
       Context.add(RouteStore.RouteStore, PostgresRouteStore.make(c)),
       Context.add(MappingStore.MappingStore, PostgresMappingStore.make(c)),

@@ -144,7 +144,7 @@ if (PgCluster.available) {
         })
         for (const storage of stores) yield* storage.ping
         const applied = yield* query(url, "SELECT name FROM botrelay_migrations ORDER BY name")
-        assert.deepStrictEqual(applied, [{ name: "0001_init" }, { name: "0002_leases" }, { name: "0003_bridges" }, { name: "0004_inbox_dropped" }, { name: "0005_instance_version" }, { name: "0006_conversation_state" }, { name: "0007_notes_canned_replies" }, { name: "0009_chat_scopes" }])
+        assert.deepStrictEqual(applied, [{ name: "0001_init" }, { name: "0002_leases" }, { name: "0003_bridges" }, { name: "0004_inbox_dropped" }, { name: "0005_instance_version" }, { name: "0006_conversation_state" }, { name: "0007_notes_canned_replies" }, { name: "0008_delivery_truth" }, { name: "0009_chat_scopes" }])
         yield* Effect.scoped(open({ url, secretKey }))
         assert.deepStrictEqual(yield* query(url, "SELECT count(*)::int AS n FROM botrelay_migrations"), [{ n: applied.length }])
       }))

@@ -214,7 +214,16 @@ describe("GET /api/events", () => {
     })
     assert.strictEqual(removed.status, 200)
     const deleted = await sse.next((e) => e.event === "message_deleted")
-    assert.deepStrictEqual(deleted.data.message, { ...edited.data.message, deleted: true })
+    // as stored: with the delivery of the API send (an edit through /tgapi tells Telegram's answer only)
+    const { local_id, delivery, delivery_error, delivery_at } = sent.json
+    assert.deepStrictEqual(deleted.data.message, {
+      ...edited.data.message,
+      local_id,
+      delivery,
+      delivery_error,
+      delivery_at,
+      deleted: true
+    })
     await sse.next((e) => e.event === "chat" && e.id > deleted.id)
     assert.deepStrictEqual(
       sse.events().map((e) => e.event),

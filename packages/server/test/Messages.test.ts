@@ -42,8 +42,13 @@ describe("POST /api/messages/send", () => {
       text: "hello <b>not html</b>",
       date: sent.date,
       direction: "out",
-      edit_date: 0
+      edit_date: 0,
+      delivery: "sent",
+      delivery_error: "",
+      delivery_at: reply.json.delivery_at,
+      local_id: reply.json.local_id
     })
+    assert.isAbove(reply.json.local_id, 0)
     const history = await server.call(`/api/messages?bot_id=${botId}&chat_id=${user.id}`)
     assert.deepStrictEqual(history.json[0], reply.json)
   })

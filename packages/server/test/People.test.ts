@@ -63,10 +63,11 @@ describe("GET /api/people/get", () => {
       first_seen_at: t0 + 10,
       last_seen_at: t0 + 30,
       chats: [
-        { bot_id: b.id, chat_id: ann.id, title: "Ann Lee" },
-        { bot_id: a.id, chat_id: ann.id, title: "Ann Lee" }
+        { bot_id: b.id, chat_id: ann.id, title: "Ann Lee", reachable: true, unreachable_since: 0, unreachable_reason: "" },
+        { bot_id: a.id, chat_id: ann.id, title: "Ann Lee", reachable: true, unreachable_since: 0, unreachable_reason: "" }
       ],
-      tags: [tag.json, (await call(`/api/tags?chat_id=${ann.id}&bot_id=${b.id}`)).json[0]]
+      tags: [tag.json, (await call(`/api/tags?chat_id=${ann.id}&bot_id=${b.id}`)).json[0]],
+      reachable_bot_ids: [b.id, a.id]
     })
   })
 
@@ -74,7 +75,7 @@ describe("GET /api/people/get", () => {
     const mine = await call(`/api/people/get?user_id=${ann.id}`, { key: operator })
     assert.strictEqual(mine.status, 200, mine.text)
     assert.deepInclude(mine.json, { first_seen_at: t0 + 10, last_seen_at: t0 + 10 })
-    assert.deepStrictEqual(mine.json.chats, [{ bot_id: a.id, chat_id: ann.id, title: "Ann Lee" }])
+    assert.deepStrictEqual(mine.json.chats, [{ bot_id: a.id, chat_id: ann.id, title: "Ann Lee", reachable: true, unreachable_since: 0, unreachable_reason: "" }])
     assert.deepStrictEqual(mine.json.tags.map((t: any) => t.tag), ["vip"])
     assertError(await call(`/api/people/get?user_id=${cleo.id}`, { key: operator }), 404, "person_not_found")
     assert.strictEqual((await call(`/api/people/get?user_id=${cleo.id}`)).json.language_code, "ru")
@@ -129,7 +130,7 @@ describe("GET /api/people", () => {
         return reply.status === 200 ? reply.json : undefined
       })
     const pressed = await person(dora.id)
-    assert.deepStrictEqual(pressed.chats, [{ bot_id: a.id, chat_id: team.id, title: "Team" }])
+    assert.deepStrictEqual(pressed.chats, [{ bot_id: a.id, chat_id: team.id, title: "Team", reachable: true, unreachable_since: 0, unreachable_reason: "" }])
     const inline = await person(eli.id)
     assert.deepInclude(inline, { first_name: "Eli", language_code: "es", chats: [] })
     const bot = await person(helper.id)

@@ -89,7 +89,11 @@ describe("POST /api/messages/send-media, multipart", () => {
       media_type: "document",
       file_id: uploaded.file_id,
       direction: "out",
-      edit_date: 0
+      edit_date: 0,
+      delivery: "sent",
+      delivery_error: "",
+      delivery_at: reply.json.delivery_at,
+      local_id: reply.json.local_id
     })
     assert.deepStrictEqual((await history())[0], reply.json)
   })

@@ -52,6 +52,8 @@ const chatSelection = (db: Kysely<Database>) =>
       "c.snoozed_until",
       "a.display_name as a_display_name",
       "a.username as a_username",
+      "c.unreachable_since",
+      "c.unreachable_reason",
       "m.id as m_id",
       "m.user_id as m_user_id",
       "m.username as m_username",
@@ -64,7 +66,11 @@ const chatSelection = (db: Kysely<Database>) =>
       "m.reply_to_message_id as m_reply_to_message_id",
       "m.direction as m_direction",
       "m.edit_date as m_edit_date",
-      "m.deleted as m_deleted"
+      "m.deleted as m_deleted",
+      "m.local_id as m_local_id",
+      "m.delivery as m_delivery",
+      "m.delivery_error as m_delivery_error",
+      "m.delivery_at as m_delivery_at"
     ])
 
 /** A row of `listChats` or `findChat`. */
@@ -90,7 +96,10 @@ export const toChat = (r: ChatRow, tags: ReadonlyArray<ChatTag.Tag>): Chat.Chat 
   priority: r.priority,
   assignee_id: r.assignee_id,
   assignee_name: r.a_display_name === null || r.a_display_name === "" ? r.a_username ?? "" : r.a_display_name,
-  snoozed_until: r.snoozed_until
+  snoozed_until: r.snoozed_until,
+  reachable: r.unreachable_since === 0,
+  unreachable_since: r.unreachable_since,
+  unreachable_reason: r.unreachable_reason
 })
 
 const lastMessageOf = (r: ChatRow): Message.Message =>
@@ -107,7 +116,11 @@ const lastMessageOf = (r: ChatRow): Message.Message =>
     r.m_reply_to_message_id,
     r.m_direction,
     r.m_edit_date,
-    r.m_deleted
+    r.m_deleted,
+    r.m_local_id,
+    r.m_delivery,
+    r.m_delivery_error,
+    r.m_delivery_at
   ])
 
 /** Chats of the query's bots and single chats (at least one of either), newest activity first; migrated-away chats left out. */
@@ -682,3 +695,17 @@ export const carryConversation = (
 /** The ids of the bots whose history is kept, ascending. */
 export const historyBotIds = (db: Kysely<Database>) =>
   db.selectFrom("botrelay_bots").select("id").where("manage_enabled", "=", sql.lit(1)).orderBy("id")
+
+/** Marks a chat unreachable since `since` for `reason`, unless it already is; a row when it changed. */
+export const markUnreachable = (db: Kysely<Database>, since: number, reason: string, botId: number, chatId: number) =>
+  db.updateTable("botrelay_chats").set({ unreachable_since: since, unreachable_reason: reason })
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("unreachable_since", "=", sql.lit(0))
+
+/** Marks a chat reachable again, if it was not; a row when it changed. */
+export const markReachable = (db: Kysely<Database>, botId: number, chatId: number) =>
+  db.updateTable("botrelay_chats").set({ unreachable_since: sql.lit(0), unreachable_reason: sql.lit("") })
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where("unreachable_since", ">", sql.lit(0))

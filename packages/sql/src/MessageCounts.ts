@@ -115,7 +115,10 @@ export const addToChat = (countGreater: CountGreater) =>
       last_message_id: sql<number>`case when excluded.last_message_at >= botrelay_chats.last_message_at
         then excluded.last_message_id else botrelay_chats.last_message_id end`,
       last_message_at: sql<number>`case when excluded.last_message_at > botrelay_chats.last_message_at
-        then excluded.last_message_at else botrelay_chats.last_message_at end`
+        then excluded.last_message_at else botrelay_chats.last_message_at end`,
+      // The person wrote again: the bot can reach them.
+      unreachable_since: sql<number>`case when excluded.unread_count > 0 then 0 else botrelay_chats.unreachable_since end`,
+      unreachable_reason: sql<string>`case when excluded.unread_count > 0 then '' else botrelay_chats.unreachable_reason end`
     })
   )
 
@@ -151,3 +154,25 @@ export const addToDay = (db: Kysely<Database>, botId: number, day: number, chatI
         messages: sql<number>`botrelay_chat_days.messages + excluded.messages`
       })
     )
+
+/**
+ * The counter changes that move an outgoing message (not deleted) from the hour and day of `from` to those of
+ * `to` (Unix seconds), as `addToHour` and `addToDay` parameters: none when both fall in the same hour.
+ */
+export const moved = (
+  botId: number,
+  chatId: number,
+  from: number,
+  to: number
+): {
+  readonly hours: ReadonlyArray<readonly [botId: number, hour: number, inCount: number, outCount: number]>
+  readonly days: ReadonlyArray<readonly [botId: number, day: number, chatId: number, messages: number]>
+} => {
+  const [fromHour, toHour] = [Math.floor(from / 3600), Math.floor(to / 3600)]
+  if (fromHour === toHour) return { hours: [], days: [] }
+  const [fromDay, toDay] = [Math.floor(from / 86400), Math.floor(to / 86400)]
+  return {
+    hours: [[botId, fromHour, 0, -1], [botId, toHour, 0, 1]],
+    days: fromDay === toDay ? [] : [[botId, fromDay, chatId, -1], [botId, toDay, chatId, 1]]
+  }
+}

@@ -1,4 +1,4 @@
-import type { Message } from "@botrelay/core"
+import { type Message, Outgoing } from "@botrelay/core"
 import { type Kysely, sql } from "kysely"
 import { bit } from "./Columns.js"
 import type { Database, MessagesTable } from "./Tables.js"
@@ -19,13 +19,18 @@ export const messageColumns = [
   "deleted"
 ] as const satisfies ReadonlyArray<keyof MessagesTable>
 
+/** The delivery columns of a message sent through the API; a save from Telegram's answer leaves them as they are. */
+export const deliveryColumns = ["local_id", "delivery", "delivery_error", "delivery_at"] as const satisfies ReadonlyArray<
+  keyof MessagesTable
+>
+
 /** The columns of a message page: bot and chat come from the query. */
-export const pageColumns = ["id", ...messageColumns] as const
+export const pageColumns = ["id", ...messageColumns, ...deliveryColumns] as const
 
 /** A message of one chat from a raw row of `pageColumns`; optional fields only when set. */
 export const toMessage = (botId: number, chatId: number, r: ReadonlyArray<any>): Message.Message => {
   const message: { -readonly [K in keyof Message.Message]: Message.Message[K] } = {
-    id: r[0],
+    id: Outgoing.isPlaceholder(r[0]) ? 0 : r[0],
     chat_id: chatId,
     bot_id: botId,
     user_id: r[1],
@@ -41,6 +46,12 @@ export const toMessage = (botId: number, chatId: number, r: ReadonlyArray<any>):
   if (r[7] !== null) message.media_type = r[7]
   if (r[8] !== null) message.file_id = r[8]
   if (r[9] !== null) message.reply_to_message_id = r[9]
+  if (r[13] !== null && r[13] !== undefined) {
+    message.local_id = Number(r[13])
+    message.delivery = r[14]
+    message.delivery_error = r[15]
+    message.delivery_at = Number(r[16])
+  }
   return message
 }
 
@@ -145,3 +156,62 @@ export const hasFile = (db: Kysely<Database>, botId: number, fileId: string) =>
     .where("bot_id", "=", botId)
     .where("file_id", "=", fileId)
     .limit(sql.lit(1))
+
+/** Numbers an outgoing message of the API (`botrelay_outgoing`), keeping what was asked; returns its `local_id`. */
+export const insertOutgoing = (db: Kysely<Database>, botId: number, chatId: number, request: string, createdAt: number) =>
+  db.insertInto("botrelay_outgoing").values({ bot_id: botId, chat_id: chatId, request, created_at: createdAt })
+    .returning("local_id")
+
+/** An outgoing message by its `local_id`: its bot, chat, `pageColumns` and the request kept for it. */
+export const findOutgoing = (db: Kysely<Database>, localId: number) =>
+  db.selectFrom("botrelay_messages as m")
+    .innerJoin("botrelay_outgoing as o", "o.local_id", "m.local_id")
+    .select(["m.bot_id", "m.chat_id", ...pageColumns.map((column) => `m.${column}` as const), "o.request"])
+    .where("m.local_id", "=", localId)
+
+/** Stores a queued outgoing message under its placeholder id, with its `local_id`. */
+export const queueMessage = (db: Kysely<Database>, localId: number, at: number) =>
+  db.updateTable("botrelay_messages").set({ local_id: localId, delivery: "queued", delivery_error: "", delivery_at: at })
+    .where("id", "=", Outgoing.placeholderId(localId))
+
+/**
+ * Sets the delivery of the message with this `local_id`; a `messageId` (not 0) becomes its id unless the chat
+ * already holds a message with that id, and a `date` (not 0) its date.
+ */
+export const setDelivery = (
+  db: Kysely<Database>,
+  delivery: string,
+  error: string,
+  at: number,
+  messageId: number,
+  date: number,
+  localId: number
+) =>
+  db.updateTable("botrelay_messages as m").set({
+    delivery,
+    delivery_error: error,
+    delivery_at: at,
+    id: sql<number>`case when ${messageId} = 0 or exists (select 1 from botrelay_messages as o
+      where o.bot_id = m.bot_id and o.chat_id = m.chat_id and o.id = ${messageId}) then m.id else ${messageId} end`,
+    date: sql<number>`case when ${date} = 0 then m.date else ${date} end`
+  }).where("m.local_id", "=", localId)
+
+/**
+ * Makes the message (once `fromId`, now `toId`, dated `date`) its chat's last message when it was, or when it
+ * is not older than the last one.
+ */
+export const pointLastMessage = (
+  db: Kysely<Database>,
+  toId: number,
+  date: number,
+  botId: number,
+  chatId: number,
+  fromId: number
+) =>
+  db.updateTable("botrelay_chats").set({
+    last_message_id: toId,
+    last_message_at: sql<number>`case when ${date} > last_message_at then ${date} else last_message_at end`
+  })
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .where((eb) => eb.or([eb("last_message_id", "=", fromId), eb("last_message_at", "<=", date)]))

@@ -64,7 +64,17 @@ export const sightingsOf = (db: Kysely<Database>, filter: Scope.ChatFilter, user
 export const chatsOf = (db: Kysely<Database>, filter: Scope.ChatFilter, userIds: ReadonlyArray<number>) =>
   db.selectFrom("botrelay_chat_members as cm")
     .innerJoin("botrelay_chats as c", (join) => join.onRef("c.bot_id", "=", "cm.bot_id").onRef("c.chat_id", "=", "cm.chat_id"))
-    .select(["cm.user_id", "cm.bot_id", "cm.chat_id", "c.title", "c.username", "c.first_name", "c.last_name"])
+    .select([
+      "cm.user_id",
+      "cm.bot_id",
+      "cm.chat_id",
+      "c.title",
+      "c.username",
+      "c.first_name",
+      "c.last_name",
+      "c.unreachable_since",
+      "c.unreachable_reason"
+    ])
     .where(inFilter(filter, "cm.bot_id", "cm.chat_id"))
     .where("cm.user_id", "in", userIds)
     .where("c.migrated_to_chat_id", "=", sql.lit(0))
@@ -86,6 +96,8 @@ export interface ChatOfRow {
   readonly username: string
   readonly first_name: string
   readonly last_name: string
+  readonly unreachable_since: number
+  readonly unreachable_reason: string
 }
 
 /**
@@ -114,6 +126,7 @@ export const toPeople = (
     const language = latest.language_code !== ""
       ? latest.language_code
       : seen.find((s) => s.language_code !== "")?.language_code ?? ""
+    const own = chats.filter((c) => c.user_id === userId)
     people.push({
       user_id: userId,
       username: latest.username,
@@ -123,12 +136,18 @@ export const toPeople = (
       is_bot: latest.is_bot === 1,
       first_seen_at: Math.min(...seen.map((s) => s.first_seen_at)),
       last_seen_at: latest.last_seen_at,
-      chats: chats.filter((c) => c.user_id === userId).map((c) => ({
+      chats: own.map((c) => ({
         bot_id: c.bot_id,
         chat_id: c.chat_id,
-        title: Chat.displayTitle(c)
+        title: Chat.displayTitle(c),
+        reachable: c.unreachable_since === 0,
+        unreachable_since: c.unreachable_since,
+        unreachable_reason: c.unreachable_reason
       })),
-      tags: tags.filter((t) => t.user_id === userId)
+      tags: tags.filter((t) => t.user_id === userId),
+      reachable_bot_ids: [
+        ...new Set(own.filter((c) => c.chat_id === userId && c.unreachable_since === 0).map((c) => c.bot_id))
+      ]
     })
   }
   return people

@@ -60,6 +60,12 @@ export interface MessagesTable {
   readonly edit_date: number
   /** 1 once deleted through Botrelay. */
   readonly deleted: number
+  /** Set on messages sent through the API (`botrelay_outgoing`); NULL for the others. */
+  readonly local_id: Generated<number | null>
+  /** queued, sent, failed or unknown; "sent" for messages received or sent by other paths. */
+  readonly delivery: Generated<string>
+  readonly delivery_error: Generated<string>
+  readonly delivery_at: Generated<number>
 }
 
 /** `botrelay_tags`: unique per (chat_id, user_id, tag). */
@@ -319,6 +325,9 @@ export interface ChatsTable {
   readonly assignee_id: Generated<number>
   /** Unix seconds a snoozed chat reopens at; 0 for none. */
   readonly snoozed_until: Generated<number>
+  /** Unix seconds since the person made the bot unable to write to them; 0 while reachable. */
+  readonly unreachable_since: Generated<number>
+  readonly unreachable_reason: Generated<string>
 }
 
 /** `botrelay_chat_counts`: listed chats per bot, status and assignee, kept by triggers on `botrelay_chats`. */
@@ -472,4 +481,29 @@ export interface Database {
   readonly botrelay_instances: InstancesTable
   readonly botrelay_leases: LeasesTable
   readonly botrelay_chat_counts: ChatCountsTable
+  readonly botrelay_outgoing: OutgoingTable
+  readonly botrelay_idempotency: IdempotencyTable
+}
+
+/** `botrelay_outgoing`: numbers the messages sent through the API (`local_id`) and keeps what was asked, as JSON. */
+export interface OutgoingTable {
+  readonly local_id: Generated<number>
+  readonly bot_id: number
+  readonly chat_id: number
+  /** The send's decoded body as JSON, for a resend; "" for uploads, which cannot be sent again. */
+  readonly request: string
+  readonly created_at: number
+}
+
+/**
+ * `botrelay_idempotency`: a send made with an `Idempotency-Key`, by (caller, key): the decoded body it came
+ * with, its answer (`status` 0 while it runs), and when it first came (Unix seconds).
+ */
+export interface IdempotencyTable {
+  readonly caller: string
+  readonly key: string
+  readonly request: string
+  readonly status: number
+  readonly body: string
+  readonly created_at: number
 }

@@ -25,6 +25,7 @@ import * as m0023InboxDropped from "./migrations/0023_inbox_dropped.js"
 import * as m0024InstanceVersion from "./migrations/0024_instance_version.js"
 import * as m0025ConversationState from "./migrations/0025_conversation_state.js"
 import * as m0026NotesCannedReplies from "./migrations/0026_notes_canned_replies.js"
+import * as m0027DeliveryTruth from "./migrations/0027_delivery_truth.js"
 import * as m0028ChatScopes from "./migrations/0028_chat_scopes.js"
 import type { Cipher } from "./SecretKey.js"
 
@@ -66,5 +67,6 @@ export const migrations = (cipher: Cipher): Record<string, Migration> => ({
   "0024_instance_version": m0024InstanceVersion.migration,
   "0025_conversation_state": m0025ConversationState.migration,
   "0026_notes_canned_replies": m0026NotesCannedReplies.migration,
+  "0027_delivery_truth": m0027DeliveryTruth.migration,
   "0028_chat_scopes": m0028ChatScopes.migration
 })

@@ -145,6 +145,14 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
         return woken
       }),
 
-    historyBotIds: attempt("historyBotIds", () => hot.historyBotIds.all().map((r) => r.id))
+    historyBotIds: attempt("historyBotIds", () => hot.historyBotIds.all().map((r) => r.id)),
+
+    setReachable: (botId, chatId, unreachable) =>
+      attempt("setReachable", () =>
+        c.run(
+          unreachable === undefined
+            ? ChatQueries.markReachable(db, botId, chatId)
+            : ChatQueries.markUnreachable(db, unreachable.since, unreachable.reason, botId, chatId)
+        ) > 0)
   }
 }

@@ -1,7 +1,7 @@
 import type { Message, MessageStore } from "@botrelay/core"
-import { Errors } from "@botrelay/core"
+import { Errors, Outgoing } from "@botrelay/core"
 import { MessageCounts, MessageQueries } from "@botrelay/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { sql } from "kysely"
 import { attempt, compile, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
@@ -64,6 +64,15 @@ export const make = (c: Connection): MessageStore.MessageStoreService => {
     }
   }
 
+  /** The message sent through the API with this `local_id`, and its request. */
+  const outgoing = (localId: number): MessageStore.OutgoingMessage | undefined => {
+    const row = c.all(MessageQueries.findOutgoing(db, localId))[0]
+    return row === undefined ? undefined : {
+      message: MessageQueries.toMessage(row.bot_id, row.chat_id, MessageQueries.pageColumns.map((column) => row[column])),
+      request: row.request
+    }
+  }
+
   return {
     saveMessage: (m) => c.groupCommit("saveMessage", () => save([m])),
 
@@ -92,6 +101,43 @@ export const make = (c: Connection): MessageStore.MessageStoreService => {
 
     chatsWithFile: (botId, fileId) =>
       attempt("chatsWithFile", () => c.all(MessageQueries.chatsWithFile(db, botId, fileId)).map((r) => r.chat_id)),
+    queueMessage: (message, request) =>
+      c.groupCommit("queueMessage", () => {
+        const [row] = c.all(MessageQueries.insertOutgoing(db, message.bot_id, message.chat_id, request, message.date))
+        const localId = Number(row!.local_id)
+        save([{ ...message, id: Outgoing.placeholderId(localId) }])
+        c.run(MessageQueries.queueMessage(db, localId, message.date))
+        return outgoing(localId)!.message
+      }),
+
+    setDelivery: (localId, change) =>
+      c.groupCommit("setDelivery", () => {
+        const before = c.all(MessageQueries.findOutgoing(db, localId))[0]
+        if (before === undefined) return Option.none()
+        c.run(
+          MessageQueries.setDelivery(
+            db,
+            change.delivery,
+            change.delivery_error,
+            change.delivery_at,
+            change.message_id,
+            change.date,
+            localId
+          )
+        )
+        const after = c.all(MessageQueries.findOutgoing(db, localId))[0]!
+        if (after.id !== before.id || after.date !== before.date) {
+          c.run(MessageQueries.pointLastMessage(db, after.id, after.date, before.bot_id, before.chat_id, before.id))
+        }
+        if (after.date !== before.date && before.deleted === 0) {
+          const counts = MessageCounts.moved(before.bot_id, before.chat_id, before.date, after.date)
+          for (const hour of counts.hours) c.run(MessageCounts.addToHour(db, ...hour))
+          for (const day of counts.days) c.run(MessageCounts.addToDay(db, ...day))
+        }
+        return Option.some(outgoing(localId)!.message)
+      }),
+
+    findOutgoing: (localId) => attempt("findOutgoing", () => Option.fromNullable(outgoing(localId))),
 
     markMessagesDeleted: (botId, chatId, ids) =>
       attempt("markMessagesDeleted", () =>

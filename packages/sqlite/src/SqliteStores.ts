@@ -24,6 +24,7 @@ import {
   SettingsStore,
   StatsStore,
   BacklogStore,
+  IdempotencyStore,
   StoreHealth,
   StoreLock,
   TagStore
@@ -53,6 +54,7 @@ import * as SqliteSessionStore from "./SqliteSessionStore.js"
 import * as SqliteSettingsStore from "./SqliteSettingsStore.js"
 import * as SqliteStatsStore from "./SqliteStatsStore.js"
 import * as SqliteBacklogStore from "./SqliteBacklogStore.js"
+import * as SqliteIdempotencyStore from "./SqliteIdempotencyStore.js"
 import * as SqliteTagStore from "./SqliteTagStore.js"
 import * as SqliteNoteStore from "./SqliteNoteStore.js"
 import * as SqliteCannedReplyStore from "./SqliteCannedReplyStore.js"
@@ -77,7 +79,7 @@ export const make = (
 ): Effect.Effect<Context.Context<Stores.Stores>, MigrationError | SecretKeyError | Errors.StorageError, Scope.Scope> =>
   Effect.map(openWithKey(options), ({ cipher, sqlite }) => {
     const c = connection(sqlite, cipher)
-    return Context.empty().pipe(
+    return Context.make(IdempotencyStore.IdempotencyStore, SqliteIdempotencyStore.make(c)).pipe(
       Context.add(BotStore.BotStore, SqliteBotStore.make(c)),
       Context.add(RouteStore.RouteStore, SqliteRouteStore.make(c)),
       Context.add(MappingStore.MappingStore, SqliteMappingStore.make(c)),

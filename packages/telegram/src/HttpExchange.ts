@@ -73,6 +73,25 @@ export const errorCode = (cause: unknown): string | undefined => {
 
 const withCode = (sentence: string, code: string | undefined) => code === undefined ? sentence : `${sentence} (${code})`
 
+/** The error codes of a connection that was never made. */
+const connectCodes: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ADDRESS_NOT_ALLOWED"
+])
+
+/** Whether a system error code (`ECONNREFUSED`...) says that no connection was made. */
+export const notConnected = (code: string | undefined): boolean => code !== undefined && connectCodes.has(code)
+
+/**
+ * Whether the failed request surely never reached the server: no connection was made (refused, no such
+ * host, an address the policy refuses). A connection that broke after it was made may have carried the request.
+ */
+export const neverSent = (error: HttpExchangeError): boolean => error.reason === "Request" && notConnected(error.code)
+
 /** The URL could not be parsed. */
 export const invalidUrl = (cause: unknown): HttpExchangeError =>
   new HttpExchangeError({ reason: "Request", code: errorCode(cause), description: "the URL is not valid" })

@@ -298,7 +298,7 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
     try {
       body = file === undefined ? JSON.stringify(params) : multipart(params, file, boundary)
     } catch {
-      return Effect.fail(fail("Transport", "the request body could not be sent"))
+      return Effect.fail(fail("Unsent", "the request body could not be sent"))
     }
     return TelegramMetrics.recorded(
       method,
@@ -313,7 +313,12 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
         timeout: callTimeout
       })
     ).pipe(
-      Effect.mapError((error) => fail(error.reason === "Timeout" ? "Timeout" : "Transport", error.description)),
+      Effect.mapError((error) =>
+        fail(
+          error.reason === "Timeout" ? "Timeout" : HttpExchange.neverSent(error) ? "Unsent" : "Transport",
+          error.description
+        )
+      ),
       Effect.flatMap((answer): Effect.Effect<Answered, TelegramError> => {
         const text = HttpExchange.text(answer)
         return Effect.map(resultOf(method, answer.status, text), (result) => ({ status: answer.status, text, result }))

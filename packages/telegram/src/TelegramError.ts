@@ -13,8 +13,12 @@ export class TelegramApiError extends Schema.TaggedError<TelegramApiError>()("Te
   }
 }
 
-/** Why no usable answer came back: no connection, an unreadable body, or no answer in time. */
-export const TransportReason = Schema.Literal("Transport", "Decode", "Timeout")
+/**
+ * Why no usable answer came back: the request broke off after it may have reached Telegram ("Transport"), an
+ * unreadable answer ("Decode"), no answer in time ("Timeout"), or the request never left: no connection was
+ * made or the body could not be written ("Unsent"). Only "Unsent" says Telegram did not get the call.
+ */
+export const TransportReason = Schema.Literal("Transport", "Decode", "Timeout", "Unsent")
 export type TransportReason = typeof TransportReason.Type
 
 /** No usable answer from Telegram. `description` never holds the request URL or the token. */

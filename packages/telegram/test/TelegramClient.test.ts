@@ -280,12 +280,12 @@ describe("TelegramClient", () => {
       assert.strictEqual(badResult._tag === "TelegramTransportError" && badResult.reason, "Decode")
     }))
 
-  it.effect("a connection failure is a Transport error naming the system code only", () =>
+  it.effect("a refused connection is an Unsent transport error (the call never left) naming the system code only", () =>
     Effect.gen(function*() {
       const error = yield* withClient(transportFailure, (client) => Effect.flip(client.getMe(token)))
       assert.instanceOf(error, TelegramError.TelegramTransportError)
       if (error._tag !== "TelegramTransportError") return
-      assert.strictEqual(error.reason, "Transport")
+      assert.strictEqual(error.reason, "Unsent")
       assert.strictEqual(error.description, "the request failed (ECONNREFUSED)")
     }))
 

@@ -4,7 +4,7 @@ import type { BotApi } from "@botrelay/telegram"
 import { addMember, memberCount, memberOf, setRights, userOf } from "./fake/Admin.js"
 import { addBot, revoke } from "./fake/Bots.js"
 import { addGroup, addToGroup, addUser, groupOf, history, isMember, privateChat } from "./fake/Chats.js"
-import { clearFailures, failAlways, failNext } from "./fake/Errors.js"
+import { clearFailures, dropNext, failAlways, failNext } from "./fake/Errors.js"
 import { fileContent } from "./fake/Files.js"
 import { waitFor } from "./fake/Logs.js"
 import { listen } from "./fake/Server.js"
@@ -32,6 +32,9 @@ export type {
   UserPhoto
 } from "./fake/Types.js"
 
+
+/** Telegram's refusal of a send to a person who blocked the bot: inject it with `failNext` or `failAlways`. */
+export const blockedByUser: InjectedError = { error_code: 403, description: "Forbidden: bot was blocked by the user" }
 
 /** A running Bot API emulator on 127.0.0.1. */
 export interface FakeTelegram {
@@ -93,7 +96,12 @@ export interface FakeTelegram {
   readonly failNext: (method: string, error: InjectedError, options?: { readonly botId?: number }) => void
   /** Every call of `method` (any bot unless `botId` is given) fails with `error` until `clearFailures`. */
   readonly failAlways: (method: string, error: InjectedError, options?: { readonly botId?: number }) => void
-  /** Drops every injected failure, one-shot or not. */
+  /**
+   * The next call of `method` (any case; any bot unless `botId` is given) is carried out (a send is
+   * recorded as sent) but the connection is dropped before the answer, once: the caller cannot know.
+   */
+  readonly dropNext: (method: string, options?: { readonly botId?: number }) => void
+  /** Drops every injected failure, one-shot or not, and every pending `dropNext`. */
   readonly clearFailures: () => void
   /** A user writes to a bot; the `message` update goes to that bot, or to every bot in the group. */
   readonly userSends: (botId: number, message: UserMessage) => BotApi.Message
@@ -176,6 +184,7 @@ export const start = async (options: Options = {}): Promise<FakeTelegram> => {
     revoke: (botId) => revoke(state, botId),
     failNext: (method, error, options = {}) => failNext(state, method, error, options.botId),
     failAlways: (method, error, options = {}) => failAlways(state, method, error, options.botId),
+    dropNext: (method, options = {}) => dropNext(state, method, options.botId),
     clearFailures: () => clearFailures(state),
     userSends: (botId, message) => userSends(state, botId, message),
     userEdits: (botId, chatId, messageId, text) => userEdits(state, botId, chatId, messageId, text),

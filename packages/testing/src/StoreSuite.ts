@@ -28,6 +28,7 @@ import { backlog } from "./storage/Backlog.js"
 import { notes } from "./storage/Notes.js"
 import { cannedReplies } from "./storage/CannedReplies.js"
 import { scopes } from "./storage/Scopes.js"
+import { deliveryTruth } from "./storage/DeliveryTruth.js"
 
 /**
  * The store conformance suite: every driver must pass it. `layer` provides every store and must give
@@ -64,6 +65,7 @@ export const suite = (name: string, layer: Layer.Layer<Stores.Stores, unknown>):
     notes(run)
     cannedReplies(run)
     scopes(run)
+    deliveryTruth(run)
 
     run(StoreHealth.StoreHealth)("ping succeeds", (health) => health.ping)
     run(StoreLock.StoreLock)("exclusive runs the effect and gives its result or its failure", (lock) =>

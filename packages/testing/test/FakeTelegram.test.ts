@@ -285,6 +285,25 @@ describe("FakeTelegram over plain fetch", () => {
       assert.strictEqual(fake.sent().length, 1)
     }))
 
+  it("dropNext carries the call out and drops the connection before the answer, once", () =>
+    withFake(async (fake) => {
+      const bot = fake.addBot()
+      const user = fake.addUser()
+      fake.dropNext("SendMessage", { botId: bot.id })
+      const url = `${fake.apiRoot}/bot${bot.token}/sendMessage`
+      const dropped = await post(url, { chat_id: user.id, text: "lost answer" }).then(() => "answered", () => "dropped")
+      assert.strictEqual(dropped, "dropped")
+      assert.deepStrictEqual(fake.sent(bot.id).map((s) => s.message.text), ["lost answer"])
+      assert.strictEqual((await post(url, { chat_id: user.id, text: "answered" })).status, 200)
+      fake.failNext("sendMessage", FakeTelegram.blockedByUser)
+      assert.deepStrictEqual((await post(url, { chat_id: user.id, text: "blocked" })).body, {
+        ok: false,
+        error_code: 403,
+        description: "Forbidden: bot was blocked by the user"
+      })
+      assert.strictEqual(fake.sent(bot.id).length, 2)
+    }))
+
   it("keeps tokens out of the call log", () =>
     withFake(async (fake) => {
       const bot = fake.addBot()
@@ -395,7 +414,7 @@ describe("FakeTelegram through TelegramClient", () => {
       assert.isTrue(Either.isRight(after))
     }))
 
-  it.scopedLive("a closed fake surfaces as a Transport error", () =>
+  it.scopedLive("a closed fake surfaces as an Unsent transport error: nothing could connect", () =>
     Effect.gen(function*() {
       const fake = yield* Effect.promise(() => FakeTelegram.start())
       const bot = fake.addBot()
@@ -403,7 +422,7 @@ describe("FakeTelegram through TelegramClient", () => {
       const client = yield* Effect.provide(TelegramClient.TelegramClient, clientLayer(fake))
       const error = yield* Effect.flip(client.getMe(Redacted.make(bot.token)))
       assert.instanceOf(error, TelegramError.TelegramTransportError)
-      assert.strictEqual(error._tag === "TelegramTransportError" && error.reason, "Transport")
+      assert.strictEqual(error._tag === "TelegramTransportError" && error.reason, "Unsent")
       assert.notInclude(error.message, bot.token)
       assert.notInclude(error.message, fake.apiRoot)
     }))

@@ -63,7 +63,13 @@ export const Chat = Schema.Struct({
   /** The assignee's display name (its username when it has none); "" for none. */
   assignee_name: Schema.String,
   /** Unix seconds a snoozed chat reopens at; 0 for none. */
-  snoozed_until: Schema.Int
+  snoozed_until: Schema.Int,
+  /** False once a send failed because the person blocked the bot, was deactivated or never started it. */
+  reachable: Schema.Boolean,
+  /** Unix seconds since the chat is unreachable; 0 while reachable. */
+  unreachable_since: Schema.Int,
+  /** Telegram's reason the chat is unreachable; "" while reachable. */
+  unreachable_reason: Schema.String
 }).annotations({ identifier: "Chat" })
 export type Chat = typeof Chat.Type
 

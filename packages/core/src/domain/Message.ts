@@ -36,7 +36,15 @@ export const Message = Schema.Struct({
   direction: Direction,
   edit_date: Schema.Int,
   /** Present (true) only once the message was deleted through Botrelay; the record stays in the history. */
-  deleted: Schema.optionalWith(Schema.Literal(true), { exact: true })
+  deleted: Schema.optionalWith(Schema.Literal(true), { exact: true }),
+  /** Whether Telegram took the message; absent means "sent" (messages received, or sent by other paths). */
+  delivery: Schema.optionalWith(Schema.Literal("queued", "sent", "failed", "unknown"), { exact: true }),
+  /** Telegram's reason when `failed`; "" otherwise. Set with `delivery`. */
+  delivery_error: Schema.optionalWith(Schema.String, { exact: true }),
+  /** Unix seconds the state was last set. Set with `delivery`. */
+  delivery_at: Schema.optionalWith(Schema.Int, { exact: true }),
+  /** Botrelay's own number of a message sent through the API, stable while `id` is 0 (not sent). */
+  local_id: Schema.optionalWith(Schema.Int, { exact: true })
 }).annotations({ identifier: "Message" })
 export type Message = typeof Message.Type
 

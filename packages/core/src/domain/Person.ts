@@ -6,7 +6,13 @@ import { Tag } from "./ChatTag.js"
 export const PersonChat = Schema.Struct({
   bot_id: Schema.Int,
   chat_id: Schema.Int,
-  title: Schema.String
+  title: Schema.String,
+  /** False once a send through this bot failed because the person blocked it (see `Chat.reachable`). */
+  reachable: Schema.Boolean,
+  /** Unix seconds since the chat is unreachable; 0 while reachable. */
+  unreachable_since: Schema.Int,
+  /** Telegram's reason; "" while reachable. */
+  unreachable_reason: Schema.String
 }).annotations({ identifier: "PersonChat" })
 export type PersonChat = typeof PersonChat.Type
 
@@ -24,7 +30,9 @@ export const Person = Schema.Struct({
   first_seen_at: Schema.Int,
   last_seen_at: Schema.Int,
   chats: Schema.Array(PersonChat),
-  tags: Schema.Array(Tag)
+  tags: Schema.Array(Tag),
+  /** The bots (of the caller's scope) with a private chat with the person that is not marked unreachable. */
+  reachable_bot_ids: Schema.Array(Schema.Int)
 }).annotations({ identifier: "Person" })
 export type Person = typeof Person.Type
 

@@ -3,7 +3,9 @@ import { LongPoll } from "./LongPoll.js"
 import { BotStore } from "../stores/BotStore.js"
 import { BridgeStore } from "../stores/BridgeStore.js"
 import { MappingStore } from "../stores/MappingStore.js"
+import { IdempotencyStore } from "../stores/IdempotencyStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
+import { retention as keyRetention } from "../domain/IdempotencyKey.js"
 
 /** How long finished work is kept, and how often housekeeping runs. */
 export interface Options {
@@ -27,7 +29,7 @@ const chunk = 1000
 /**
  * One round: deletes processed inbox updates, delivered deliveries (to backends and bridges) and sent route sends older than the
  * retention and route mappings older than their TTL (in chunks, yielding between them), then trims the
- * long-poll buffers of bots with long polling by age. Pending and dead deliveries and sends and unprocessed
+ * long-poll buffers of bots with long polling by age, and deletes `Idempotency-Key`s past their 24 hours. Pending and dead deliveries and sends and unprocessed
  * updates are never touched.
  */
 export const sweep = (options: Options = defaults) =>
@@ -67,9 +69,10 @@ export const sweep = (options: Options = defaults) =>
     for (const bot of yield* botStore.listBots) {
       if (bot.long_poll_enabled) yield* longPoll.trim(bot.id)
     }
-    if (updates > 0 || deliveries > 0 || sends > 0 || mappings > 0) {
+    const keys = yield* (yield* IdempotencyStore).sweep(Math.floor((now - Duration.toMillis(keyRetention)) / 1000))
+    if (updates > 0 || deliveries > 0 || sends > 0 || mappings > 0 || keys > 0) {
       yield* Effect.logDebug("deleted finished work").pipe(
-        Effect.annotateLogs({ updates, deliveries, sends, mappings })
+        Effect.annotateLogs({ updates, deliveries, sends, mappings, idempotency_keys: keys })
       )
     }
   })

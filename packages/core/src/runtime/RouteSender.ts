@@ -13,6 +13,7 @@ import {
 } from "effect"
 import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import type { StorageError } from "../domain/Errors.js"
+import { isUnreachable } from "../domain/Outgoing.js"
 import { FloodControl } from "./FloodControl.js"
 import type * as Outbox from "./Outbox.js"
 import * as SentMessages from "./SentMessages.js"
@@ -281,6 +282,10 @@ export const make = Effect.gen(function*() {
       const extra = { produced, done }
       if (Either.isRight(result)) return { _tag: "Done", extra } as const
       const error = result.left
+      if (error._tag === "TelegramApiError" && isUnreachable(error.error_code, error.description)) {
+        const since = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        yield* sentMessages.setReachable(sender.id, job.chat_id, { since, reason: error.description })
+      }
       return {
         _tag: "Failed",
         extra,

@@ -116,6 +116,8 @@ export interface Call {
   readonly method: string
   readonly params: CallParams.CallParams
   readonly result: unknown
+  /** The delivery of a message sent through the API, told with it on the bus (the store keeps its own). */
+  readonly delivery?: Pick<Message, "local_id" | "delivery" | "delivery_error" | "delivery_at">
 }
 
 /**
@@ -139,13 +141,13 @@ interface Sent {
   readonly chats: ReadonlyArray<ChatSeen>
 }
 
-const sentOf = (bot: StoredBot, results: ReadonlyArray<unknown>): Sent => {
+const sentOf = (bot: StoredBot, results: ReadonlyArray<unknown>, delivery: Call["delivery"] = {}): Sent => {
   const messages: Array<Message> = []
   const chats: Array<ChatSeen> = []
   for (const result of results) {
     const message = decodeMessage(result)
     if (Either.isLeft(message)) continue
-    messages.push(fromTelegram(bot.id, message.right, "out"))
+    messages.push({ ...fromTelegram(bot.id, message.right, "out"), ...delivery })
     chats.push(chatSeen(message.right.chat, message.right.edit_date ?? message.right.date))
   }
   return { messages, chats }
@@ -153,7 +155,7 @@ const sentOf = (bot: StoredBot, results: ReadonlyArray<unknown>): Sent => {
 
 /** What a call sent or edited, as its answer has it; undefined for calls whose record needs more. */
 const sentOrEdited = (call: Call, result: unknown): Sent | undefined => {
-  if (messageMethods.has(call.method)) return sentOf(call.bot, [result])
+  if (messageMethods.has(call.method)) return sentOf(call.bot, [result], call.delivery)
   if (call.method !== "sendmediagroup") return undefined
   return sentOf(call.bot, Array.isArray(result) ? result : [])
 }
@@ -264,6 +266,23 @@ export const captureSent = (
 ): Effect.Effect<void, StorageError, MessageStore | ChatStore | Events> =>
   capture(messages.map((result) => ({ bot, method: "sendmessage", params: {}, result })), origin)
 
+/**
+ * Marks the bot's chat unreachable (`unreachable` set: a send was refused as the person blocked the bot) or
+ * reachable again, telling the bus `ChatChanged` when that changed it.
+ */
+export const setReachable = (
+  botId: number,
+  chatId: number,
+  unreachable: { readonly since: number; readonly reason: string } | undefined
+): Effect.Effect<void, StorageError, ChatStore | Events> =>
+  Effect.gen(function*() {
+    const chatStore = yield* ChatStore
+    const events = yield* Events
+    if (yield* chatStore.setReachable(botId, chatId, unreachable)) {
+      yield* events.publish(Event.ChatChanged({ bot_id: botId, chat_id: chatId }))
+    }
+  })
+
 /** Recording in the bots' history what successful Bot API calls did (`capture`), for callers outside core. */
 export interface SentMessagesService {
   /** `capture` on the instance's stores, telling its bus. */
@@ -274,6 +293,17 @@ export interface SentMessagesService {
     messages: ReadonlyArray<BotApi.Message>,
     origin: Origin
   ) => Effect.Effect<void, StorageError>
+  /** `setReachable` on the instance's store, telling its bus. */
+  readonly setReachable: (
+    botId: number,
+    chatId: number,
+    unreachable: { readonly since: number; readonly reason: string } | undefined
+  ) => Effect.Effect<void, StorageError>
+  /**
+   * Tells the bus of an outgoing message: as `new` (`MessagesStored`) or as `edited` (`MessageEdited`, for one
+   * told before); `ChatChanged` follows.
+   */
+  readonly tell: (message: Message, as: "new" | "edited") => Effect.Effect<void>
 }
 
 /** Recording what successful Bot API calls did. */
@@ -285,7 +315,13 @@ export const make: Effect.Effect<SentMessagesService, never, MessageStore | Chat
   (stores) =>
     SentMessages.of({
       capture: (calls, origin) => Effect.provide(capture(calls, origin), stores),
-      captureSent: (bot, messages, origin) => Effect.provide(captureSent(bot, messages, origin), stores)
+      captureSent: (bot, messages, origin) => Effect.provide(captureSent(bot, messages, origin), stores),
+      setReachable: (botId, chatId, unreachable) => Effect.provide(setReachable(botId, chatId, unreachable), stores),
+      tell: (message, as) =>
+        Effect.flatMap(
+          Events,
+          (events) => publishMessages(events, message.bot_id, as === "new" ? [message] : [], as === "edited" ? [message] : [])
+        ).pipe(Effect.provide(stores))
     })
 )
 

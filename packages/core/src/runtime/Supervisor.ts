@@ -25,6 +25,7 @@ import { BotStore } from "../stores/BotStore.js"
 import type { BridgeStore } from "../stores/BridgeStore.js"
 import type { ChatStore } from "../stores/ChatStore.js"
 import { RouteStore } from "../stores/RouteStore.js"
+import { IdempotencyStore } from "../stores/IdempotencyStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { MappingStore } from "../stores/MappingStore.js"
 import type { OutboxStore } from "../stores/OutboxStore.js"
@@ -361,6 +362,7 @@ export const layer = (
   | BotStore
   | BridgeStore
   | ChatStore
+  | IdempotencyStore
   | RouteStore
   | MappingStore
   | SentMessages.SentMessages

@@ -61,6 +61,15 @@ export interface ChatStoreService {
   ) => Effect.Effect<ReadonlyArray<{ readonly bot_id: number; readonly chat_id: number }>, StorageError>
   /** The ids of the bots whose history is kept (manage_enabled), ascending. */
   readonly historyBotIds: Effect.Effect<ReadonlyArray<number>, StorageError>
+  /**
+   * Marks the chat unreachable since `since` for `reason` (Telegram's), or reachable again (`reason`
+   * undefined); true when that changed the stored chat.
+   */
+  readonly setReachable: (
+    botId: number,
+    chatId: number,
+    unreachable: { readonly since: number; readonly reason: string } | undefined
+  ) => Effect.Effect<boolean, StorageError>
 }
 
 /** The chats; the host's driver provides it. */

@@ -2,6 +2,7 @@ import type { Effect, Option } from "effect"
 import { Context } from "effect"
 import type { StorageError } from "../domain/Errors.js"
 import type { Message, MessageQuery } from "../domain/Message.js"
+import type { DeliveryState } from "../domain/Outgoing.js"
 
 /** The message history of the bots. */
 export interface MessageStoreService {
@@ -26,6 +27,37 @@ export interface MessageStoreService {
     chatId: number,
     ids: ReadonlyArray<number>
   ) => Effect.Effect<number, StorageError>
+  /**
+   * Numbers an outgoing message (`local_id`) and stores it `queued` (id 0: kept under `placeholderId`), counted
+   * like any new message, with `request` kept for a resend. Returns it as stored.
+   */
+  readonly queueMessage: (message: Message, request: string) => Effect.Effect<Message, StorageError>
+  /**
+   * Sets the delivery of the message with this `local_id`; a `message_id` gives it Telegram's id (unless the
+   * chat already holds one with it) and `date` its date, making it its chat's last message as it is then.
+   * Returns it as stored; `None` when no message has that `local_id`.
+   */
+  readonly setDelivery: (localId: number, change: DeliveryChange) => Effect.Effect<Option.Option<Message>, StorageError>
+  /** The message sent through the API with this `local_id`, and its request. */
+  readonly findOutgoing: (localId: number) => Effect.Effect<Option.Option<OutgoingMessage>, StorageError>
+}
+
+/**
+ * What became of an outgoing message: its state, Telegram's reason, when, and Telegram's id and date (0 when
+ * none: kept as they are).
+ */
+export interface DeliveryChange {
+  readonly delivery: DeliveryState
+  readonly delivery_error: string
+  readonly delivery_at: number
+  readonly message_id: number
+  readonly date: number
+}
+
+/** A message sent through the API, with the request kept for it ("" for uploads). */
+export interface OutgoingMessage {
+  readonly message: Message
+  readonly request: string
 }
 
 /** The message history; the host's driver provides it. */

@@ -7,6 +7,7 @@ import type { Broadcast } from "./Broadcast.js"
 import type { BufferStore } from "./BufferStore.js"
 import type { CannedReplyStore } from "./CannedReplyStore.js"
 import type { EventStore } from "./EventStore.js"
+import type { IdempotencyStore } from "./IdempotencyStore.js"
 import type { ChatStore } from "./ChatStore.js"
 import type { InboxStore } from "./InboxStore.js"
 import type { KeyStore } from "./KeyStore.js"
@@ -57,3 +58,4 @@ export type Stores =
   | BacklogStore
   | NoteStore
   | CannedReplyStore
+  | IdempotencyStore

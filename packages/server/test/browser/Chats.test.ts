@@ -50,6 +50,10 @@ const people = (page: Page) => page.getByRole("complementary", { name: "People" 
 /** The open chat's article of a message with this text. */
 const article = (page: Page, text: string) => messages(page).getByRole("article").filter({ hasText: text })
 
+/** The open chat's article of a message with this text that was sent (not one Telegram refused). */
+const sentArticle = (page: Page, text: string) =>
+  article(page, text).filter({ has: page.getByRole("img", { name: "Sent", exact: true }) })
+
 /** Live updates must show within 1 s; a little more for a loaded machine. */
 const live = { timeout: 3000 }
 
@@ -155,14 +159,17 @@ describe.skipIf(!hasChromium)("the chats", () => {
     assert.include(await alert.textContent(), "bot was blocked by the user")
     assert.isTrue(await box.evaluate((b) => b.closest("form")?.contains(document.querySelector(".composer [role=alert]")) === true))
     assert.strictEqual(await box.inputValue(), "Are you still there?", "the text stays to send again")
+    // the refused one stays in the history, marked failed
+    await article(page, "Are you still there?")
+      .getByRole("img", { name: "Failed: Forbidden: bot was blocked by the user" }).waitFor(live)
     await page.getByRole("button", { name: "Send", exact: true }).click()
-    await article(page, "Are you still there?").waitFor(live)
+    await sentArticle(page, "Are you still there?").waitFor(live)
     assert.strictEqual(await alert.count(), 0)
   })
 
   it("edits, pins and unpins the bot's own message", async () => {
     const page = world.page
-    const own = article(page, "Are you still there?")
+    const own = sentArticle(page, "Are you still there?")
     await own.getByRole("button", { name: "Edit", exact: true }).click()
     const dialog = page.getByRole("dialog", { name: "Edit message" })
     await dialog.getByRole("textbox", { name: "Text" }).fill("Are you still there? We can call you.")

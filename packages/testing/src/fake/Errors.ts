@@ -19,10 +19,25 @@ export const failAlways = (state: State, method: string, error: InjectedError, b
   state.always.push({ method: method.toLowerCase(), botId, error })
 }
 
-/** Drops every injected failure, one-shot or not. */
+/** The next matching call is carried out but its connection is dropped before the answer, once. */
+export const dropNext = (state: State, method: string, botId: number | undefined) => {
+  state.drops.push({ method: method.toLowerCase(), botId })
+}
+
+/** Whether the answer of this call of `method` by `bot` is to be dropped (a `dropNext` is used up). */
+export const takeDrop = (state: State, method: string, bot: Bot): boolean => {
+  const key = method.toLowerCase()
+  const index = state.drops.findIndex((entry) => entry.method === key && (entry.botId === undefined || entry.botId === bot.id))
+  if (index < 0) return false
+  state.drops.splice(index, 1)
+  return true
+}
+
+/** Drops every injected failure, one-shot or not, and every pending `dropNext`. */
 export const clearFailures = (state: State) => {
   state.oneShot.length = 0
   state.always.length = 0
+  state.drops.length = 0
 }
 
 /** The failure a call of `method` by `bot` answers with, one-shot ones first (and used up); undefined for none. */

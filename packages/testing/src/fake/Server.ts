@@ -5,7 +5,7 @@ import { type Answer, failure, notFound, ok, statusOf, unauthorized } from "./An
 import { noFiles, parseBody, readBody } from "./Body.js"
 import { botMethods } from "./Bots.js"
 import { chatMethods } from "./Chats.js"
-import { takeFailure } from "./Errors.js"
+import { takeDrop, takeFailure } from "./Errors.js"
 import { fileMethods, serveFile } from "./Files.js"
 import { decodeToken, sendJson } from "./Http.js"
 import { recordCall } from "./Logs.js"
@@ -45,7 +45,11 @@ const makeInvoke = (state: State, methods: Readonly<Record<string, Handler>>): I
     const handler = methods[method]
     if (handler === undefined) return log(notFound)
     if (parseFailure !== undefined) return log(parseFailure)
-    return log(await handler(bot, params, context))
+    const result = log(await handler(bot, params, context))
+    if (webhookReply || !takeDrop(state, method, bot)) return result
+    const unanswered = { ...result }
+    state.dropped.add(unanswered)
+    return unanswered
   }
 }
 
@@ -90,7 +94,7 @@ export const listen = async (state: State): Promise<Server> => {
       if (!res.writableFinished) controller.abort()
     })
     answer(state, req, url, controller.signal).then(
-      (result) => sendJson(res, result),
+      (result) => state.dropped.has(result) ? req.socket.destroy() : sendJson(res, result),
       () => sendJson(res, failure(500, "Internal Server Error"))
     )
   })

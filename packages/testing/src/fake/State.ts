@@ -135,6 +135,10 @@ export interface State {
   readonly callbacks: Map<string, { readonly botId: number; answered: boolean }>
   readonly oneShot: Array<Injected>
   readonly always: Array<Injected>
+  /** Calls to carry out and then leave unanswered, the connection dropped (`dropNext`), once each. */
+  readonly drops: Array<{ readonly method: string; readonly botId: number | undefined }>
+  /** The answers of those calls: never written. */
+  readonly dropped: WeakSet<object>
   readonly callLog: Array<CallRecord>
   readonly sentLog: Array<SentMessage>
   readonly sentListeners: Set<(sent: SentMessage) => void>
@@ -178,6 +182,8 @@ export const makeState = (options: Options): State => ({
   callbacks: new Map(),
   oneShot: [],
   always: [],
+  drops: [],
+  dropped: new WeakSet(),
   callLog: [],
   sentLog: [],
   sentListeners: new Set(),

@@ -89,7 +89,10 @@ export const chats = (run: Runner): void => {
           priority: "none",
           assignee_id: 0,
           assignee_name: "",
-          snoozed_until: 0
+          snoozed_until: 0,
+          reachable: true,
+          unreachable_since: 0,
+          unreachable_reason: ""
         })
         yield* storage.saveMessage(message(bot.id, -20, 1))
         yield* storage.saveMessage(message(bot.id, -1_001_234_567_890, 1))
@@ -343,7 +346,7 @@ export const chats = (run: Runner): void => {
         ])
         assert.deepStrictEqual(yield* storage.listTags({ chat_id: group, bot_id: bot.id }), [])
         const person = some(yield* storage.findPerson(42, { bot_ids: [bot.id], chats: [] }))
-        assert.deepStrictEqual(person.chats, [{ bot_id: bot.id, chat_id: supergroup, title: "Old team" }])
+        assert.deepStrictEqual(person.chats, [{ bot_id: bot.id, chat_id: supergroup, title: "Old team", reachable: true, unreachable_since: 0, unreachable_reason: "" }])
         assert.strictEqual(some(yield* storage.findChat(other.id, group)).message_count, 1)
 
         yield* storage.recordSightings([migration, migration])

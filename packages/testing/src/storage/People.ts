@@ -39,8 +39,9 @@ export const people = (run: Runner): void => {
           is_bot: false,
           first_seen_at: 100,
           last_seen_at: 300,
-          chats: [{ bot_id: bot.id, chat_id: -5, title: "Team" }],
-          tags: []
+          chats: [{ bot_id: bot.id, chat_id: -5, title: "Team", reachable: true, unreachable_since: 0, unreachable_reason: "" }],
+          tags: [],
+          reachable_bot_ids: []
         })
         yield* storage.recordSightings([sighting(bot.id, {
           people: [
@@ -69,9 +70,10 @@ export const people = (run: Runner): void => {
         const person = some(yield* storage.findPerson(42, { bot_ids: [a.id, b.id], chats: [] }))
         assert.deepStrictEqual([person.first_name, person.first_seen_at, person.last_seen_at], ["Annie", 100, 500])
         assert.deepStrictEqual(person.chats, [
-          { bot_id: b.id, chat_id: -9, title: "Club" },
-          { bot_id: a.id, chat_id: 42, title: "Ann" }
+          { bot_id: b.id, chat_id: -9, title: "Club", reachable: true, unreachable_since: 0, unreachable_reason: "" },
+          { bot_id: a.id, chat_id: 42, title: "Ann", reachable: true, unreachable_since: 0, unreachable_reason: "" }
         ])
+        assert.deepStrictEqual(person.reachable_bot_ids, [a.id])
         assert.deepStrictEqual(person.tags, [tagA])
         const onlyA = some(yield* storage.findPerson(42, { bot_ids: [a.id], chats: [] }))
         assert.deepStrictEqual([onlyA.first_name, onlyA.chats.length], ["Ann", 1])

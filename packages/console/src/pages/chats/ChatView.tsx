@@ -10,7 +10,20 @@ import { TextAreaField } from "../../ui/Field"
 import { CannedRepliesDialog } from "./CannedReplies"
 import { Composer } from "./Composer"
 import { ConversationBar } from "./Conversation"
-import { chatName, chronological, isGroup, keys, putChat, putMessage, senderName, useBotsById, useChat, useMessages } from "./data"
+import {
+  chatName,
+  chronological,
+  isGroup,
+  keys,
+  messageKey,
+  putChat,
+  putMessage,
+  senderName,
+  useBotsById,
+  useChat,
+  useMessages,
+  usePerson
+} from "./data"
 import { type MessageHandlers, MessageItem } from "./MessageItem"
 import { NoteComposer, NoteItem } from "./NoteItem"
 import { useNotes, withNotes } from "./notes"
@@ -138,7 +151,7 @@ const MessageLog = ({ botId, chatId, botName, group, manage, pinned, target, on,
         {items.map(({ kind, message: m, note }) =>
           kind === "note" ? <NoteItem key={`note-${note.id}`} note={note} /> : (
             <MessageItem
-              key={m.id}
+              key={messageKey(m)}
               m={m}
               botName={botName}
               group={group}
@@ -152,6 +165,30 @@ const MessageLog = ({ botId, chatId, botName, group, manage, pinned, target, on,
         )}
       </div>
     </div>
+  )
+}
+
+/**
+ * note `Unreachable through this bot`: the person blocked the bot (or cannot be written to), with Telegram's
+ * reason and the other bots that can still reach them.
+ */
+const Unreachable = ({ botId, chatId, reason, bots }: {
+  readonly botId: number
+  readonly chatId: number
+  readonly reason: string
+  readonly bots: ReturnType<typeof useBotsById>
+}) => {
+  const texts = useChatTexts()
+  const person = usePerson(chatId > 0 ? chatId : undefined)
+  const others = (person.data?.reachable_bot_ids ?? []).filter((id) => id !== botId)
+    .map((id) => bots.get(id)?.name || bots.get(id)?.username || `#${id}`)
+  return (
+    <section className="note unreachable" aria-label={texts.unreachable}>
+      <p><strong>{texts.unreachable}</strong> · <span className="muted">{texts.unreachableReason(reason)}</span></p>
+      {person.data === undefined ? null : (
+        <p>{others.length === 0 ? texts.reachableThroughNone : `${texts.reachableThrough}: ${others.join(", ")}`}</p>
+      )}
+    </section>
   )
 }
 
@@ -219,6 +256,17 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
           next.delete(m.id)
           return next
         })),
+    resolve: (m, outcome) =>
+      act(
+        () =>
+          unwrap(api.POST("/api/messages/resolve-delivery", { body: { local_id: m.local_id ?? 0, outcome } })).then(
+            (resolved) => putMessage(client, resolved),
+            (e: unknown) => {
+              void client.invalidateQueries({ queryKey: keys.messages(botId, chatId) })
+              throw e
+            }
+          )
+      ),
     showPerson: (userId) => {
       const m = client.getQueryData<{ pages: Array<Array<Message>> }>(keys.messages(botId, chatId))?.pages.flat()
         .find((x) => x.user_id === userId)
@@ -265,6 +313,9 @@ const Chat = ({ botId, chatId, target }: { readonly botId: number; readonly chat
         {chat.data === undefined || refused ? null : <ConversationBar chat={chat.data} />}
         {chat.data?.state === "left" ? <p className="note">{texts.left}</p> : null}
         {chat.data?.state === "kicked" ? <p className="note">{texts.kicked}</p> : null}
+        {chat.data?.reachable === false
+          ? <Unreachable botId={botId} chatId={chatId} reason={chat.data.unreachable_reason} bots={bots} />
+          : null}
         {refused ? null : (
           <>
             <MessageLog

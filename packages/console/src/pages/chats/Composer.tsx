@@ -1,17 +1,19 @@
-import { useMutation } from "@tanstack/react-query"
+import { useMutation, useQueryClient } from "@tanstack/react-query"
 import { type FormEvent, useEffect, useId, useRef, useState } from "react"
 import { api, type Message, unwrap } from "../../api/client"
 import { ErrorAlert } from "../../ui/Alert"
 import { useCannedPicker } from "./CannedReplies"
-import { senderName } from "./data"
+import { keys, senderName } from "./data"
 import { useChatTexts } from "./texts"
 
 /** Images Telegram takes as photos; anything else goes as a document. */
 const photoTypes = new Set(["image/jpeg", "image/png", "image/webp"])
 
-const sendText = (botId: number, chatId: number, text: string, replyTo: number | undefined) =>
+/** A text send under the composed message's `Idempotency-Key`: sent again (a double click, a retry), it goes once. */
+const sendText = (botId: number, chatId: number, text: string, replyTo: number | undefined, key: string) =>
   unwrap(api.POST("/api/messages/send", {
-    body: { bot_id: botId, chat_id: chatId, text, ...(replyTo === undefined ? {} : { reply_to_message_id: replyTo }) }
+    body: { bot_id: botId, chat_id: chatId, text, ...(replyTo === undefined ? {} : { reply_to_message_id: replyTo }) },
+    headers: { "Idempotency-Key": key }
   }))
 
 /** A multipart send-media: the fields first, the file last (the API decides the bot and method before the file). */
@@ -51,6 +53,7 @@ export const Composer = ({ botId, chatId, botName, replyTo, onCancelReply, onSen
   readonly focusKey: unknown
 }) => {
   const texts = useChatTexts()
+  const client = useQueryClient()
   const [text, setText] = useState("")
   const [file, setFile] = useState<File | undefined>(undefined)
   const [preview, setPreview] = useState<string | undefined>(undefined)
@@ -67,11 +70,21 @@ export const Composer = ({ botId, chatId, botName, replyTo, onCancelReply, onSen
     return () => URL.revokeObjectURL(url)
   }, [file])
   const canned = useCannedPicker({ botId, chatId, text, setText, textBox })
+  // one key per composed message; a new one once its send has an answer (uploads cannot take one)
+  const idempotencyKey = useRef(crypto.randomUUID())
   const send = useMutation({
     mutationFn: (input: { readonly text: string; readonly file: File | undefined; readonly replyTo: number | undefined }) =>
       input.file === undefined
-        ? sendText(botId, chatId, input.text, input.replyTo)
+        ? sendText(botId, chatId, input.text, input.replyTo, idempotencyKey.current)
         : sendFile(botId, chatId, input.file, input.text, input.replyTo),
+    onSettled: () => {
+      idempotencyKey.current = crypto.randomUUID()
+    },
+    onError: () => {
+      // a refused or unknown send is in the history with its delivery mark
+      void client.invalidateQueries({ queryKey: keys.messages(botId, chatId) })
+      void client.invalidateQueries({ queryKey: keys.chat(botId, chatId) })
+    },
     onSuccess: (m) => {
       setText("")
       setFile(undefined)

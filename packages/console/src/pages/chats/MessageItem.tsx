@@ -13,6 +13,30 @@ export interface MessageHandlers {
   readonly unpin: (m: Message) => void
   readonly ban: (m: Message) => void
   readonly showPerson: (userId: number) => void
+  /** An operator's word on a message whose delivery is unknown (or failed, for `resend`). */
+  readonly resolve: (m: Message, outcome: "sent" | "failed" | "resend") => void
+}
+
+/**
+ * The delivery mark of an outgoing message, an image named for its state: `Queued` (a clock), `Sent` (a
+ * tick), `Failed: <reason>` (a cross) or `Unknown` (a question mark). Messages without a state were sent.
+ */
+const DeliveryMark = ({ m }: { readonly m: Message }) => {
+  const texts = useChatTexts()
+  const state = m.delivery ?? "sent"
+  const [label, icon] = state === "queued"
+    ? [texts.deliveryQueued, "🕓"]
+    : state === "failed"
+    ? [texts.deliveryFailed(m.delivery_error ?? ""), "✕"]
+    : state === "unknown"
+    ? [texts.deliveryUnknown, "?"]
+    : [texts.deliverySent, "✓"]
+  return (
+    <span role="img" aria-label={label} title={state === "unknown" ? texts.deliveryUnknownHint : label}
+      className={`delivery delivery-${state}`}>
+      <span aria-hidden="true">{icon}</span>
+    </span>
+  )
 }
 
 const Media = ({ m, name }: { readonly m: Message; readonly name: string }) => {
@@ -63,7 +87,7 @@ export const MessageItem = memo(({ m, botName, group, manage, pinned, highlighte
   const canBan = group && !out && m.user_id > 0
   return (
     <article
-      id={`message-${m.id}`}
+      id={m.id === 0 && m.local_id !== undefined ? `message-local-${m.local_id}` : `message-${m.id}`}
       aria-label={`${name}, ${time}`}
       tabIndex={-1}
       className={"message " + (out ? "out" : "in") + (deleted ? " deleted" : "") + (highlighted ? " highlighted" : "")}
@@ -76,6 +100,7 @@ export const MessageItem = memo(({ m, botName, group, manage, pinned, highlighte
         {m.edit_date > 0 ? <span className="muted">{texts.edited}</span> : null}
         {pinned ? <span className="muted">{texts.pinned}</span> : null}
         {deleted ? <span className="muted">{texts.deleted}</span> : null}
+        {out ? <DeliveryMark m={m} /> : null}
       </header>
       {replyTo === undefined ? null : (
         <p className="quote">
@@ -88,7 +113,22 @@ export const MessageItem = memo(({ m, botName, group, manage, pinned, highlighte
       {m.media_type === "callback"
         ? <p className="message-text muted">{texts.pressed(m.text)}</p>
         : m.text === "" ? null : <p className="message-text">{m.text}</p>}
-      {/* ids below 1 are button presses and moved messages: nothing Telegram can act on */}
+      {out && (m.delivery === "unknown" || m.delivery === "failed") && m.local_id !== undefined
+        ? (
+          <div className="message-actions delivery-actions">
+            {m.delivery === "unknown"
+              ? (
+                <>
+                  <button type="button" onClick={() => on.resolve(m, "sent")}>{texts.markSent}</button>
+                  <button type="button" onClick={() => on.resolve(m, "failed")}>{texts.markFailed}</button>
+                </>
+              )
+              : null}
+            <button type="button" onClick={() => on.resolve(m, "resend")}>{texts.sendAgain}</button>
+          </div>
+        )
+        : null}
+      {/* ids below 1 are button presses, moved messages and sends Telegram did not number: nothing it can act on */}
       {m.id < 1 ? null : (
       <div className="message-actions">
         <button type="button" onClick={() => on.reply(m)}>{texts.reply}</button>

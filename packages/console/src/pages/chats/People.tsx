@@ -336,6 +336,20 @@ export const People = ({ botId, chatId, userId, fallbackName, group, manage, bot
                 <Seen texts={texts} label={texts.lastSeen} at={p.last_seen_at} />
                 <dt>{texts.otherBots}</dt>
                 <dd>{otherBots.length === 0 ? texts.noOtherBots : otherBots.join(", ")}</dd>
+                {p.chats.some((c) => c.bot_id === botId && c.chat_id === userId && !c.reachable)
+                  ? (
+                    <>
+                      <dt>{texts.unreachable}</dt>
+                      <dd>{p.chats.find((c) => c.bot_id === botId && c.chat_id === userId)?.unreachable_reason}</dd>
+                    </>
+                  )
+                  : null}
+                <dt>{texts.reachableThrough}</dt>
+                <dd>
+                  {p.reachable_bot_ids.length === 0
+                    ? texts.noOtherBots
+                    : p.reachable_bot_ids.map((id) => bots.get(id)?.name || `#${id}`).join(", ")}
+                </dd>
               </>
             )}
           </dl>

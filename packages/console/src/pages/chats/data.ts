@@ -103,13 +103,24 @@ export const useChat = (botId: number, chatId: number) =>
     staleTime: 30_000
   })
 
+/**
+ * What tells messages apart in a chat: a message sent through the API by its `local_id` (its `id` is 0 until
+ * Telegram numbers it), the others by `id`.
+ */
+export const messageKey = (m: Pick<Message, "id" | "local_id">): string =>
+  m.local_id === undefined ? `m${m.id}` : `l${m.local_id}`
+
+/** Whether two records are of the same message: the same `local_id`, or the same `id` when either has none. */
+const sameMessage = (a: Message, b: Message) =>
+  a.local_id !== undefined && b.local_id !== undefined ? a.local_id === b.local_id : a.id === b.id && a.id !== 0
+
 /** Distinct messages of the loaded pages, oldest first (the API pages newest first). */
 export const chronological = (pages: ReadonlyArray<ReadonlyArray<Message>>): Array<Message> => {
-  const byId = new Map<number, Message>()
+  const byKey = new Map<string, Message>()
   for (const page of pages) {
-    for (const m of page) if (!byId.has(m.id)) byId.set(m.id, m)
+    for (const m of page) if (!byKey.has(messageKey(m))) byKey.set(messageKey(m), m)
   }
-  return [...byId.values()].sort((a, b) => a.date - b.date || a.id - b.id)
+  return [...byKey.values()].sort((a, b) => a.date - b.date || a.id - b.id)
 }
 
 const distinctCount = (pages: ReadonlyArray<ReadonlyArray<Message>>) => {
@@ -266,9 +277,16 @@ export const putMessage = (client: QueryClient, message: Message) => {
     let found = false
     const pages = data.pages.map((page) =>
       page.map((m) => {
-        if (m.id !== message.id) return m
+        if (!sameMessage(m, message)) return m
         found = true
-        return message
+        // Telegram's copy of a message sent through the API comes without its delivery: keep it
+        return m.local_id === undefined || message.local_id !== undefined ? message : {
+          ...message,
+          local_id: m.local_id,
+          ...(m.delivery === undefined ? {} : { delivery: m.delivery }),
+          ...(m.delivery_error === undefined ? {} : { delivery_error: m.delivery_error }),
+          ...(m.delivery_at === undefined ? {} : { delivery_at: m.delivery_at })
+        }
       })
     )
     if (!found) pages[0] = [message, ...(pages[0] ?? [])]
@@ -301,6 +319,8 @@ export const applyLiveEvent = (client: QueryClient, event: LiveEvent) => {
       putMessage(client, event.message)
       return
     case "chat":
+      // reachability shows in the person's profile too
+      if (event.chat_id > 0) void client.invalidateQueries({ queryKey: keys.person(event.chat_id) })
       if (event.chat !== undefined) putChat(client, event.chat)
       else {
         void client.invalidateQueries({ queryKey: keys.chat(event.bot_id, event.chat_id) })

@@ -104,7 +104,19 @@ export const useChatTexts = defineTexts({
   removeTag: (tag: string) => `Remove tag ${tag}`,
   moderation: "Moderation",
   bot: "Bot",
-  you: "You"
+  you: "You",
+  deliveryQueued: "Queued",
+  deliverySent: "Sent",
+  deliveryFailed: (reason: string) => `Failed: ${reason}`,
+  deliveryUnknown: "Unknown",
+  deliveryUnknownHint: "The connection dropped after the message left: Telegram may or may not have it.",
+  markSent: "Mark as sent",
+  markFailed: "Mark as failed",
+  sendAgain: "Send again",
+  unreachable: "Unreachable through this bot",
+  unreachableReason: (reason: string) => `Telegram said: ${reason}`,
+  reachableThrough: "Reachable through",
+  reachableThroughNone: "No other bot can reach them."
 }, {
   title: "Чаты",
   searchChats: "Поиск чатов",
@@ -205,5 +217,17 @@ export const useChatTexts = defineTexts({
   removeTag: (tag: string) => `Удалить метку ${tag}`,
   moderation: "Модерация",
   bot: "Бот",
-  you: "Вы"
+  you: "Вы",
+  deliveryQueued: "В очереди",
+  deliverySent: "Отправлено",
+  deliveryFailed: (reason: string) => `Не доставлено: ${reason}`,
+  deliveryUnknown: "Неизвестно",
+  deliveryUnknownHint: "Соединение оборвалось после отправки: Telegram мог получить сообщение, а мог и нет.",
+  markSent: "Отметить отправленным",
+  markFailed: "Отметить недоставленным",
+  sendAgain: "Повторить отправку",
+  unreachable: "Недоступен через этого бота",
+  unreachableReason: (reason: string) => `Ответ Telegram: ${reason}`,
+  reachableThrough: "Доступен через",
+  reachableThroughNone: "Другие боты не могут ему написать."
 })

@@ -1,0 +1,18 @@
+import { HttpApiSchema } from "@effect/platform"
+import { Message } from "@botrelay/core"
+import { Schema } from "effect"
+
+/** 502 of a send Telegram refused (or that never reached it), with the message as stored, `failed`. */
+export const DeliveryFailedAnswer = Schema.Struct({
+  error: Schema.String,
+  code: Schema.String,
+  retry_after: Schema.optional(Schema.Number),
+  message: Message.Message
+}).annotations({ identifier: "DeliveryFailed", ...HttpApiSchema.annotations({ status: 502 }) })
+
+/** 504 `delivery_unknown`: the send may have reached Telegram, no answer came; the message as stored, `unknown`. */
+export const DeliveryUnknownAnswer = Schema.Struct({
+  error: Schema.String,
+  code: Schema.Literal("delivery_unknown"),
+  message: Message.Message
+}).annotations({ identifier: "DeliveryUnknown", ...HttpApiSchema.annotations({ status: 504 }) })
