@@ -35,7 +35,7 @@ import { EventsGroup } from "./EventsApi.js"
 import { ChatsGroup, PeopleGroup, StatsGroup } from "./InboxApi.js"
 import { SearchGroup } from "./SearchApi.js"
 import { CannedRepliesGroup, NotesGroup, TimelineGroup } from "./NotesApi.js"
-import { DeliveryFailedAnswer, DeliveryUnknownAnswer } from "./SendAnswers.js"
+import { DeliveryFailedAnswer, DeliveryUnknownAnswer, DeliveryUnsentAnswer } from "./SendAnswers.js"
 
 /**
  * Who makes the current request: an API key or a signed-in account, with the role and bot scope that
@@ -232,6 +232,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .setPayload(Message.SendMessage)
       .addSuccess(Message.Message)
       .addError(DeliveryFailedAnswer)
+      .addError(DeliveryUnsentAnswer)
       .addError(DeliveryUnknownAnswer)
   )
   .add(
@@ -239,6 +240,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       .setPayload(Outgoing.ResolveDelivery)
       .addSuccess(Message.Message)
       .addError(DeliveryFailedAnswer)
+      .addError(DeliveryUnsentAnswer)
       .addError(DeliveryUnknownAnswer)
   )
   .middleware(Authorization)

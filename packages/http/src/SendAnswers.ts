@@ -2,13 +2,21 @@ import { HttpApiSchema } from "@effect/platform"
 import { Message } from "@botrelay/core"
 import { Schema } from "effect"
 
-/** 502 of a send Telegram refused (or that never reached it), with the message as stored, `failed`. */
-export const DeliveryFailedAnswer = Schema.Struct({
+const Failed = Schema.Struct({
   error: Schema.String,
   code: Schema.String,
   retry_after: Schema.optional(Schema.Number),
   message: Message.Message
-}).annotations({ identifier: "DeliveryFailed", ...HttpApiSchema.annotations({ status: 502 }) })
+})
+
+/** 502 of a send Telegram refused, with the message as stored, `failed`. */
+export const DeliveryFailedAnswer = Failed.annotations({ identifier: "DeliveryFailed", ...HttpApiSchema.annotations({ status: 502 }) })
+
+/** 503 `telegram_unreachable` of a send that never reached Telegram, with the message as stored, `failed`. */
+export const DeliveryUnsentAnswer = Failed.annotations({
+  identifier: "DeliveryUnsent",
+  ...HttpApiSchema.annotations({ status: 503 })
+})
 
 /** 504 `delivery_unknown`: the send may have reached Telegram, no answer came; the message as stored, `unknown`. */
 export const DeliveryUnknownAnswer = Schema.Struct({

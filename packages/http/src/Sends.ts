@@ -17,7 +17,10 @@ export class Undelivered extends Data.TaggedError("Undelivered")<{
   readonly body: Readonly<Record<string, unknown>>
 }> {}
 
-/** The answer of a failed or unknown delivery: 502 (429 for a rate limit outlasting the retries), or 504. */
+/**
+ * The answer of a failed or unknown delivery: 502 (503 when the call never reached Telegram, 429 for a rate
+ * limit outlasting the retries), or 504.
+ */
 export const undelivered = (e: Outgoing.DeliveryFailed | Outgoing.DeliveryUnknown): Undelivered => {
   if (e._tag === "DeliveryUnknown") {
     const error = `no answer from Telegram; the message may have been delivered (${e.description})`
@@ -31,7 +34,7 @@ export const undelivered = (e: Outgoing.DeliveryFailed | Outgoing.DeliveryUnknow
   const [status, error, code] = e.error_code === 429
     ? [429, `Telegram rate limit: ${e.description}`, "telegram_rate_limited"]
     : e.error_code === 0
-    ? [502, `Telegram is unreachable: ${e.description}`, "telegram_unreachable"]
+    ? [503, `Telegram is unreachable: ${e.description}`, "telegram_unreachable"]
     : [502, `Telegram error: ${e.description}`, "telegram_error"]
   return new Undelivered({
     status,
