@@ -33,6 +33,7 @@ import { MediaGroup } from "./MediaGroup.js"
 import { MessageActionsGroup } from "./MessageActionsGroup.js"
 import { EventsGroup } from "./EventsApi.js"
 import { ChatsGroup, PeopleGroup, StatsGroup } from "./InboxApi.js"
+import { ChatId, ChatPageQuery, Id } from "./QueryParams.js"
 import { SearchGroup } from "./SearchApi.js"
 import { CannedRepliesGroup, NotesGroup, TimelineGroup } from "./NotesApi.js"
 import { DeliveryFailedAnswer, DeliveryUnknownAnswer, DeliveryUnsentAnswer } from "./SendAnswers.js"
@@ -66,32 +67,10 @@ export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@botr
   }
 }) {}
 
-const Id = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
-const ChatId = Schema.NumberFromString.pipe(
-  Schema.int(),
-  Schema.between(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
-)
 const IdParam = Schema.Struct({ id: Id })
 
 /** Query of `GET /api/messages`. */
-export const MessagesQuery = Schema.Struct({
-  bot_id: Id,
-  chat_id: ChatId,
-  limit: Schema.optionalWith(
-    Schema.NumberFromString.pipe(
-      Schema.int(),
-      Schema.between(1, Message.maxPageSize, { message: () => `limit must be an integer from 1 to ${Message.maxPageSize}` })
-    ),
-    { default: () => 50 }
-  ),
-  offset: Schema.optionalWith(
-    Schema.NumberFromString.pipe(
-      Schema.int(),
-      Schema.between(0, Number.MAX_SAFE_INTEGER, { message: () => "offset must be a non-negative integer" })
-    ),
-    { default: () => 0 }
-  )
-})
+export const MessagesQuery = ChatPageQuery
 
 /** `GET /api/health`. */
 export const Health = Schema.Struct({ status: Schema.Literal("ok"), storage: Schema.Literal("ok") })

@@ -1,9 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Moderation } from "@botrelay/core"
 import { Schema } from "effect"
+import { ChatId, Id } from "./QueryParams.js"
 
-const Id = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
-const ChatId = Schema.NumberFromString.pipe(Schema.int(), Schema.between(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER))
 
 /** Query of `GET /api/chats/admins`. */
 export const AdminsQuery = Schema.Struct({ bot_id: Id, chat_id: ChatId })

@@ -1,14 +1,13 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Chat, Person, Stats } from "@botrelay/core"
 import { ParseResult, Schema } from "effect"
+import { ChatId, Id } from "./QueryParams.js"
 
 /**
  * The contract of the operator inbox: chats, people and stats of bots that keep history. The groups
  * get their authorization where `Api` adds them.
  */
 
-const Id = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
-const ChatId = Schema.NumberFromString.pipe(Schema.int(), Schema.between(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER))
 
 /** `limit` of a cursor-paginated list: 1..200, 50 by default. */
 const Limit = Schema.optionalWith(

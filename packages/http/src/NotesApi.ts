@@ -1,37 +1,18 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { CannedReply, Message, Note } from "@botrelay/core"
+import { CannedReply, Note } from "@botrelay/core"
 import { Schema } from "effect"
+import { ChatId, ChatPageQuery, Id } from "./QueryParams.js"
 
 /**
  * The contract of team work in chats: private notes, a chat's timeline of messages and notes, and the canned
  * replies the team shares. The groups get their authorization where `Api` adds them.
  */
 
-const Id = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
-const ChatId = Schema.NumberFromString.pipe(Schema.int(), Schema.between(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER))
-
 /** Query of `GET /api/notes`: one chat. */
 export const NotesQuery = Schema.Struct({ bot_id: Id, chat_id: ChatId })
 
 /** Query of `GET /api/chats/timeline`: one chat, a page as `GET /api/messages` takes it. */
-export const TimelineQuery = Schema.Struct({
-  bot_id: Id,
-  chat_id: ChatId,
-  limit: Schema.optionalWith(
-    Schema.NumberFromString.pipe(
-      Schema.int(),
-      Schema.between(1, Message.maxPageSize, { message: () => `limit must be an integer from 1 to ${Message.maxPageSize}` })
-    ),
-    { default: () => 50 }
-  ),
-  offset: Schema.optionalWith(
-    Schema.NumberFromString.pipe(
-      Schema.int(),
-      Schema.between(0, Number.MAX_SAFE_INTEGER, { message: () => "offset must be a non-negative integer" })
-    ),
-    { default: () => 0 }
-  )
-})
+export const TimelineQuery = ChatPageQuery
 
 /** Private notes of the team in chats; signed-in accounts only. */
 export class NotesGroup extends HttpApiGroup.make("notes")
