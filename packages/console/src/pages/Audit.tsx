@@ -6,7 +6,7 @@ import { defineTexts, useLanguage } from "../i18n"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert } from "../ui/Alert"
 import { useDebounced } from "../ui/useDebounced"
-import { useBots } from "../ui/BotPicker"
+import { useBots } from "../ui/bots"
 import { SelectField } from "../ui/Field"
 
 const useTexts = defineTexts({

@@ -6,7 +6,7 @@ import { isAdmin, useAccount } from "../session"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert, fieldErrors } from "../ui/Alert"
 import { Confirm } from "../ui/Confirm"
-import { botsKey, useBots } from "../ui/BotPicker"
+import { botsKey, useBots } from "../ui/bots"
 import { Dialog } from "../ui/Dialog"
 import { CheckboxField, TextField } from "../ui/Field"
 

@@ -6,7 +6,7 @@ import { isAdmin, useAccount } from "../session"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert } from "../ui/Alert"
 import { Confirm } from "../ui/Confirm"
-import { useBots } from "../ui/BotPicker"
+import { useBots } from "../ui/bots"
 import { SelectField, TextField } from "../ui/Field"
 import { botLabelById } from "./Bots"
 

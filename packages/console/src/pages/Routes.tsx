@@ -7,7 +7,7 @@ import { ErrorAlert, fieldErrors } from "../ui/Alert"
 import { Confirm } from "../ui/Confirm"
 import { Dialog } from "../ui/Dialog"
 import { CheckboxField, SelectField, TextAreaField, TextField } from "../ui/Field"
-import { useBots } from "../ui/BotPicker"
+import { useBots } from "../ui/bots"
 import { botLabel, botLabelById, useFocusFallback } from "./Bots"
 
 type Condition = Route["condition_type"]

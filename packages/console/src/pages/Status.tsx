@@ -4,7 +4,7 @@ import { api, type Schemas, unwrap } from "../api/client"
 import { defineTexts, useLanguage } from "../i18n"
 import { useCommonTexts } from "../texts"
 import { ErrorAlert } from "../ui/Alert"
-import { useBots } from "../ui/BotPicker"
+import { useBots } from "../ui/bots"
 
 /** How often the page asks again, in milliseconds. */
 const refreshEvery = 5000

@@ -1,7 +1,7 @@
 import { useId, useState } from "react"
 import type { Schemas } from "../api/client"
 import { defineTexts } from "../i18n"
-import { useBots } from "./BotPicker"
+import { useBots } from "./bots"
 
 /** One entry of an operator's scope: a bot, some of its chats (none: all), what may be done there. */
 export type ScopeEntry = Schemas["ScopeEntry"]

@@ -1,7 +1,7 @@
 import { type InfiniteData, type QueryClient, useInfiniteQuery, useQuery } from "@tanstack/react-query"
 import { api, type Bot, type Chat, type Message, type Schemas, unwrap } from "../../api/client"
 import type { LiveEvent } from "../../live"
-import { botsKey, useBots } from "../../ui/BotPicker"
+import { botsKey, useBots } from "../../ui/bots"
 
 export type ChatPage = Schemas["ChatPage"]
 export type FoundItem = Schemas["SearchItem"]
