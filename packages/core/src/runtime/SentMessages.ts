@@ -91,24 +91,37 @@ const copied = (bot: StoredBot, params: CallParams.CallParams, messageId: number
       onSome: (m) =>
         m.media_type === undefined || m.file_id === undefined ? {} : { media_type: m.media_type, file_id: m.file_id }
     })
-    const senderId = userIdOf(bot)
-    const message: Message = {
+    return Option.some(botMessage(bot, chatId, text, Math.floor((yield* Clock.currentTimeMillis) / 1000), {
       id: messageId,
-      chat_id: chatId,
-      bot_id: bot.id,
-      user_id: Number.isSafeInteger(senderId) ? senderId : 0,
-      username: bot.username,
-      first_name: "",
-      last_name: "",
-      text,
-      date: Math.floor((yield* Clock.currentTimeMillis) / 1000),
       ...media,
-      ...(replyTo === undefined ? {} : { reply_to_message_id: replyTo }),
-      direction: "out",
-      edit_date: 0
-    }
-    return Option.some(message)
+      ...(replyTo === undefined ? {} : { reply_to_message_id: replyTo })
+    }))
   })
+
+/** A message the bot sends, as the history shows it; `extra` adds or overrides fields (id 0 unless given). */
+export const botMessage = (
+  bot: StoredBot,
+  chatId: number,
+  text: string,
+  date: number,
+  extra: Partial<Message> = {}
+): Message => {
+  const senderId = userIdOf(bot)
+  return {
+    id: 0,
+    chat_id: chatId,
+    bot_id: bot.id,
+    user_id: Number.isSafeInteger(senderId) ? senderId : 0,
+    username: bot.username,
+    first_name: "",
+    last_name: "",
+    text,
+    date,
+    direction: "out",
+    edit_date: 0,
+    ...extra
+  }
+}
 
 /** A successful Bot API call to record: the bot, its method (lower-case), its parameters and its answer's `result`. */
 export interface Call {

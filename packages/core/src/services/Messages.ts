@@ -1,6 +1,6 @@
 import { TelegramClient, TelegramError } from "@botrelay/telegram"
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
-import { BotDisabled, BotNotFound, HistoryDisabled, type StoredBot, userIdOf } from "../domain/Bot.js"
+import { BotDisabled, BotNotFound, HistoryDisabled, type StoredBot } from "../domain/Bot.js"
 import { StorageError } from "../domain/Errors.js"
 import { type MediaSendFields, methodOf, type SendMedia } from "../domain/Media.js"
 import type { EditMessage, Message, MessageQuery, SendMessage } from "../domain/Message.js"
@@ -153,25 +153,6 @@ export const make: Effect.Effect<
         Effect.map((sent) => fromTelegram(bot.id, sent, "out"))
       )
 
-    /** What the history shows of an outgoing message before Telegram answers. */
-    const draft = (bot: StoredBot, chatId: number, text: string, now: number, extra: Partial<Message>): Message => {
-      const senderId = userIdOf(bot)
-      return {
-        id: 0,
-        chat_id: chatId,
-        bot_id: bot.id,
-        user_id: Number.isSafeInteger(senderId) ? senderId : 0,
-        username: bot.username,
-        first_name: "",
-        last_name: "",
-        text,
-        date: now,
-        direction: "out",
-        edit_date: 0,
-        ...extra
-      }
-    }
-
     const nowSeconds = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
 
     /**
@@ -317,7 +298,7 @@ export const make: Effect.Effect<
             return Effect.flatMap(nowSeconds, (now) =>
               deliver(
                 bot,
-                draft(bot, chatId, input.text, now, {
+                SentMessages.botMessage(bot, chatId, input.text, now, {
                   ...(input.reply_to_message_id === undefined ? {} : { reply_to_message_id: input.reply_to_message_id })
                 }),
                 { method: "sendMessage", params },
@@ -339,7 +320,7 @@ export const make: Effect.Effect<
             return Effect.flatMap(nowSeconds, (now) =>
               deliver(
                 bot,
-                draft(bot, chatId, input.caption ?? "", now, {
+                SentMessages.botMessage(bot, chatId, input.caption ?? "", now, {
                   media_type: input.type,
                   ...(input.file_id === undefined ? {} : { file_id: input.file_id }),
                   ...(input.reply_to_message_id === undefined ? {} : { reply_to_message_id: input.reply_to_message_id })
@@ -361,7 +342,7 @@ export const make: Effect.Effect<
             return Effect.flatMap(nowSeconds, (now) =>
               deliver(
                 bot,
-                draft(bot, chatId, input.caption ?? "", now, {
+                SentMessages.botMessage(bot, chatId, input.caption ?? "", now, {
                   media_type: input.type,
                   ...(input.reply_to_message_id === undefined ? {} : { reply_to_message_id: input.reply_to_message_id })
                 }),
