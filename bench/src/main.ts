@@ -8,9 +8,11 @@
  * the inbox suite (chats, search, stats and live events over a million stored messages, see inbox.ts), then the
  * console suite (its weight, the chats page's speed with 10,000 chats and live messages in chromium, see console.ts), then
  * the postgres suite (the pipeline on SQLite vs PostgreSQL, several instances on one PostgreSQL database, the inbox's
- * reads over a million messages on both, see postgres.ts).
+ * reads over a million messages on both, see postgres.ts), then the relay suite (Botrelay side by side with the
+ * hand-written relay a bot developer would write instead: throughput, latency, memory and CPU at 20 bots and at 1,
+ * see relay/suite.ts and relay/peer.ts).
  *
- * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres or all; default all; `fastpath` runs only the proxy
+ * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, relay or all; default all; `fastpath` runs only the proxy
  * suite's fast path comparison), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
@@ -24,6 +26,7 @@ import { runPipeline } from "./pipeline.js"
 import { runPostgres } from "./postgres.js"
 import { runFastPath, runProxy } from "./proxy.js"
 import { runRegex } from "./regex.js"
+import { runRelay } from "./relay/suite.js"
 import { runRouting } from "./routing.js"
 import { runSearch } from "./search.js"
 import { children, isRunning, stop } from "./processes.js"
@@ -38,7 +41,8 @@ const suites: Record<string, () => Promise<void>> = {
   search: runSearch,
   inbox: runInbox,
   console: runConsole,
-  postgres: runPostgres
+  postgres: runPostgres,
+  relay: runRelay
 }
 
 /** Parts of a suite that can run alone; `all` leaves them to their suite. */
@@ -66,7 +70,7 @@ process.once("exit", () => {
 })
 
 if (names.some((name) => run(name) === undefined)) {
-  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, fastpath, all; got "${chosen}"\n`)
+  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, relay, fastpath, all; got "${chosen}"\n`)
   process.exitCode = 2
 } else {
   for (const name of names) {

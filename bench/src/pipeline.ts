@@ -54,7 +54,7 @@ export interface LoadBot {
   readonly repeats: Map<number, number>
 }
 
-interface Backend {
+export interface Backend {
   readonly url: string
   /** Requests that named no known bot or carried no update_id. */
   readonly unexpected: () => number
@@ -118,7 +118,7 @@ interface Idle {
   readonly seconds: number
 }
 
-const startBackend = async (bots: ReadonlyArray<LoadBot>): Promise<Backend> => {
+export const startBackend = async (bots: ReadonlyArray<LoadBot>): Promise<Backend> => {
   let unexpected = 0
   const server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
@@ -173,7 +173,7 @@ export const inParallel = async (n: number, width: number, task: (i: number) => 
 }
 
 /** Calls `tick` every millisecond until the returned function is called; the first error is kept for `check`. */
-const every = (tick: () => void) => {
+export const every = (tick: () => void) => {
   let failure: unknown
   const timer = setInterval(() => {
     try {
@@ -197,10 +197,10 @@ const alive = (servers: ReadonlyArray<Botrelay>) => {
   }
 }
 
-const orderText = (_: LoadBot, n: number) => `Hello! Where is my order #${n}? It was due yesterday.`
+export const orderText = (_: LoadBot, n: number) => `Hello! Where is my order #${n}? It was due yesterday.`
 
 /** A user's message to the bot, queued in FakeTelegram and stamped with its creation time. */
-const produce = (fake: Fake, bot: LoadBot, text: (bot: LoadBot, n: number) => string) => {
+export const produce = (fake: Fake, bot: LoadBot, text: (bot: LoadBot, n: number) => string) => {
   const n = bot.nextMessage++
   const update = fake.enqueue(bot.fake.id, {
     message: {
@@ -215,7 +215,7 @@ const produce = (fake: Fake, bot: LoadBot, text: (bot: LoadBot, n: number) => st
   bot.created.set(update.update_id, performance.now())
 }
 
-const totals = (bots: ReadonlyArray<LoadBot>) => {
+export const totals = (bots: ReadonlyArray<LoadBot>) => {
   let created = 0
   let arrived = 0
   for (const bot of bots) {
@@ -290,7 +290,7 @@ const measure = (
   }
 }
 
-const percentile = (sorted: Float64Array, q: number) =>
+export const percentile = (sorted: Float64Array, q: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
 
 /** Rates over the window, and latency of the updates created in it (all of which have arrived by now). */
@@ -343,7 +343,7 @@ const integrity = (fake: Fake, bots: ReadonlyArray<LoadBot>, backend: Backend): 
 export const ms = (n: number) =>
   Number.isNaN(n) ? "-" : `${n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US")} ms`
 
-const mb = (n: number) => Number.isNaN(n) ? "-" : `${n.toFixed(1)} MB`
+export const mb = (n: number) => Number.isNaN(n) ? "-" : `${n.toFixed(1)} MB`
 
 export const cores = (ticks: number, seconds: number) => (ticks / ticksPerSecond / seconds).toFixed(2)
 
