@@ -1,5 +1,5 @@
 import { type AuditLog, Scope } from "@botrelay/core"
-import type { HttpServerRequest } from "@effect/platform"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import { Caller, type CallerInfo } from "./Api.js"
 import * as ApiError from "./ApiError.js"

@@ -1,4 +1,6 @@
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Accounts, type AuditLog, LoginThrottle, Webhook } from "@botrelay/core"
 // In scope so that the inferred types can name the services the handlers need.
 import type { ApiKeys as _ApiKeys, AuditLog as _AuditLog } from "@botrelay/core"

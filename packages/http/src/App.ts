@@ -1,14 +1,12 @@
-import {
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiError,
-  type HttpClient,
-  HttpApp as PlatformHttpApp,
-  HttpIncomingMessage,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as PlatformHttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type {
   Accounts,
   ApiKeys,

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { AuditLog } from "@botrelay/core"
 import { Effect } from "effect"
 import { asAdmin } from "./Access.js"

@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { type Audit, AuditLog } from "@botrelay/core"
 import { Effect, FiberRef, Option } from "effect"
 import { Caller, type CallerInfo } from "./Api.js"

@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Accounts, ApiKeys, AuditLog } from "@botrelay/core"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Authorization, Caller, type CallerInfo } from "./Api.js"

@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
 const json = (status: number, body: string) =>
   HttpServerResponse.text(body, { status, contentType: "application/json" })

@@ -1,11 +1,9 @@
-import {
-  type HttpApi,
-  HttpApiClient,
-  HttpClient,
-  type HttpClientError,
-  HttpClientRequest,
-  HttpClientResponse
-} from "@effect/platform"
+import type * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { Api } from "./Api.js"
 import * as ApiError from "./ApiError.js"

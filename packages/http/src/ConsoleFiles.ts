@@ -1,4 +1,7 @@
-import { FileSystem, HttpServerRequest, HttpServerResponse, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Path from "@effect/platform/Path"
 import { Context, Effect, Layer, Option } from "effect"
 
 /** A built console file: its bytes, and its gzip-compressed bytes when the build wrote `<file>.gz`. */

@@ -1,4 +1,7 @@
-import { HttpApiBuilder, type HttpApiGroup, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { type AuditLog, Bots, EventLog, type LiveEvent, Metrics } from "@botrelay/core"
 import { Chunk, Context, Effect, type Fiber, FiberId, type Layer, Option, Stream } from "effect"
 import { Api, type Authorization, Caller, type CallerInfo } from "./Api.js"

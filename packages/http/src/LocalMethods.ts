@@ -1,4 +1,4 @@
-import type { HttpServerResponse } from "@effect/platform"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { BackendPolicy, Bot, Bots, CallParams, Deliveries, type Errors, LongPoll } from "@botrelay/core"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as BotApiAnswer from "./BotApiAnswer.js"

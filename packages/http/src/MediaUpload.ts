@@ -1,12 +1,10 @@
-import {
-  HttpBody,
-  HttpClient,
-  type HttpClientError,
-  HttpClientRequest,
-  type HttpServerRequest,
-  HttpServerResponse,
-  Multipart
-} from "@effect/platform"
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Multipart from "@effect/platform/Multipart"
 import { Media, Messages } from "@botrelay/core"
 // In scope so that the inferred types can name the services the handlers need.
 import type { AuditLog as _AuditLog } from "@botrelay/core"

@@ -1,4 +1,6 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Media, Message, Moderation } from "@botrelay/core"
 import { Schema } from "effect"
 import { Done } from "./ChatAdminGroup.js"

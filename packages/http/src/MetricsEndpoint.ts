@@ -1,4 +1,6 @@
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Accounts, ApiKeys } from "@botrelay/core"
 import { AuditLog } from "@botrelay/core"
 import { Context, Effect, Layer, Option, Redacted } from "effect"

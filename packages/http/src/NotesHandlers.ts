@@ -1,4 +1,5 @@
-import { HttpApiBuilder, type HttpApiGroup } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { Accounts, type ApiKeys, type AuditLog, type Chat, Chats, Note, Notes } from "@botrelay/core"
 import { Effect, Layer } from "effect"
 import { forbidden, orDomain, requireChat } from "./Access.js"

@@ -1,4 +1,6 @@
-import { HttpServerRequest, HttpServerResponse, type HttpApp } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpApp from "@effect/platform/HttpApp"
 import { Clock, Context, Effect, Option } from "effect"
 import * as ApiError from "./ApiError.js"
 import type { CallerInfo } from "./Api.js"

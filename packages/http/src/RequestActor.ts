@@ -1,4 +1,4 @@
-import type { HttpServerRequest } from "@effect/platform"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 
 /** Who made a request, as request logs name it: `key:3`, `account:5` or `anonymous`. */
 export interface Slot {

@@ -1,4 +1,6 @@
-import { HttpServerRequest, HttpTraceContext, type HttpApp } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
+import type * as HttpApp from "@effect/platform/HttpApp"
 import { Context, Effect, Option } from "effect"
 import * as RouteTemplate from "./RouteTemplate.js"
 

@@ -1,4 +1,5 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { type Errors, Idempotency, IdempotencyKey, type Message, type Outgoing } from "@botrelay/core"
 import { Data, Effect, Option, Schema } from "effect"
 import { orDomain } from "./Access.js"

@@ -1,14 +1,12 @@
-import {
-  HttpApiBuilder,
-  HttpBody,
-  HttpClient,
-  type HttpClientError,
-  HttpClientRequest,
-  type HttpClientResponse,
-  HttpIncomingMessage,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { type Bot, Bots, CallParams, type Deliveries, type Errors, type LongPoll, SentMessages } from "@botrelay/core"
 import { HttpExchange } from "@botrelay/telegram"
 import { Cause, Context, Data, Deferred, Duration, Effect, Fiber, Layer, Option, Queue, Redacted, Stream, Take } from "effect"

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { HttpApiBuilder, type HttpClient, HttpMiddleware } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"

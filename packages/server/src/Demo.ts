@@ -13,7 +13,8 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { HttpServer, type HttpServerError } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
+import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import {
   Account,

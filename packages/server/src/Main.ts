@@ -1,7 +1,8 @@
 import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { dirname, join } from "node:path"
-import { HttpServer, type HttpServerError } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
+import type * as HttpServerError from "@effect/platform/HttpServerError"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import {
   Accounts,

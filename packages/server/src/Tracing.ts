@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto"
-import { Resource, Tracer as EffectOtel } from "@effect/opentelemetry"
+import * as Resource from "@effect/opentelemetry/Resource"
+import * as EffectOtel from "@effect/opentelemetry/Tracer"
 import { UpdateTracer } from "@botrelay/core"
 import { RequestSpans } from "@botrelay/http"
 import * as Otel from "@opentelemetry/api"

@@ -1,4 +1,7 @@
-import { HttpBody, HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Context, Data, Duration, Effect, Layer, Stream } from "effect"
 
 /**

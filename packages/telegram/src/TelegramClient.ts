@@ -1,4 +1,4 @@
-import type { HttpClient } from "@effect/platform"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import { Context, Duration, Effect, Layer, ParseResult, Redacted, Schema } from "effect"
 import * as BotApi from "./BotApi.js"
 import * as HttpExchange from "./HttpExchange.js"
