@@ -30,6 +30,26 @@ export const insertUpdate = (
     .values({ bot_id: botId, update_id: updateId, payload, received_at: receivedAt, processed: unprocessed })
     .onConflict((oc) => oc.columns(["bot_id", "update_id"]).doNothing())
 
+/** Adds an update, already processed, unless the inbox holds it: completed in the transaction that stores it. */
+export const insertProcessed = (
+  db: Kysely<Database>,
+  botId: number,
+  updateId: number,
+  payload: string,
+  receivedAt: string
+) =>
+  db.insertInto("botrelay_inbox")
+    .values({ bot_id: botId, update_id: updateId, payload, received_at: receivedAt, processed: sql.lit(1) })
+    .onConflict((oc) => oc.columns(["bot_id", "update_id"]).doNothing())
+
+/** A row when the bot has an unprocessed update. */
+export const anyPending = (db: Kysely<Database>, botId: number) =>
+  db.selectFrom("botrelay_inbox")
+    .select(sql.lit(1).as("pending"))
+    .where("bot_id", "=", botId)
+    .where("processed", "=", unprocessed)
+    .limit(sql.lit(1))
+
 /** Raises the bot's ingress offset, never lowers it. */
 export const raiseOffset = (db: Kysely<Database>, botId: number, offset: number) =>
   db.insertInto("botrelay_ingress").values({ bot_id: botId, offset }).onConflict((oc) =>

@@ -20,6 +20,8 @@ const pruneUpdates = (db: Kysely<Tables.Database>, before: string, limit: number
 const queries = compileAll({
   ingressOffset: InboxQueries.ingressOffset,
   insertUpdate: InboxQueries.insertUpdate,
+  insertProcessed: InboxQueries.insertProcessed,
+  anyPending: InboxQueries.anyPending,
   raiseOffset: InboxQueries.raiseOffset,
   pendingUpdates: InboxQueries.pendingUpdates,
   markProcessed: InboxQueries.markProcessed,
@@ -56,15 +58,21 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
     }
   )
 
-  const completeUpdates = c.transaction((
+  /**
+   * Writes what completing the updates changes, each only when `marked` (given it and its index) says its
+   * update was marked processed just now; returns those written.
+   */
+  const writeCompletions = (
     completions: ReadonlyArray<Inbox.UpdateCompletion>,
-    fence: LeaseStore.Fence | undefined
-  ): void => {
-    checkFence(c, fence)
+    marked: (completion: Inbox.UpdateCompletion, index: number) => boolean
+  ): Array<Inbox.UpdateCompletion> => {
+    const written: Array<Inbox.UpdateCompletion> = []
     const messages: Array<Message.Message> = []
     let sightings: Array<Sighting.Sighting> | undefined
-    for (const completion of completions) {
-      if (hot.markProcessed.run(completion.bot_id, completion.update_id) === 0) continue
+    for (let i = 0; i < completions.length; i++) {
+      const completion = completions[i]!
+      if (!marked(completion, i)) continue
+      written.push(completion)
       if (completion.dropped === true) hot.markDropped.run(completion.bot_id, completion.update_id)
       for (const message of completion.messages) messages.push(message)
       if (completion.sighting !== undefined) (sightings ??= []).push(completion.sighting)
@@ -95,6 +103,36 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
     }
     saveMessages(messages)
     if (sightings !== undefined) writeSightings(sightings)
+    return written
+  }
+
+  const completeUpdates = c.transaction((
+    completions: ReadonlyArray<Inbox.UpdateCompletion>,
+    fence: LeaseStore.Fence | undefined
+  ): void => {
+    checkFence(c, fence)
+    writeCompletions(completions, (completion) => hot.markProcessed.run(completion.bot_id, completion.update_id) > 0)
+  })
+
+  const commitCompleting = c.transaction((
+    botId: number,
+    updates: ReadonlyArray<Inbox.InboxUpdate>,
+    nextOffset: number,
+    complete: (updates: ReadonlyArray<Inbox.InboxUpdate>) => ReadonlyArray<Inbox.UpdateCompletion> | undefined,
+    fence: LeaseStore.Fence | undefined
+  ) => {
+    const completions = hot.anyPending.all(botId).length === 0 ? complete(updates) : undefined
+    if (completions === undefined) return { added: commitUpdates(botId, updates, nextOffset, fence), completed: undefined }
+    checkFence(c, fence)
+    let added = 0
+    const written = writeCompletions(completions, (_, i) => {
+      const update = updates[i]!
+      const inserted = hot.insertProcessed.run(botId, update.update_id, update.payload, update.received_at) > 0
+      if (inserted) added++
+      return inserted
+    })
+    hot.raiseOffset.run(botId, nextOffset)
+    return { added, completed: written.length === 0 ? undefined : written }
   })
 
   return {
@@ -102,6 +140,11 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
 
     commitUpdates: (botId, updates, nextOffset, fence) =>
       LeaseQueries.surfaceLeaseLost(c.groupCommit("commitUpdates", () => commitUpdates(botId, updates, nextOffset, fence))),
+
+    commitCompleting: (botId, updates, nextOffset, complete, fence) =>
+      LeaseQueries.surfaceLeaseLost(
+        c.groupCommit("commitUpdates", () => commitCompleting(botId, updates, nextOffset, complete, fence))
+      ),
 
     webhookSecret: (botId) =>
       attempt("webhookSecret", () =>

@@ -2,6 +2,7 @@ import { Clock, Context, Effect, Layer } from "effect"
 import type { LeaseLost, StorageError } from "../domain/Errors.js"
 import { Events, Event } from "./Events.js"
 import * as Metrics from "./Metrics.js"
+import * as Pipeline from "./Pipeline.js"
 import { BotStore } from "../stores/BotStore.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { Fence } from "../stores/LeaseStore.js"
@@ -25,13 +26,16 @@ export interface InboxService {
    * Stores the updates the inbox does not hold yet together with the bot's next offset (0 keeps it:
    * webhooks have none), records when the bot last received one (at most once a second), and tells
    * the runtime. Returns how many were new. Only after it succeeded may Telegram be told the updates
-   * arrived. A poller's `fence` makes it refuse (`LeaseLost`) once another instance owns the bot.
+   * arrived. A poller's `fence` makes it refuse (`LeaseLost`) once another instance owns the bot. With
+   * `completing`, updates of a bot with none waiting are completed in the transaction that stores them
+   * (where the store can) instead of waiting for processing.
    */
   readonly accept: (
     botId: number,
     updates: ReadonlyArray<Received>,
     nextOffset: number,
-    fence?: Fence
+    fence?: Fence,
+    completing?: Pipeline.Completing
   ) => Effect.Effect<number, StorageError | LeaseLost>
 }
 
@@ -62,22 +66,23 @@ export const make: Effect.Effect<InboxService, never, InboxStore | BotStore | Ev
   return Inbox.of({
     offset: store.ingressOffset,
     backlog: store.backlog,
-    accept: (botId, updates, nextOffset, fence) =>
+    accept: (botId, updates, nextOffset, fence, completing) =>
       updates.length === 0 ? Effect.succeed(0) : Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const received_at = new Date(now).toISOString()
-        const added = yield* store.commitUpdates(
-          botId,
-          updates.map((u) => ({ update_id: u.update_id, payload: u.payload, received_at })),
-          nextOffset,
-          fence
-        )
+        const rows = updates.map((u) => ({ bot_id: botId, update_id: u.update_id, payload: u.payload, received_at }))
+        const { added, completed } = completing === undefined || store.commitCompleting === undefined
+          ? { added: yield* store.commitUpdates(botId, rows, nextOffset, fence), completed: undefined }
+          : yield* store.commitCompleting(botId, rows, nextOffset, (inserted) => completing(inserted, now), fence)
         yield* Metrics.received(botId, added)
         if (tracer.enabled) {
           yield* tracer.received(botId, updates.map((u) => u.update_id), nextOffset === 0 ? "webhook" : "polling", now)
         }
         yield* touch(botId, now, received_at)
-        yield* events.publish(Event.UpdatesReceived({ bot_id: botId }))
+        // processing settles the bot's poller when nothing was queued for its outbox
+        if (completed === undefined || !(yield* Pipeline.completed(events, tracer, botId, completed, now))) {
+          yield* events.publish(Event.UpdatesReceived({ bot_id: botId }))
+        }
         return added
       })
   })

@@ -7,6 +7,7 @@ import { Event, Events, publish } from "./Events.js"
 import { Inbox } from "./Inbox.js"
 import { IngressPolls } from "./IngressPolls.js"
 import { Ownership, type Tenure } from "./Ownership.js"
+import type * as Pipeline from "./Pipeline.js"
 import * as Retry from "./Retry.js"
 
 /** Every update type, so backends get all Telegram sends, chat_member and reactions included. */
@@ -86,14 +87,16 @@ export const assess = (
 /**
  * Polls one bot for as long as it runs: each batch is accepted by the inbox together with the
  * next offset before the next getUpdates (which confirms the batch to Telegram) is sent.
- * `committed` is called after each non-empty batch. Under a lease (`tenure`), no getUpdates is sent once it
- * may no longer hold, and a commit it refuses stops the bot here.
+ * `committed` is called after each non-empty batch; `completing` completes batches as they are committed (see
+ * `Inbox.accept`). Under a lease (`tenure`), no getUpdates is sent once it may no longer hold, and a commit it
+ * refuses stops the bot here.
  */
 export const poll = (
   bot: StoredBot,
   committed: Effect.Effect<void>,
   options: Options = defaults,
-  tenure?: Tenure
+  tenure?: Tenure,
+  completing?: Pipeline.Completing
 ) =>
   Effect.gen(function*() {
     const ownership = yield* Ownership
@@ -127,7 +130,7 @@ export const poll = (
       if (updates.length > 0) {
         const last = updates[updates.length - 1]!.update_id
         offset = undefined
-        yield* inbox.accept(bot.id, updates, last + 1, tenure?.fence)
+        yield* inbox.accept(bot.id, updates, last + 1, tenure?.fence, completing)
         offset = last + 1
         yield* committed
       }

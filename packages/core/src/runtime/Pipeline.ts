@@ -5,12 +5,12 @@ import type { NewDelivery } from "../domain/Delivery.js"
 import type { StorageError } from "../domain/Errors.js"
 import type { Message } from "../domain/Message.js"
 import { Event, Events, type EventsService, publishMessages } from "./Events.js"
-import type { InboxUpdate, UpdateCompletion } from "./Inbox.js"
+import type { InboxUpdate, UpdateCompletion } from "../domain/Update.js"
 import { typeOf } from "./LongPoll.js"
 import type { Decision } from "./Routing.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { Fence } from "../stores/LeaseStore.js"
-import { UpdateTracer } from "./UpdateTracer.js"
+import { UpdateTracer, type UpdateTracerService } from "./UpdateTracer.js"
 
 /** How many inbox updates one read takes and one transaction completes. */
 const batchSize = 100
@@ -108,10 +108,50 @@ export interface Drain {
 }
 
 /**
+ * Tells the runtime what completing a batch of the bot's updates did: `OutboxQueued` for the bot when it
+ * queued deliveries and for each bot a route send is queued for, `UpdatesBuffered` when it buffered updates,
+ * the stored messages, and the update tracer. Succeeds with whether deliveries were queued.
+ */
+export const completed = (
+  events: EventsService,
+  tracer: UpdateTracerService,
+  botId: number,
+  completions: ReadonlyArray<UpdateCompletion>,
+  now: number
+) =>
+  Effect.gen(function*() {
+    if (tracer.enabled) yield* tracer.processed(botId, completions.map((c) => c.update_id), now)
+    yield* publishStored(events, botId, completions)
+    const queued = completions.some((c) => c.deliveries.length > 0)
+    if (queued) yield* events.publish(Event.OutboxQueued({ bot_id: botId, kind: "delivery" }))
+    const senders = new Set(completions.flatMap((c) => c.sends?.map((s) => s.bot_id) ?? []))
+    for (const sender of senders) yield* events.publish(Event.OutboxQueued({ bot_id: sender, kind: "route_send" }))
+    if (completions.some((c) => c.buffer !== undefined)) {
+      yield* events.publish(Event.UpdatesBuffered({ bot_id: botId }))
+    }
+    return queued
+  })
+
+/** Completions for a batch of updates as they are committed; `undefined` leaves them for `drain`. */
+export type Completing = (
+  updates: ReadonlyArray<InboxUpdate>,
+  now: number
+) => ReadonlyArray<UpdateCompletion> | undefined
+
+/**
+ * Completes a bot's updates as they are committed while nothing routes them (route evaluation reads the
+ * store, so routed updates wait for `drain`): no read of the inbox and no second transaction.
+ */
+export const completing = (current: () => StoredBot | undefined, routed: () => boolean): Completing =>
+(updates, now) => {
+  const bot = current()
+  return bot === undefined || routed() ? undefined : updates.map((update) => completionOf(bot, update, now))
+}
+
+/**
  * Processes every pending update of the bot in update_id order until the inbox is empty, a batch per
- * transaction, publishing `OutboxQueued` (for the bot and for each bot a route send is queued for)
- * and `UpdatesBuffered` after the batches that need them. Succeeds with whether deliveries were queued; fails
- * with `LeaseLost` when the fence no longer holds.
+ * transaction, telling the runtime after each (`completed`). Succeeds with whether deliveries were queued;
+ * fails with `LeaseLost` when the fence no longer holds.
  */
 export const drain = (botId: number, { current, fence, route }: Drain) =>
   Effect.gen(function*() {
@@ -130,17 +170,7 @@ export const drain = (botId: number, { current, fence, route }: Drain) =>
         return decisions === undefined ? completion : routed(completion, decisions[i]!)
       })
       yield* inbox.completeUpdates(completions, fence)
-      if (tracer.enabled) yield* tracer.processed(botId, pending.map((u) => u.update_id), now)
-      yield* publishStored(events, botId, completions)
-      if (completions.some((c) => c.deliveries.length > 0)) {
-        queued = true
-        yield* events.publish(Event.OutboxQueued({ bot_id: botId, kind: "delivery" }))
-      }
-      const senders = new Set(completions.flatMap((c) => c.sends?.map((s) => s.bot_id) ?? []))
-      for (const sender of senders) yield* events.publish(Event.OutboxQueued({ bot_id: sender, kind: "route_send" }))
-      if (completions.some((c) => c.buffer !== undefined)) {
-        yield* events.publish(Event.UpdatesBuffered({ bot_id: botId }))
-      }
+      if (yield* completed(events, tracer, botId, completions, now)) queued = true
       if (pending.length < batchSize) return queued
       yield* Effect.yieldNow()
     }

@@ -261,7 +261,13 @@ export const run = (options: Options = defaults) =>
         > = want === "webhook"
           ? Webhook.register(bot, options.publicUrl!, options.ingress)
           : want === "poll"
-          ? Ingress.poll(bot, committed(bot.id), options.ingress, ownership.tenure(bot.id))
+          ? Ingress.poll(
+            bot,
+            committed(bot.id),
+            options.ingress,
+            ownership.tenure(bot.id),
+            Pipeline.completing(latest(bot.id), () => routeCounts.has(bot.id))
+          )
           : Effect.void
         if (want !== undefined || unregistering.has(bot.id)) {
           yield* FiberMap.run(pollers, bot.id, Effect.zipRight(unregisterPending(bot.id), ingress))

@@ -19,6 +19,24 @@ export interface InboxStoreService {
     nextOffset: number,
     fence?: Fence
   ) => Effect.Effect<number, StorageError | LeaseLost>
+  /**
+   * `commitUpdates`, and when the bot has no unprocessed update the new ones are completed in the same
+   * transaction (what `completeUpdates` writes) with the completions `complete` gives for them (one per update,
+   * in order), so they never
+   * wait in the inbox; `complete` answering `undefined` leaves them for processing. Returns how many were new
+   * and the completions written (`undefined` when none were). A driver without it leaves every update for
+   * processing.
+   */
+  readonly commitCompleting?: (
+    botId: number,
+    updates: ReadonlyArray<InboxUpdate>,
+    nextOffset: number,
+    complete: (updates: ReadonlyArray<InboxUpdate>) => ReadonlyArray<UpdateCompletion> | undefined,
+    fence?: Fence
+  ) => Effect.Effect<
+    { readonly added: number; readonly completed: ReadonlyArray<UpdateCompletion> | undefined },
+    StorageError | LeaseLost
+  >
   /** The secret Telegram sends with the bot's webhook updates; `None` while no webhook is registered. */
   readonly webhookSecret: (botId: number) => Effect.Effect<Option.Option<string>, StorageError>
   /** Stores the bot's webhook secret (a new one forgets where it was registered); `undefined` clears it. */
