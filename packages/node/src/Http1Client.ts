@@ -118,6 +118,42 @@ const originOf = (url: URL, addresses: "public" | undefined): Origin => {
   return { key, secure, host, port, authority: url.host, addresses }
 }
 
+/** Where a call goes: its origin, the request target (path and query), and the URL's credentials as a header. */
+interface Target {
+  readonly origin: Origin
+  readonly path: string
+  readonly authorization: string | undefined
+}
+
+/** How many parsed URLs `targetOf` keeps: calls go to a few URLs over and over (a bot's backend, its getUpdates). */
+const maxTargets = 1024
+
+const targets = new Map<string, Target>()
+
+/** The parsed URL of a call, from a cache of the latest ones; an `HttpExchangeError` when it is not http(s). */
+const targetOf = (href: string, addresses: "public" | undefined): Target | HttpExchange.HttpExchangeError => {
+  const key = addresses === undefined ? href : `${addresses} ${href}`
+  const known = targets.get(key)
+  if (known !== undefined) return known
+  let url: URL
+  try {
+    url = new URL(href)
+  } catch (cause) {
+    return HttpExchange.invalidUrl(cause)
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return HttpExchange.invalidUrl(undefined)
+  const target: Target = {
+    origin: originOf(url, addresses),
+    path: `${url.pathname}${url.search}`,
+    authorization: url.username === "" && url.password === ""
+      ? undefined
+      : `Basic ${Buffer.from(`${decoded(url.username)}:${decoded(url.password)}`).toString("base64")}`
+  }
+  if (targets.size >= maxTargets) targets.clear()
+  targets.set(key, target)
+  return target
+}
+
 /** How the answer's body ends. */
 type Framing =
   | { readonly _tag: "None" }
@@ -435,13 +471,11 @@ export const make = (options: {
     return connection
   }
 
-  const headOf = (request: HttpExchange.Request, url: URL, origin: Origin, length: number | undefined) => {
-    const target = `${url.pathname}${url.search}`
-    if (!tokenPattern.test(request.method) || !targetPattern.test(target)) return undefined
-    let head = `${request.method} ${target} HTTP/1.1\r\nhost: ${origin.authority}\r\n`
-    if ((url.username !== "" || url.password !== "") && request.headers["authorization"] === undefined) {
-      const credentials = `${decoded(url.username)}:${decoded(url.password)}`
-      head += `authorization: Basic ${Buffer.from(credentials).toString("base64")}\r\n`
+  const headOf = (request: HttpExchange.Request, target: Target, length: number | undefined) => {
+    if (!tokenPattern.test(request.method) || !targetPattern.test(target.path)) return undefined
+    let head = `${request.method} ${target.path} HTTP/1.1\r\nhost: ${target.origin.authority}\r\n`
+    if (target.authorization !== undefined && request.headers["authorization"] === undefined) {
+      head += `authorization: ${target.authorization}\r\n`
     }
     for (const name in request.headers) {
       const value = request.headers[name]!
@@ -455,25 +489,19 @@ export const make = (options: {
   }
 
   const request = (request: HttpExchange.Request, callback: Callback): () => void => {
-    let url: URL
-    try {
-      url = new URL(request.url)
-    } catch (cause) {
-      callback(HttpExchange.invalidUrl(cause), undefined)
+    const target = targetOf(request.url, request.addresses)
+    if (target instanceof HttpExchange.HttpExchangeError) {
+      callback(target, undefined)
       return () => {}
     }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      callback(HttpExchange.invalidUrl(undefined), undefined)
-      return () => {}
-    }
-    const origin = originOf(url, request.addresses)
+    const origin = target.origin
     if (origin.addresses === "public" && Net.isIP(origin.host) !== 0 && !allowAddress(origin.host)) {
       callback(HttpExchange.addressNotAllowed, undefined)
       return () => {}
     }
     const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body
     const withoutBody = body === undefined && (request.method === "GET" || request.method === "HEAD")
-    const head = headOf(request, url, origin, withoutBody ? undefined : body?.length ?? 0)
+    const head = headOf(request, target, withoutBody ? undefined : body?.length ?? 0)
     if (head === undefined) {
       callback(notHttp, undefined)
       return () => {}

@@ -121,6 +121,18 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
           )
         )
 
+    /** The headers of the bot's deliveries without a signature, made once per version of the bot. */
+    const plainHeaders = new WeakMap<StoredBot, Record<string, string>>()
+    const headersOf = (bot: StoredBot): Record<string, string> => {
+      let headers = plainHeaders.get(bot)
+      if (headers === undefined) {
+        const secret = Redacted.value(bot.secret_token)
+        headers = secret === "" ? jsonHeaders : { ...jsonHeaders, [secretHeader]: secret }
+        plainHeaders.set(bot, headers)
+      }
+      return headers
+    }
+
     /** One POST of the delivery; a failure whose bot moved to another URL meanwhile is due again at once. */
     const attempt = (
       delivery: Delivery,
@@ -129,32 +141,36 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
       interruptible: Outbox.Interruptible
     ): Effect.Effect<Outbox.Attempt<void>> =>
       Effect.gen(function*() {
-        const secret = Redacted.value(bot.secret_token)
         const url = target(delivery, bot)
         const addresses = BackendPolicy.addressesFor(policy, bot.backend_url_origin)
         const span = tracer.enabled
           ? yield* tracer.attempt(delivery.bot_id, delivery.update_id, delivery.id, delivery.attempts + 1)
           : undefined
-        const signature = Redacted.value(bot.signing_secret) === ""
-          ? {}
-          : Signing.sign(bot.signing_secret, `msg_${delivery.id}`, yield* Clock.currentTimeMillis, delivery.payload)
-        const headers = { ...jsonHeaders, ...(secret === "" ? {} : { [secretHeader]: secret }), ...signature }
-        const result = yield* interruptible(Effect.either(http.exchange({
+        let headers = headersOf(bot)
+        if (Redacted.value(bot.signing_secret) !== "") {
+          const signature = Signing.sign(bot.signing_secret, `msg_${delivery.id}`, yield* Clock.currentTimeMillis, delivery.payload)
+          headers = { ...headers, ...signature }
+        }
+        if (span !== undefined) headers = { ...headers, traceparent: span.traceparent }
+        const call = interruptible(Effect.either(http.exchange({
           method: "POST",
           url,
-          headers: span === undefined ? headers : { ...headers, traceparent: span.traceparent },
+          headers,
           body: delivery.payload,
           timeout,
           maxBytes: maxAnswerBytes,
           ...(addresses === undefined ? {} : { addresses })
-        }))).pipe(
-          Effect.onInterrupt(() => span === undefined ? Effect.void : span.end({ error: "interrupted" }))
-        )
+        })))
+        const result = yield* span === undefined
+          ? call
+          : call.pipe(Effect.onInterrupt(() => span.end({ error: "interrupted" })))
         if (span !== undefined) {
           yield* span.end(Either.isRight(result) ? { status: result.right.status } : { error: result.left.description })
         }
         if (Either.isRight(result) && result.right.status >= 200 && result.right.status < 300) {
-          const reply = webhookReply(HttpExchange.text(result.right), result.right.headers["content-type"])
+          const reply = result.right.body.length === 0
+            ? undefined
+            : webhookReply(HttpExchange.text(result.right), result.right.headers["content-type"])
           return { _tag: "Done", extra: undefined, after: reply === undefined ? undefined : runReply(bot, reply) }
         }
         const moved = url !== target(delivery, bots(bot.id) ?? bot)

@@ -99,20 +99,32 @@ const batchSize = 50
 
 /** The outcome of an attempt under the policy: the deadline first, then `retry_after` or the schedule's wait. */
 export const outcomeOf = <X>(job: Job, attempt: Attempt<X>, policy: Policy): Effect.Effect<Outcome> =>
-  Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    const at = new Date(now).toISOString()
-    if (attempt._tag === "Done") return { status: "done", at }
-    const last_error = attempt.error
-    if (attempt.retry === "never" || now - Date.parse(job.created_at) >= Duration.toMillis(policy.maxAge)) {
-      return { status: "dead", at, last_error }
-    }
-    const backoff = attempt.retry === "now"
-      ? 0
-      : Duration.toMillis(yield* Retry.delay(job.attempts, policy.retryBase, policy.retryCap))
-    const wait = Math.max(backoff, attempt.retryAfter === undefined ? 0 : Duration.toMillis(attempt.retryAfter))
-    return { status: "pending", at, last_error, next_attempt_at: new Date(now + wait).toISOString() }
+  Effect.flatMap(Clock.currentTimeMillis, (now) => outcomeAt(job, attempt, policy, now))
+
+const outcomeAt = <X>(job: Job, attempt: Attempt<X>, policy: Policy, now: number): Effect.Effect<Outcome> => {
+  const at = new Date(now).toISOString()
+  if (attempt._tag === "Done") return Effect.succeed({ status: "done", at })
+  const last_error = attempt.error
+  if (attempt.retry === "never" || now - Date.parse(job.created_at) >= Duration.toMillis(policy.maxAge)) {
+    return Effect.succeed({ status: "dead", at, last_error })
+  }
+  const backoff = attempt.retry === "now"
+    ? Effect.succeed(Duration.zero)
+    : Retry.delay(job.attempts, policy.retryBase, policy.retryCap)
+  return Effect.map(backoff, (wait) => {
+    const waited = Math.max(
+      Duration.toMillis(wait),
+      attempt.retryAfter === undefined ? 0 : Duration.toMillis(attempt.retryAfter)
+    )
+    return { status: "pending", at, last_error, next_attempt_at: new Date(now + waited).toISOString() }
   })
+}
+
+/** What one job of a batch came to: the outcome recorded, and what runs once it is. */
+interface Ran {
+  readonly outcome: Outcome
+  readonly after: Effect.Effect<void> | undefined
+}
 
 /**
  * Runs one bot's line of a kind, FIFO: attempts due jobs in order, stops at the first not due yet and after
@@ -125,60 +137,64 @@ export const runLine = <J extends Job, X>(
   botId: number,
   bots: Bots,
   holds: Effect.Effect<boolean> = Effect.succeed(true)
-): Effect.Effect<Option.Option<Duration.Duration>> => {
-  const runBatch = (batch: ReadonlyArray<J>) => {
-    const pending: Array<Recorded<J, X>> = []
-    const record = Effect.suspend(() =>
-      pending.length === 0 ? Effect.void : Effect.uninterruptible(kind.record(pending.splice(0)))
-    )
-    return Effect.gen(function*() {
-      for (const job of batch) {
-        const due = Date.parse(job.next_attempt_at) - (yield* Clock.currentTimeMillis)
-        if (due > 0) return Duration.millis(due)
-        const bot = bots(botId)
-        if (bot === undefined || !kind.runs(bot) || !(yield* holds)) return "stopped" as const
-        const { attempt, outcome } = yield* Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function*() {
-            const attempt = yield* kind.attempt(job, bot, bots, restore)
-            const outcome = yield* outcomeOf(job, attempt, policy)
-            pending.push({ job, outcome, extra: attempt.extra })
-            if (kind.metric !== undefined) yield* Metrics.attempted(botId, kind.metric, outcome.status)
-            return { attempt, outcome }
-          })
+): Effect.Effect<Option.Option<Duration.Duration>> =>
+  Effect.clockWith((clock) => {
+    const runBatch = (batch: ReadonlyArray<J>) => {
+      const pending: Array<Recorded<J, X>> = []
+      const record = Effect.suspend(() =>
+        pending.length === 0 ? Effect.void : Effect.uninterruptible(kind.record(pending.splice(0)))
+      )
+      /** Attempts the job and keeps its outcome for `record`; not cut short past the executor's `interruptible` part. */
+      const run = (job: J, bot: StoredBot) =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.flatMap(kind.attempt(job, bot, bots, restore), (attempt) =>
+            Effect.flatMap(outcomeAt(job, attempt, policy, clock.unsafeCurrentTimeMillis()), (outcome): Effect.Effect<Ran> => {
+              pending.push({ job, outcome, extra: attempt.extra })
+              const ran = { outcome, after: attempt._tag === "Done" ? attempt.after : undefined }
+              return kind.metric === undefined
+                ? Effect.succeed(ran)
+                : Effect.as(Metrics.attempted(botId, kind.metric, outcome.status), ran)
+            }))
         )
-        if (outcome.status === "dead") {
-          yield* Effect.logWarning(`${kind.name}: dead-lettered`).pipe(
-            Effect.annotateLogs({ ...kind.annotations(job), error: outcome.last_error })
-          )
+      return Effect.gen(function*() {
+        for (const job of batch) {
+          const due = Date.parse(job.next_attempt_at) - clock.unsafeCurrentTimeMillis()
+          if (due > 0) return Duration.millis(due)
+          const bot = bots(botId)
+          if (bot === undefined || !kind.runs(bot) || !(yield* holds)) return "stopped" as const
+          const { after, outcome } = yield* run(job, bot)
+          if (outcome.status === "dead") {
+            yield* Effect.logWarning(`${kind.name}: dead-lettered`).pipe(
+              Effect.annotateLogs({ ...kind.annotations(job), error: outcome.last_error })
+            )
+          }
+          if (kind.recordEach || after !== undefined) yield* record
+          if (after !== undefined) yield* after
+          if (outcome.status === "pending") return "failed" as const
         }
-        const after = attempt._tag === "Done" ? attempt.after : undefined
-        if (kind.recordEach || after !== undefined) yield* record
-        if (after !== undefined) yield* after
-        if (outcome.status === "pending") return "failed" as const
-      }
-      return "drained" as const
-    }).pipe(
-      Effect.tap(() => record),
-      Effect.onInterrupt(() => Effect.ignoreLogged(record))
-    )
-  }
-
-  return Effect.gen(function*() {
-    while (true) {
-      if (!(yield* holds)) return Option.none()
-      const batch = yield* kind.line(botId, batchSize)
-      const bot = bots(botId)
-      if (batch.length === 0 || bot === undefined || !kind.runs(bot)) return Option.none()
-      const result = yield* runBatch(batch)
-      if (Duration.isDuration(result)) return Option.some(result)
-      if (result === "stopped" || (result === "drained" && batch.length < batchSize)) return Option.none()
+        return "drained" as const
+      }).pipe(
+        Effect.tap(() => record),
+        Effect.onInterrupt(() => Effect.ignoreLogged(record))
+      )
     }
+
+    return Effect.gen(function*() {
+      while (true) {
+        if (!(yield* holds)) return Option.none()
+        const batch = yield* kind.line(botId, batchSize)
+        const bot = bots(botId)
+        if (batch.length === 0 || bot === undefined || !kind.runs(bot)) return Option.none()
+        const result = yield* runBatch(batch)
+        if (Duration.isDuration(result)) return Option.some(result)
+        if (result === "stopped" || (result === "drained" && batch.length < batchSize)) return Option.none()
+      }
+    })
   }).pipe(
     Effect.catchAll((e) =>
       Effect.logError(`${kind.name}: failed`, e.cause).pipe(Effect.as(Option.some(Duration.seconds(1))))
     )
   )
-}
 
 /** One kind's line of a bot in the worker: what wakes it early, and what to do each time it is left empty. */
 export interface Line {
