@@ -36,6 +36,7 @@ const maxIdle = 256
 const tokenPattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const valuePattern = /^[\t\x20-\x7e\x80-\xff]*$/
 const targetPattern = /^[\x21-\x7e]+$/
+const asciiPattern = /^[\x00-\x7f]*$/
 const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/
 const chunkSizeLine = /^([0-9A-Fa-f]{1,15})(?:[ \t]*;[^\r\n]*)?[ \t]*$/
 
@@ -499,9 +500,10 @@ export const make = (options: {
       callback(HttpExchange.addressNotAllowed, undefined)
       return () => {}
     }
-    const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body
+    const body = request.body
     const withoutBody = body === undefined && (request.method === "GET" || request.method === "HEAD")
-    const head = headOf(request, target, withoutBody ? undefined : body?.length ?? 0)
+    const length = body === undefined ? 0 : typeof body === "string" ? Buffer.byteLength(body) : body.length
+    const head = headOf(request, target, withoutBody ? undefined : length)
     if (head === undefined) {
       callback(notHttp, undefined)
       return () => {}
@@ -534,17 +536,19 @@ export const make = (options: {
         if (connection.exchange === exchange) fail(connection, HttpExchange.timedOut(timeout))
       }, Duration.toMillis(timeout))
     }
-    if (body === undefined || body.length === 0) connection.socket.write(head, "latin1")
-    else if (body.length <= 16 * 1024) {
-      const whole = Buffer.allocUnsafe(head.length + body.length)
+    const socket = connection.socket
+    if (body === undefined || length === 0) socket.write(head, "latin1")
+    else if (typeof body === "string" && length <= 16 * 1024 && asciiPattern.test(head)) socket.write(head + body)
+    else if (typeof body !== "string" && length <= 16 * 1024) {
+      const whole = Buffer.allocUnsafe(head.length + length)
       whole.write(head, 0, "latin1")
       whole.set(body, head.length)
-      connection.socket.write(whole)
+      socket.write(whole)
     } else {
-      connection.socket.cork()
-      connection.socket.write(head, "latin1")
-      connection.socket.write(body)
-      connection.socket.uncork()
+      socket.cork()
+      socket.write(head, "latin1")
+      socket.write(body)
+      socket.uncork()
     }
     return () => {
       if (settled) return

@@ -97,6 +97,21 @@ describe("Http1Client", () => {
     assert.match(received[1]!, /^GET \/bot1:secret\/getMe\?a=1 HTTP\/1\.1\r\nhost: [^\r]+\r\n\r\n$/)
   })
 
+  it("sends a header's Latin-1 bytes as they are and a text body as UTF-8, small or large", async () => {
+    respond = (_, socket) => socket.write(ok(`{"ok":true}`))
+    const large = `{"text":"${"é".repeat(20_000)}"}`
+    for (const body of [`{"text":"é"}`, large]) {
+      received.length = 0
+      assert.strictEqual((await call({ headers: { "x-name": "caf\xe9" }, body })).answer?.status, 200)
+      const bytes = Buffer.from(received.join(""), "latin1")
+      const end = bytes.indexOf("\r\n\r\n")
+      const head = bytes.subarray(0, end).toString("latin1").split("\r\n")
+      assert.ok(head.includes("x-name: caf\xe9"))
+      assert.ok(head.includes(`content-length: ${Buffer.byteLength(body)}`))
+      assert.strictEqual(bytes.subarray(end + 4).toString("utf8"), body)
+    }
+  })
+
   it("sends the URL's credentials as basic authorization", async () => {
     respond = (_, socket) => socket.write(ok("{}"))
     await call({ url: `http://ann%40x:p%3Ass@${root.slice(7)}/hook` })
