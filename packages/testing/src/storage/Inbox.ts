@@ -1,4 +1,4 @@
-import { BotStore, MessageStore, InboxStore, OutboxStore } from "@botrelay/core"
+import { BotStore, type Inbox, MessageStore, InboxStore, OutboxStore } from "@botrelay/core"
 import { assert, describe } from "@effect/vitest"
 import { Effect, Either, Option, Redacted } from "effect"
 import {
@@ -308,6 +308,45 @@ export const inbox = (run: Runner): void => {
 
         yield* storage.completeUpdates([])
         assert.strictEqual((yield* storage.listDeliveries({ limit: 10 })).length, 3)
+      }))
+
+    test("commitCompleting completes new updates in the commit while none wait, else leaves them for processing", (storage) =>
+      Effect.gen(function*() {
+        const commitCompleting = storage.commitCompleting
+        // a driver without it leaves every update for processing (PostgreSQL)
+        if (commitCompleting === undefined) return
+        const a = yield* storage.insertBot(botInput(1))
+        const given: Array<ReadonlyArray<number>> = []
+        const complete = (updates: ReadonlyArray<Inbox.InboxUpdate>) => {
+          given.push(updates.map((u) => u.update_id))
+          return updates.map((u) => completion(u.bot_id, u.update_id, { deliveries: [newDelivery(u.bot_id, u.update_id)] }))
+        }
+        const first = yield* commitCompleting(a.id, held(a.id, update(1), update(2)), 3, complete)
+        assert.strictEqual(first.added, 2)
+        assert.deepStrictEqual(first.completed?.map((c) => c.update_id), [1, 2])
+        assert.deepStrictEqual(yield* storage.pendingUpdates(a.id, 100), [])
+        assert.strictEqual(yield* storage.ingressOffset(a.id), 3)
+        assert.deepStrictEqual((yield* storage.nextDeliveries(a.id, 10)).map((d) => d.update_id), [1, 2])
+
+        // an update the inbox holds already is neither added nor completed again
+        const again = yield* commitCompleting(a.id, held(a.id, update(2), update(3)), 4, complete)
+        assert.strictEqual(again.added, 1)
+        assert.deepStrictEqual(again.completed?.map((c) => c.update_id), [3])
+        assert.deepStrictEqual((yield* storage.nextDeliveries(a.id, 10)).map((d) => d.update_id), [1, 2, 3])
+
+        // an update waiting for processing keeps the new ones behind it
+        yield* storage.commitUpdates(a.id, [update(10)], 11)
+        const behind = yield* commitCompleting(a.id, held(a.id, update(11)), 12, complete)
+        assert.deepStrictEqual(behind, { added: 1, completed: undefined })
+        assert.deepStrictEqual((yield* storage.pendingUpdates(a.id, 100)).map((u) => u.update_id), [10, 11])
+        assert.strictEqual(yield* storage.ingressOffset(a.id), 12)
+
+        // completions declined: the updates wait
+        const b = yield* storage.insertBot(botInput(2))
+        const declined = yield* commitCompleting(b.id, held(b.id, update(5)), 6, () => undefined)
+        assert.deepStrictEqual(declined, { added: 1, completed: undefined })
+        assert.deepStrictEqual((yield* storage.pendingUpdates(b.id, 100)).map((u) => u.update_id), [5])
+        assert.deepStrictEqual(given, [[1, 2], [2, 3]])
       }))
 
     test("backlog counts the bot's unprocessed updates and pending deliveries", (storage) =>
