@@ -8,7 +8,6 @@ import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import { Effect, Layer, LogLevel, ParseResult, Redacted, Schema } from "effect"
 import * as Backup from "./Backup.js"
 import * as Config from "./Config.js"
-import * as Heap from "./Heap.js"
 import * as Main from "./Main.js"
 import * as Migrate from "./Migrate.js"
 import * as Prompt from "./Prompt.js"
@@ -93,7 +92,6 @@ const exitAfterGrace = () => {
 const serve = (args: ReadonlyArray<string>) => {
   const config = Config.load(args)
   exitAfterGrace()
-  Heap.tune()
   Layer.launch(Main.printConsoleUrl(config.publicUrl).pipe(Layer.provideMerge(Main.layer(config)))).pipe(
     refusingStorage,
     Effect.provide(Main.loggerLayer(config)),
