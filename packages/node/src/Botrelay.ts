@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { type Errors, type PasswordHasher, Runtime, type Stores } from "@botrelay/core"
-import { PostgresStores } from "@botrelay/postgres"
+import type { PostgresStores } from "@botrelay/postgres"
 import { SecretKey, SqliteStores } from "@botrelay/sqlite"
 import type { HttpExchange } from "@botrelay/telegram"
 import { Effect, Layer, Redacted } from "effect"
@@ -77,7 +77,8 @@ export const storageLayer = (
 ): Layer.Layer<Stores.Stores, StorageOpenError> =>
   Layer.unwrapEffect(Effect.flatMap(keyOptions(secret), (keys) => {
     if (isPostgresUrl(database)) {
-      return keys.secretKey === undefined
+      const secretKey = keys.secretKey
+      return secretKey === undefined
         ? Effect.fail(
           new SecretKey.SecretKeyError({
             reason: "invalid",
@@ -85,12 +86,17 @@ export const storageLayer = (
               "is required with PostgreSQL: there is no key file, and every instance must use the same key"
           })
         )
-        : Effect.succeed(PostgresStores.layer({
-          url: database,
-          pool,
-          secretKey: keys.secretKey,
-          secretKeySource: keys.secretKeySource
-        }))
+        : Effect.map(
+          // loaded only for PostgreSQL: a SQLite instance does without the driver and pg
+          Effect.promise(() => import("@botrelay/postgres")),
+          ({ PostgresStores }) =>
+            PostgresStores.layer({
+              url: database,
+              pool,
+              secretKey,
+              secretKeySource: keys.secretKeySource
+            })
+        )
     }
     if (typeof database !== "string") return Effect.succeed(SqliteStores.layer({ database, ...keys }))
     if (isFile(database)) mkdirSync(dirname(database), { recursive: true, mode: 0o700 })

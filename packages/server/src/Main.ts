@@ -22,7 +22,6 @@ import type { Config } from "./Config.js"
 import * as DatabaseLock from "./DatabaseLock.js"
 import * as LogFormat from "./LogFormat.js"
 import * as MetricsExposition from "./MetricsExposition.js"
-import * as Tracing from "./Tracing.js"
 
 const inMemory = (database: string) => database === ":memory:" || database === ""
 
@@ -279,9 +278,15 @@ export const layer = (
     Layer.provideMerge(services),
     Layer.provide(DatabaseLock.layer(config.database)),
     Layer.provide(Layer.succeed(RateLimit.Limits, { rate: config.apiRateLimit, burst: config.apiRateBurst })),
-    Layer.provide(config.traces === undefined ? Layer.empty : Tracing.otlpLayer(config.traces))
+    Layer.provide(tracingLayer(config.traces))
   )
 }
+
+/** Exports traces when configured; OpenTelemetry's exporter is loaded only then. */
+const tracingLayer = (traces: Config["traces"]) =>
+  traces === undefined
+    ? Layer.empty
+    : Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./Tracing.js")), (Tracing) => Tracing.otlpLayer(traces)))
 
 /** Logs at the configured level, in the configured format (see LogFormat). */
 export const loggerLayer = (config: Pick<Config, "logLevel"> & Partial<Pick<Config, "logFormat">>) =>

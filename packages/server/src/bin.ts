@@ -9,7 +9,6 @@ import { Effect, Layer, LogLevel, ParseResult, Redacted, Schema } from "effect"
 import * as Backup from "./Backup.js"
 import * as Config from "./Config.js"
 import * as Main from "./Main.js"
-import * as Migrate from "./Migrate.js"
 import * as Prompt from "./Prompt.js"
 
 const usage = `Usage:
@@ -310,13 +309,17 @@ const migrate = (args: ReadonlyArray<string>) => {
   if (secretKey === undefined) {
     refuse(`${Config.secretKeyEnv} must be 64 hexadecimal characters (\`openssl rand -hex 32\`); nothing was written`)
   }
-  const program = Migrate.migrate({
-    from: values.from!,
-    to: values.to!,
-    force: values.force,
-    secretKey: secretKey!,
-    secretKeySource: Config.secretKeyEnv
-  }).pipe(
+  // PostgreSQL's driver is loaded only by the commands that use it
+  const program = Effect.promise(() => import("./Migrate.js")).pipe(
+    Effect.flatMap((Migrate) =>
+      Migrate.migrate({
+        from: values.from!,
+        to: values.to!,
+        force: values.force,
+        secretKey: secretKey!,
+        secretKeySource: Config.secretKeyEnv
+      }).pipe(Effect.map((copied) => Migrate.report(copied, values.to!)))
+    ),
     Effect.matchEffect({
       onFailure: (e) =>
         Effect.sync(() => {
@@ -326,7 +329,7 @@ const migrate = (args: ReadonlyArray<string>) => {
           const hint = e._tag === "TargetNotEmpty" ? " (--force empties its Botrelay tables first)" : ""
           refuse(`${why}; nothing was written${hint}`)
         }),
-      onSuccess: (copied) => Effect.sync(() => void process.stdout.write(Migrate.report(copied, values.to!)))
+      onSuccess: (report) => Effect.sync(() => void process.stdout.write(report))
     }),
     Effect.provide(Main.loggerLayer({ logLevel: LogLevel.Info }))
   )
