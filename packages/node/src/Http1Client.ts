@@ -36,7 +36,7 @@ const maxIdle = 256
 const tokenPattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const valuePattern = /^[\t\x20-\x7e\x80-\xff]*$/
 const targetPattern = /^[\x21-\x7e]+$/
-const asciiPattern = /^[\x00-\x7f]*$/
+const highBytePattern = /[\x80-\xff]/
 const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/
 const chunkSizeLine = /^([0-9A-Fa-f]{1,15})(?:[ \t]*;[^\r\n]*)?[ \t]*$/
 
@@ -538,7 +538,7 @@ export const make = (options: {
     }
     const socket = connection.socket
     if (body === undefined || length === 0) socket.write(head, "latin1")
-    else if (typeof body === "string" && length <= 16 * 1024 && asciiPattern.test(head)) socket.write(head + body)
+    else if (typeof body === "string" && length <= 16 * 1024 && !highBytePattern.test(head)) socket.write(head + body)
     else if (typeof body !== "string" && length <= 16 * 1024) {
       const whole = Buffer.allocUnsafe(head.length + length)
       whole.write(head, 0, "latin1")
