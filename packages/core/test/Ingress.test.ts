@@ -167,3 +167,69 @@ describe("Ingress.poll on a TestClock", () => {
         assert.strictEqual(yield* lastError(bot.id), "")
       })))
 })
+
+describe("Ingress.poll's backlog on a TestClock", () => {
+  /** A Telegram that answers from a script, then as an idle long poll: nothing after 30 s. */
+  const longPolling = (script: ReadonlyArray<ReadonlyArray<number>>) => {
+    const polls: Array<number> = []
+    let next = 0
+    const service = {
+      getMe: () => Effect.succeed({ id: 7, is_bot: true, first_name: "Bot", username: "seven_bot" }),
+      getUpdates: () =>
+        Effect.gen(function*() {
+          polls.push(yield* Clock.currentTimeMillis)
+          const ids = script[next++]
+          if (ids === undefined) return yield* Effect.as(Effect.sleep(Duration.seconds(30)), [])
+          return ids.map((id) => ({ update_id: id, payload: `{"update_id":${id},"message":{}}` }))
+        })
+    } as unknown as TelegramClient.Service
+    return { polls, layer: Layer.succeed(TelegramClient.TelegramClient, service) }
+  }
+
+  it.effect("stops polling while the backlog is full and counts it only after a batch came", () => {
+    const telegram = longPolling([[1, 2]])
+    let counted = 0
+    const counting = Layer.effect(
+      InboxStore.InboxStore,
+      Effect.map(InboxStore.InboxStore, (store) => ({
+        ...store,
+        backlog: (botId: number) => Effect.zipRight(Effect.sync(() => counted++), store.backlog(botId))
+      }))
+    )
+    return Effect.gen(function*() {
+      const bot = yield* Effect.flatMap(BotStore.BotStore, (bots) => bots.insertBot(botInput))
+      yield* Effect.fork(Ingress.poll(bot, Effect.void, { ...options, maxBacklog: 2 }))
+      yield* TestRuntime.until(() => telegram.polls.length >= 2)
+      // counted before the first poll; the batch came within 100 ms, so the second poll went without a count
+      assert.deepStrictEqual(telegram.polls, [0, 0])
+      assert.strictEqual(counted, 1)
+      yield* TestClock.adjust(Duration.seconds(60))
+      yield* TestRuntime.followed
+      // the idle poll returned after 30 s: the backlog (2 unprocessed) is full, so no poll since, counting each 100 ms
+      assert.deepStrictEqual(telegram.polls, [0, 0])
+      assert.isAbove(counted, 100)
+      const inbox = yield* InboxStore.InboxStore
+      const pending = yield* inbox.pendingUpdates(bot.id, 10)
+      yield* inbox.completeUpdates(pending.map((u) => ({ bot_id: u.bot_id, update_id: u.update_id, messages: [], deliveries: [] })))
+      yield* TestClock.adjust(Duration.millis(100))
+      yield* TestRuntime.until(() => telegram.polls.length >= 3)
+      assert.strictEqual(telegram.polls.length, 3)
+      // nothing came since the count that let it poll: idle rounds count nothing
+      const before = counted
+      yield* TestClock.adjust(Duration.minutes(5))
+      yield* TestRuntime.followed
+      assert.strictEqual(telegram.polls.length, 13)
+      assert.strictEqual(counted, before)
+    }).pipe(
+      Effect.provide(
+        Inbox.layer.pipe(
+          Layer.provideMerge(counting),
+          Layer.provideMerge(
+            Layer.mergeAll(SqliteStores.layer({ filename: ":memory:" }), Events.layer, Ownership.everything, telegram.layer)
+          )
+        )
+      ),
+      Effect.provide(Logger.remove(Logger.defaultLogger))
+    )
+  })
+})

@@ -24,7 +24,9 @@ export interface Options {
   readonly unauthorizedWait: Duration.DurationInput
   /**
    * No getUpdates while the bot's unprocessed updates and pending deliveries reach this: Telegram
-   * keeps the rest, so a slow backend bounds the bot's backlog here instead of growing it.
+   * keeps the rest, so a slow backend bounds the bot's backlog here instead of growing it. The backlog is
+   * counted at most every 100 ms, and only after a batch came since the last count: an idle bot's rounds
+   * count nothing.
    */
   readonly maxBacklog: number
   /**
@@ -107,15 +109,18 @@ export const poll = (
     let failures = 0
     const { identify, setError } = yield* BotStatus.make(bot, "bot ingress failed")
 
-    let backlogChecked = 0
+    let backlogChecked = -Infinity
+    /** Whether a batch came since the backlog was last counted: an empty round cannot have grown it. */
+    let receivedSince = true
     /** The next offset, once read: this poller is the only writer of it while it runs. */
     let offset: number | undefined
 
     const round = Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
-      if (started - backlogChecked >= backlogInterval) {
+      if (receivedSince && started - backlogChecked >= backlogInterval) {
         if ((yield* inbox.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep(backlogInterval)
         backlogChecked = started
+        receivedSince = false
       }
       if (tenure !== undefined && !(yield* tenure.holds)) return yield* ownership.lost(bot.id).pipe(Effect.zipRight(Effect.never))
       offset ??= yield* inbox.offset(bot.id)
@@ -128,6 +133,7 @@ export const poll = (
       failures = 0
       if (Option.isSome(polls)) polls.value.returned(bot.id, yield* Clock.currentTimeMillis)
       if (updates.length > 0) {
+        receivedSince = true
         const last = updates[updates.length - 1]!.update_id
         offset = undefined
         yield* inbox.accept(bot.id, updates, last + 1, tenure?.fence, completing)
