@@ -79,6 +79,8 @@ interface Many {
   /** From the first registration until every bot's first poll was held, ms. */
   readonly polling: number
   readonly seconds: number
+  /** VmRSS as the window opened. */
+  readonly opening: number
   readonly rss: number
   readonly peak: number
   readonly cores: number
@@ -263,6 +265,7 @@ const measureMany = async (settings: Settings): Promise<Many> => {
     )
     await sleep(2_000)
 
+    const opening = memoryMb(child, "VmRSS")
     const calls = fake.calls.length
     const serverTicks = processTicks(child.process.pid)
     const benchTicks = processTicks(process.pid)
@@ -285,6 +288,7 @@ const measureMany = async (settings: Settings): Promise<Many> => {
       registered,
       polling,
       seconds,
+      opening,
       rss,
       peak,
       cores,
@@ -326,6 +330,7 @@ const reportMany = (many: Many) => {
     count(many.bots),
     count(many.held),
     mb(many.empty),
+    mb(many.opening),
     mb(many.rss),
     mb(many.peak),
     `${perBot.toFixed(1)} kB`,
@@ -343,7 +348,7 @@ const reportMany = (many: Many) => {
       `every bot's first long poll held by FakeTelegram ${(many.polling / 1000).toFixed(1)} s after the first ` +
       `registration; then ${many.seconds.toFixed(1)} s with no updates.\n` +
       `polling: bots whose getUpdates FakeTelegram holds at the end (or within 1 s). VmRSS at the end of the window (at 0 bots: once ` +
-      `the server answered);\nper bot: (VmRSS - VmRSS at 0 bots) / bots. CPU: user + system ticks over the window, ` +
+      `the server answered;\nat opening: as the window opened); per bot: (VmRSS - VmRSS at 0 bots) / bots. CPU: user + system ticks over the window, ` +
       `share of one core (bench: this process,\nFakeTelegram and backend). fds: the server's open file descriptors; ` +
       `getUpdates, failed: calls FakeTelegram answered in the window.\n\n` +
       `${
@@ -352,6 +357,7 @@ const reportMany = (many: Many) => {
             "bots",
             "polling",
             "VmRSS at 0",
+            "at opening",
             "VmRSS",
             "VmHWM",
             "per bot",
