@@ -27,7 +27,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import { availableParallelism, cpus } from "node:os"
 import Database from "better-sqlite3"
 import { FakeTelegram } from "@botrelay/testing"
-import { type Botrelay, count, envInt, sleep, table } from "./harness.js"
+import { type Botrelay, count, cpuProf, envInt, sleep, table } from "./harness.js"
 import {
   type Backend,
   envRates,
@@ -270,11 +270,16 @@ const measureMany = async (settings: Settings): Promise<Many> => {
     const serverTicks = processTicks(child.process.pid)
     const benchTicks = processTicks(process.pid)
     const windowStart = performance.now()
+    const windowClock = process.hrtime.bigint() / 1000n
     for (let s = 0; s < settings.seconds; s++) {
       await sleep(1_000)
       alive(child)
     }
     const seconds = (performance.now() - windowStart) / 1000
+    if (cpuProf !== undefined) {
+      // the profile's timestamps are this monotonic clock's, in µs: they cut the window out of it
+      process.stderr.write(`${label}: window ${windowClock} to ${process.hrtime.bigint() / 1000n} µs (monotonic)\n`)
+    }
     const cores = (processTicks(child.process.pid) - serverTicks) / ticksPerSecond / seconds
     const benchCores = (processTicks(process.pid) - benchTicks) / ticksPerSecond / seconds
     const rss = memoryMb(child, "VmRSS")
