@@ -40,7 +40,7 @@ import {
   produce,
   startBackend
 } from "./pipeline.js"
-import { type Child, isRunning, memoryMb, processTicks, stop, ticksPerSecond } from "./processes.js"
+import { type Child, isRunning, memoryMb, processTicks, stop, stopWithin, ticksPerSecond } from "./processes.js"
 import { startProxying } from "./relay/suite.js"
 
 interface Settings {
@@ -91,6 +91,10 @@ interface Many {
   readonly polls: number
   readonly failedCalls: number
   readonly unexpected: number
+  /** From SIGTERM until the server exited, ms. */
+  readonly stopped: number
+  /** Whether it had not exited a minute after SIGTERM and was killed. */
+  readonly killed: boolean
 }
 
 const spreadOf = (values: ReadonlyArray<number>): Spread => {
@@ -286,6 +290,14 @@ const measureMany = async (settings: Settings): Promise<Many> => {
     const peak = memoryMb(child, "VmHWM")
     const { fds, threads } = handles(child.process.pid)
     const answered = fake.calls.slice(calls)
+    const held = await heldPolls(fake, bots)
+    const polls = answered.filter((call) => call.method === "getUpdates").length
+    const failedCalls = answered.filter((call) => call.status !== 200).length
+    const unexpected = backend.unexpected()
+    // a server that takes longer than 5 s to stop is killed, and writes no --cpu-prof: time it, with a minute
+    const stopping = performance.now()
+    const killed = await stopWithin(child, 60_000)
+    const stopped = performance.now() - stopping
     return {
       bots: settings.bots,
       lanes: settings.lanes,
@@ -300,10 +312,12 @@ const measureMany = async (settings: Settings): Promise<Many> => {
       benchCores,
       fds,
       threads,
-      held: await heldPolls(fake, bots),
-      polls: answered.filter((call) => call.method === "getUpdates").length,
-      failedCalls: answered.filter((call) => call.status !== 200).length,
-      unexpected: backend.unexpected()
+      held,
+      polls,
+      failedCalls,
+      unexpected,
+      stopped,
+      killed
     }
   } finally {
     if (botrelay !== undefined) await stop(botrelay.child).then(botrelay.dispose)
@@ -355,7 +369,9 @@ const reportMany = (many: Many) => {
       `polling: bots whose getUpdates FakeTelegram holds at the end (or within 1 s). VmRSS at the end of the window (at 0 bots: once ` +
       `the server answered;\nat opening: as the window opened); per bot: (VmRSS - VmRSS at 0 bots) / bots. CPU: user + system ticks over the window, ` +
       `share of one core (bench: this process,\nFakeTelegram and backend). fds: the server's open file descriptors; ` +
-      `getUpdates, failed: calls FakeTelegram answered in the window.\n\n` +
+      `getUpdates, failed: calls FakeTelegram answered in the window.\n` +
+      `Stopped (SIGTERM) in ${(many.stopped / 1000).toFixed(1)} s` +
+      `${many.killed ? ": had not exited after 60 s, killed" : ""}.\n\n` +
       `${
         table(
           [
@@ -406,10 +422,10 @@ export const runIdle = async (): Promise<void> => {
   if (settings.bots > 0) {
     const many = await measureMany(settings)
     reportMany(many)
-    if (many.held < many.bots || many.unexpected > 0) {
+    if (many.held < many.bots || many.unexpected > 0 || many.killed) {
       throw new Error(
         `${count(many.bots - many.held)} of ${count(many.bots)} bots were not polling at the end of the window, ` +
-          `${count(many.unexpected)} unexpected deliveries`
+          `${count(many.unexpected)} unexpected deliveries${many.killed ? ", the server did not stop within 60 s" : ""}`
       )
     }
   }
