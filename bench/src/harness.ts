@@ -90,12 +90,13 @@ export const startBotrelay = async (
   return { child, url, headers: { authorization: `Bearer ${adminKey}` } }
 }
 
-/** Registers a bot through the API; throws unless it answers 200. */
+/** Registers a bot through the API; throws unless it answers 200 within 30 s. */
 export const addBot = async (botrelay: Botrelay, body: Record<string, unknown>): Promise<{ readonly id: number }> => {
   const response = await fetch(`${botrelay.url}/api/bots/add`, {
     method: "POST",
     headers: { ...botrelay.headers, "content-type": "application/json" },
-    body: JSON.stringify(body)
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000)
   })
   const text = await response.text()
   if (response.status !== 200) throw new Error(`POST /api/bots/add: ${response.status} ${text.slice(0, 300)}`)

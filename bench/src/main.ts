@@ -10,9 +10,10 @@
  * the postgres suite (the pipeline on SQLite vs PostgreSQL, several instances on one PostgreSQL database, the inbox's
  * reads over a million messages on both, see postgres.ts), then the relay suite (Botrelay side by side with the
  * hand-written relay a bot developer would write instead: throughput, latency, memory and CPU at 20 bots and at 1,
- * see relay/suite.ts and relay/peer.ts).
+ * see relay/suite.ts and relay/peer.ts), then the idle suite (lone updates through idle polling bots, commit to backend,
+ * and 10,000 idle polling bots' memory and CPU, see idle.ts).
  *
- * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, relay or all; default all; `fastpath` runs only the proxy
+ * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, relay, idle or all; default all; `fastpath` runs only the proxy
  * suite's fast path comparison), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
  */
@@ -21,6 +22,7 @@ import { interruptApi, runApi } from "./api.js"
 import { cpuProf, removeTempDirs } from "./harness.js"
 import { runConsole } from "./console.js"
 import { runHttp } from "./http.js"
+import { runIdle } from "./idle.js"
 import { runInbox } from "./inbox.js"
 import { runPipeline } from "./pipeline.js"
 import { runPostgres } from "./postgres.js"
@@ -42,7 +44,8 @@ const suites: Record<string, () => Promise<void>> = {
   inbox: runInbox,
   console: runConsole,
   postgres: runPostgres,
-  relay: runRelay
+  relay: runRelay,
+  idle: runIdle
 }
 
 /** Parts of a suite that can run alone; `all` leaves them to their suite. */
@@ -70,7 +73,7 @@ process.once("exit", () => {
 })
 
 if (names.some((name) => run(name) === undefined)) {
-  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, relay, fastpath, all; got "${chosen}"\n`)
+  process.stderr.write(`BENCH_SUITE must be one of api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, relay, idle, fastpath, all; got "${chosen}"\n`)
   process.exitCode = 2
 } else {
   for (const name of names) {

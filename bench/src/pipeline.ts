@@ -118,6 +118,18 @@ interface Idle {
   readonly seconds: number
 }
 
+/** A new bot in FakeTelegram with a user who writes to it, as the `index`-th load bot (not registered yet). */
+export const loadBot = (fake: Fake, index: number): LoadBot => ({
+  index,
+  id: 0,
+  fake: fake.addBot(),
+  user: fake.addUser({ first_name: `Customer ${index}` }),
+  nextMessage: 1,
+  created: new Map(),
+  arrived: new Map(),
+  repeats: new Map()
+})
+
 export const startBackend = async (bots: ReadonlyArray<LoadBot>): Promise<Backend> => {
   let unexpected = 0
   const server = createServer((req, res) => {
@@ -156,7 +168,7 @@ export const startBackend = async (bots: ReadonlyArray<LoadBot>): Promise<Backen
   }
 }
 
-const listBots = async (botrelay: Botrelay) => {
+export const listBots = async (botrelay: Botrelay) => {
   const response = await fetch(`${botrelay.url}/api/bots`, { headers: botrelay.headers })
   const text = await response.text()
   if (response.status !== 200) throw new Error(`GET /api/bots: ${response.status} ${text.slice(0, 300)}`)
@@ -456,18 +468,7 @@ export const runLoad = async (settings: LoadSettings, hooks: LoadHooks = {}): Pr
   let storage: Storage.Storage | undefined
   try {
     storage = await (hooks.storage ?? (() => Promise.resolve(Storage.sqlite())))()
-    for (let index = 0; index < settings.bots; index++) {
-      bots.push({
-        index,
-        id: 0,
-        fake: fake.addBot(),
-        user: fake.addUser({ first_name: `Customer ${index}` }),
-        nextMessage: 1,
-        created: new Map(),
-        arrived: new Map(),
-        repeats: new Map()
-      })
-    }
+    for (let index = 0; index < settings.bots; index++) bots.push(loadBot(fake, index))
     backend = await startBackend(bots)
     const adminKey = newAdminKey()
     for (let i = 1; i <= instances; i++) {

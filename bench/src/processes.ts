@@ -58,15 +58,22 @@ export const start = (
 export const isRunning = (child: Child): boolean =>
   child.process.exitCode === null && child.process.signalCode === null
 
-/** SIGTERM, then SIGKILL after 5 s. */
-export const stop = async (child: Child): Promise<void> => {
-  if (!isRunning(child)) return
+/** SIGTERM, then SIGKILL after `grace` ms; resolves whether it had to be killed. */
+export const stopWithin = async (child: Child, grace: number): Promise<boolean> => {
+  if (!isRunning(child)) return false
   child.process.kill("SIGTERM")
-  const timeout = new Promise<"timeout">((done) => setTimeout(() => done("timeout"), 5_000).unref())
+  const timeout = new Promise<"timeout">((done) => setTimeout(() => done("timeout"), grace).unref())
   if (await Promise.race([child.exited.then(() => "exited" as const), timeout]) === "timeout") {
     child.process.kill("SIGKILL")
     await child.exited
+    return true
   }
+  return false
+}
+
+/** SIGTERM, then SIGKILL after 5 s. */
+export const stop = async (child: Child): Promise<void> => {
+  await stopWithin(child, 5_000)
 }
 
 /** Polls `GET /api/health` until it answers 200; fails after 20 s or when the child exits. */

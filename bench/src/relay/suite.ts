@@ -21,12 +21,14 @@
 import { availableParallelism, cpus } from "node:os"
 import { join } from "node:path"
 import { FakeTelegram } from "@botrelay/testing"
-import { addBot, count, distDir, envInt, root, sleep, startBotrelay, table } from "../harness.js"
+import { addBot, type Botrelay, count, distDir, envInt, root, sleep, startBotrelay, table } from "../harness.js"
 import {
   type Backend,
   envRates,
   every,
+  inParallel,
   type LoadBot,
+  loadBot,
   orderText,
   percentile,
   produce,
@@ -75,18 +77,47 @@ const startPeer = async (
     }, root)
     return { child, dispose: () => stop(child) }
   }
+  const botrelay = await startProxying(fake, bots, backend)
+  return { child: botrelay.child, dispose: () => stop(botrelay.child).then(botrelay.dispose) }
+}
+
+/**
+ * The Botrelay server on a fresh SQLite file with the bots registered as proxy bots forwarding to the backend
+ * (no history); resolves once they are registered. `dispose` removes the file: stop the server first.
+ */
+export const startProxying = async (
+  fake: FakeTelegram.FakeTelegram,
+  bots: ReadonlyArray<LoadBot>,
+  backend: Backend,
+  options: {
+    readonly name?: string
+    /** Registrations in flight at once (default 1: one after the other, in order). */
+    readonly lanes?: number
+    /** Runs once the server answers, before any bot is registered. */
+    readonly started?: (botrelay: Botrelay) => Promise<void>
+  } = {}
+): Promise<Botrelay & { readonly database: string; readonly dispose: () => Promise<void> }> => {
   const storage = Storage.sqlite()
-  const botrelay = await startBotrelay(storage.database, fake.apiRoot, "botrelay")
-  for (const bot of bots) {
-    bot.id = (await addBot(botrelay, {
-      token: bot.fake.token,
-      name: `Load bot ${bot.index}`,
-      proxy_enabled: true,
-      backend_url: `${backend.url}/${bot.index}`,
-      manage_enabled: false
-    })).id
+  let botrelay: Botrelay | undefined
+  try {
+    const server = botrelay = await startBotrelay(storage.database, fake.apiRoot, options.name ?? "botrelay")
+    await options.started?.(server)
+    await inParallel(bots.length, options.lanes ?? 1, async (i) => {
+      const bot = bots[i]!
+      bot.id = (await addBot(server, {
+        token: bot.fake.token,
+        name: `Load bot ${bot.index}`,
+        proxy_enabled: true,
+        backend_url: `${backend.url}/${bot.index}`,
+        manage_enabled: false
+      })).id
+    })
+    return { ...server, database: storage.database, dispose: storage.dispose }
+  } catch (e) {
+    if (botrelay !== undefined) await stop(botrelay.child)
+    await storage.dispose()
+    throw e
   }
-  return { child: botrelay.child, dispose: () => stop(botrelay.child).then(() => storage.dispose()) }
 }
 
 /** Waits until every created update reached the backend; throws after 15 s without progress or if the peer exits. */
@@ -116,18 +147,7 @@ const measurePeer = async (peer: Peer, botCount: number, settings: Settings): Pr
   let backend: Backend | undefined
   let running: { readonly child: Child; readonly dispose: () => Promise<void> } | undefined
   try {
-    for (let index = 0; index < botCount; index++) {
-      bots.push({
-        index,
-        id: 0,
-        fake: fake.addBot(),
-        user: fake.addUser({ first_name: `Customer ${index}` }),
-        nextMessage: 1,
-        created: new Map(),
-        arrived: new Map(),
-        repeats: new Map()
-      })
-    }
+    for (let index = 0; index < botCount; index++) bots.push(loadBot(fake, index))
     backend = await startBackend(bots)
     running = await startPeer(peer, fake, bots, backend)
     const { child } = running
