@@ -74,6 +74,14 @@ export interface EventsService {
   readonly subscribe: <Tag extends Event["_tag"]>(
     ...tags: ReadonlyArray<Tag>
   ) => Effect.Effect<Queue.Dequeue<EventOf<Tag>>, never, Scope.Scope>
+  /**
+   * Calls `listener` with each event of these kinds from now on, inside `publish` (so it must be quick and
+   * never throw), until the scope closes: for what must happen at once, such as waking a bot's worker.
+   */
+  readonly listen: <Tag extends Event["_tag"]>(
+    tags: ReadonlyArray<Tag>,
+    listener: (event: EventOf<Tag>) => void
+  ) => Effect.Effect<void, never, Scope.Scope>
   /** Whether the bot's ingress is live now: the last `BotStatusChanged` of the bot said so. */
   readonly isRunning: (botId: number) => boolean
   /** Publishes an event that another instance published, so that it is not sent to the others again. */
@@ -87,7 +95,7 @@ export class Events extends Context.Tag("@botrelay/core/Events")<Events, EventsS
 
 interface Subscriber {
   readonly tags: ReadonlySet<string>
-  readonly queue: Queue.Queue<Event>
+  readonly deliver: (event: Event) => void
 }
 
 /**
@@ -105,7 +113,7 @@ export const make: Effect.Effect<EventsService> = Effect.sync(() => {
         else running.delete(event.bot_id)
       }
       for (const subscriber of subscribers) {
-        if (subscriber.tags.has(event._tag)) Queue.unsafeOffer(subscriber.queue, event)
+        if (subscriber.tags.has(event._tag)) subscriber.deliver(event)
       }
     })
   return Events.of({
@@ -115,12 +123,21 @@ export const make: Effect.Effect<EventsService> = Effect.sync(() => {
     subscribe: <Tag extends Event["_tag"]>(...tags: ReadonlyArray<Tag>) =>
       Effect.acquireRelease(
         Effect.map(Queue.unbounded<Event>(), (queue) => {
-          const subscriber: Subscriber = { tags: new Set(tags), queue }
+          const subscriber: Subscriber = { tags: new Set(tags), deliver: (event) => void Queue.unsafeOffer(queue, event) }
+          subscribers.add(subscriber)
+          return { subscriber, queue }
+        }),
+        ({ queue, subscriber }) => Effect.zipRight(Effect.sync(() => subscribers.delete(subscriber)), Queue.shutdown(queue))
+      ).pipe(Effect.map(({ queue }) => queue as Queue.Queue<unknown> as Queue.Dequeue<EventOf<Tag>>)),
+    listen: <Tag extends Event["_tag"]>(tags: ReadonlyArray<Tag>, listener: (event: EventOf<Tag>) => void) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const subscriber: Subscriber = { tags: new Set(tags), deliver: listener as (event: Event) => void }
           subscribers.add(subscriber)
           return subscriber
         }),
-        (subscriber) => Effect.zipRight(Effect.sync(() => subscribers.delete(subscriber)), Queue.shutdown(subscriber.queue))
-      ).pipe(Effect.map((subscriber) => subscriber.queue as Queue.Queue<unknown> as Queue.Dequeue<EventOf<Tag>>)),
+        (subscriber) => Effect.sync(() => subscribers.delete(subscriber))
+      ).pipe(Effect.asVoid),
     isRunning: (botId) => running.has(botId)
   })
 })

@@ -79,7 +79,8 @@ interface Wakeups {
 /**
  * Runs the runtime in the scope: one poller or webhook per bot that needs ingress, one worker per bot
  * with work. It reconciles ingress with the stored bots and routes now and after every `BotChanged` and
- * `RoutesChanged`, wakes a bot's worker on `UpdatesReceived` and `OutboxQueued`, and drains work left
+ * `RoutesChanged`, wakes a bot's worker as `UpdatesReceived` and `OutboxQueued` are published (a worker
+ * starts with a pass over its lines, so a wake before it exists loses nothing), and drains work left
  * from before a restart. Closing the scope interrupts every fiber; nothing is acknowledged to Telegram
  * that is not stored, so nothing is lost.
  */
@@ -130,11 +131,13 @@ export const run = (options: Options = defaults) =>
       known.delete(botId)
     }
 
+    const wakeNow = (botId: number, which: "inbox" | "outbox" | "sends" | "bridges") => {
+      const queues = wakeups.get(botId)
+      if (queues !== undefined) Queue.unsafeOffer(queues[which], undefined)
+    }
+
     const wake = (botId: number, which: "inbox" | "outbox" | "sends" | "bridges") =>
-      Effect.suspend(() => {
-        const queues = wakeups.get(botId)
-        return queues === undefined ? Effect.void : Effect.asVoid(Queue.offer(queues[which], undefined))
-      })
+      Effect.sync(() => wakeNow(botId, which))
 
     const settle = (queues: Wakeups) =>
       Effect.suspend(() => {
@@ -307,10 +310,6 @@ export const run = (options: Options = defaults) =>
           return reconcileOne(event.id)
         case "RoutesChanged":
           return reconcileRouted(event)
-        case "UpdatesReceived":
-          return wake(event.bot_id, "inbox")
-        case "OutboxQueued":
-          return wake(event.bot_id, event.kind === "delivery" ? "outbox" : event.kind === "bridge" ? "bridges" : "sends")
         case "OwnershipChanged":
           return reconcileOne(event.bot_id)
         case "Resynced":
@@ -333,14 +332,12 @@ export const run = (options: Options = defaults) =>
       for (const botId of [...wakeups.keys()]) yield* wake(botId, "bridges")
     })
 
-    const subscription = yield* events.subscribe(
-      "BotChanged",
-      "RoutesChanged",
-      "UpdatesReceived",
-      "OutboxQueued",
-      "OwnershipChanged",
-      "Resynced"
-    )
+    // a bot's worker wakes in the publishing fiber, not after the changes queued before it
+    yield* events.listen(["UpdatesReceived", "OutboxQueued"], (event) =>
+      event._tag === "UpdatesReceived"
+        ? wakeNow(event.bot_id, "inbox")
+        : wakeNow(event.bot_id, event.kind === "delivery" ? "outbox" : event.kind === "bridge" ? "bridges" : "sends"))
+    const subscription = yield* events.subscribe("BotChanged", "RoutesChanged", "OwnershipChanged", "Resynced")
     yield* Effect.forkScoped(Housekeeping.run({
       ...(options.housekeeping ?? Housekeeping.defaults),
       mappingTtl: (options.routing ?? Routing.defaults).mappingTtl
