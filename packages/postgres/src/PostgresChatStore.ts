@@ -1,5 +1,5 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
-import { ChatQueries, NoteQueries, ScopeQueries, type Tables } from "@botrelay/sql"
+import { ChatQueries, ConversationQueries, NoteQueries, ScopeQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import * as Batches from "./Batches.js"
 import { all, type Connection, first, run } from "./PostgresConnection.js"
@@ -26,7 +26,7 @@ const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to
   await run(db, ChatQueries.deleteChatDays(db, botId, to))
   await run(db, ChatQueries.countChatDays(db, botId, to))
   await run(db, ChatQueries.markMoved(db, to, botId, from))
-  if (old !== undefined && !Chat.isNewConversation(old)) await run(db, ChatQueries.carryConversation(db, old, botId, to))
+  if (old !== undefined && !Chat.isNewConversation(old)) await run(db, ConversationQueries.carryConversation(db, old, botId, to))
   const [keyLinks, accountLinks] = ScopeQueries.linksNaming(db, botId, from)
   for (const link of await all(db, keyLinks)) {
     const chatIds = ScopeQueries.followed(link, from, to)
@@ -42,9 +42,9 @@ const move = async (db: Kysely<Tables.Database>, botId: number, from: number, to
 const reopen = async (db: Kysely<Tables.Database>, botId: number, reopens: ReadonlyArray<Sighting.Reopen>) => {
   const at = new Map(reopens.map((r) => [r.chat_id, r.at]))
   for (const chunk of Batches.chunks([...at.keys()])) {
-    for (const found of await all(db, ChatQueries.notOpen(db, botId, chunk))) {
-      if ((await run(db, ChatQueries.reopen(db, botId, found.chat_id))) === 0) continue
-      await run(db, ChatQueries.reopenAudit(db, botId, found.chat_id, at.get(found.chat_id)!, found, "incoming"))
+    for (const found of await all(db, ConversationQueries.notOpen(db, botId, chunk))) {
+      if ((await run(db, ConversationQueries.reopen(db, botId, found.chat_id))) === 0) continue
+      await run(db, ConversationQueries.reopenAudit(db, botId, found.chat_id, at.get(found.chat_id)!, found, "incoming"))
     }
   }
 }
@@ -108,39 +108,39 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
 
     replaceConversation: (botId, chatId, before, after) =>
       c.use("replaceConversation", async (db) =>
-        (await run(db, ChatQueries.replaceConversation(db, botId, chatId, before, after))) > 0),
+        (await run(db, ConversationQueries.replaceConversation(db, botId, chatId, before, after))) > 0),
 
     chatCounts: (filter) =>
       c.use("chatCounts", async (db) => [
-        ...(filter.bot_ids.length === 0 ? [] : await all(db, ChatQueries.chatCounts(db, filter.bot_ids))),
+        ...(filter.bot_ids.length === 0 ? [] : await all(db, ConversationQueries.chatCounts(db, filter.bot_ids))),
         ...(filter.chats.length === 0
           ? []
-          : (await all(db, ChatQueries.chatCountsOf(db, filter.chats))).map((row) => ({ ...row, chats: Number(row.chats) })))
+          : (await all(db, ConversationQueries.chatCountsOf(db, filter.chats))).map((row) => ({ ...row, chats: Number(row.chats) })))
       ]),
 
     wakeSnoozed: (now, limit) =>
       c.transaction("wakeSnoozed", async (db) => {
         const woken: Array<{ bot_id: number; chat_id: number }> = []
-        for (const due of await all(db, ChatQueries.dueSnoozes(db, now, limit))) {
-          if ((await run(db, ChatQueries.wake(db, due.bot_id, due.chat_id, now))) === 0) continue
+        for (const due of await all(db, ConversationQueries.dueSnoozes(db, now, limit))) {
+          if ((await run(db, ConversationQueries.wake(db, due.bot_id, due.chat_id, now))) === 0) continue
           await run(
             db,
-            ChatQueries.reopenAudit(db, due.bot_id, due.chat_id, now, { status: "snoozed", snoozed_until: due.snoozed_until }, "snooze_expired")
+            ConversationQueries.reopenAudit(db, due.bot_id, due.chat_id, now, { status: "snoozed", snoozed_until: due.snoozed_until }, "snooze_expired")
           )
           woken.push({ bot_id: due.bot_id, chat_id: due.chat_id })
         }
         return woken
       }),
 
-    historyBotIds: c.use("historyBotIds", async (db) => (await all(db, ChatQueries.historyBotIds(db))).map((r) => r.id)),
+    historyBotIds: c.use("historyBotIds", async (db) => (await all(db, ConversationQueries.historyBotIds(db))).map((r) => r.id)),
 
     setReachable: (botId, chatId, unreachable) =>
       c.use("setReachable", async (db) =>
         (await run(
           db,
           unreachable === undefined
-            ? ChatQueries.markReachable(db, botId, chatId)
-            : ChatQueries.markUnreachable(db, unreachable.since, unreachable.reason, botId, chatId)
+            ? ConversationQueries.markReachable(db, botId, chatId)
+            : ConversationQueries.markUnreachable(db, unreachable.since, unreachable.reason, botId, chatId)
         )) > 0)
   }
 }

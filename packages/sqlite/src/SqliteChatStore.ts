@@ -1,5 +1,5 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
-import { ChatQueries, NoteQueries, ScopeQueries } from "@botrelay/sql"
+import { ChatQueries, ConversationQueries, NoteQueries, ScopeQueries } from "@botrelay/sql"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
 const writes = compileAll({
@@ -8,17 +8,17 @@ const writes = compileAll({
   upsertMember: ChatQueries.upsertMember,
   deleteMember: ChatQueries.deleteMember,
   markRead: ChatQueries.markRead,
-  notOpenChat: ChatQueries.notOpenChat,
-  reopen: ChatQueries.reopen
+  notOpenChat: ConversationQueries.notOpenChat,
+  reopen: ConversationQueries.reopen
 })
 
 const queries = compileAll({
   markRead: ChatQueries.markRead,
   findChat: ChatQueries.findChat,
   updateInfo: ChatQueries.updateInfo,
-  historyBotIds: ChatQueries.historyBotIds,
-  dueSnoozes: ChatQueries.dueSnoozes,
-  wake: ChatQueries.wake
+  historyBotIds: ConversationQueries.historyBotIds,
+  dueSnoozes: ConversationQueries.dueSnoozes,
+  wake: ConversationQueries.wake
 })
 
 /**
@@ -50,7 +50,7 @@ export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sightin
     c.run(ChatQueries.deleteChatDays(db, botId, to))
     c.run(ChatQueries.countChatDays(db, botId, to))
     c.run(ChatQueries.markMoved(db, to, botId, from))
-    if (old !== undefined && !Chat.isNewConversation(old)) c.run(ChatQueries.carryConversation(db, old, botId, to))
+    if (old !== undefined && !Chat.isNewConversation(old)) c.run(ConversationQueries.carryConversation(db, old, botId, to))
     const [keyLinks, accountLinks] = ScopeQueries.linksNaming(db, botId, from)
     for (const link of c.all(keyLinks)) {
       const chatIds = ScopeQueries.followed(link, from, to)
@@ -67,7 +67,7 @@ export const sightingWriter = (c: Connection): (sightings: ReadonlyArray<Sightin
     for (const r of reopens) {
       const found = hot.notOpenChat.all(botId, r.chat_id)[0]
       if (found === undefined || hot.reopen.run(botId, r.chat_id) === 0) continue
-      c.run(ChatQueries.reopenAudit(db, botId, r.chat_id, r.at, found, "incoming"))
+      c.run(ConversationQueries.reopenAudit(db, botId, r.chat_id, r.at, found, "incoming"))
     }
   }
 
@@ -126,12 +126,12 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
         ) > 0),
 
     replaceConversation: (botId, chatId, before, after) =>
-      c.groupCommit("replaceConversation", () => c.run(ChatQueries.replaceConversation(db, botId, chatId, before, after)) > 0),
+      c.groupCommit("replaceConversation", () => c.run(ConversationQueries.replaceConversation(db, botId, chatId, before, after)) > 0),
 
     chatCounts: (filter) =>
       attempt("chatCounts", () => [
-        ...(filter.bot_ids.length === 0 ? [] : c.all(ChatQueries.chatCounts(db, filter.bot_ids))),
-        ...(filter.chats.length === 0 ? [] : c.all(ChatQueries.chatCountsOf(db, filter.chats)))
+        ...(filter.bot_ids.length === 0 ? [] : c.all(ConversationQueries.chatCounts(db, filter.bot_ids))),
+        ...(filter.chats.length === 0 ? [] : c.all(ConversationQueries.chatCountsOf(db, filter.chats)))
       ]),
 
     wakeSnoozed: (now, limit) =>
@@ -139,7 +139,7 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
         const woken: Array<{ bot_id: number; chat_id: number }> = []
         for (const due of hot.dueSnoozes.all(now, limit)) {
           if (hot.wake.run(due.bot_id, due.chat_id, now) === 0) continue
-          c.run(ChatQueries.reopenAudit(db, due.bot_id, due.chat_id, now, { status: "snoozed", snoozed_until: due.snoozed_until }, "snooze_expired"))
+          c.run(ConversationQueries.reopenAudit(db, due.bot_id, due.chat_id, now, { status: "snoozed", snoozed_until: due.snoozed_until }, "snooze_expired"))
           woken.push({ bot_id: due.bot_id, chat_id: due.chat_id })
         }
         return woken
@@ -151,8 +151,8 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
       attempt("setReachable", () =>
         c.run(
           unreachable === undefined
-            ? ChatQueries.markReachable(db, botId, chatId)
-            : ChatQueries.markUnreachable(db, unreachable.since, unreachable.reason, botId, chatId)
+            ? ConversationQueries.markReachable(db, botId, chatId)
+            : ConversationQueries.markUnreachable(db, unreachable.since, unreachable.reason, botId, chatId)
         ) > 0)
   }
 }
