@@ -18,8 +18,9 @@ export const toInboxUpdate = (r: Omit<Selectable<InboxTable>, "processed" | "dro
 export const ingressOffset = (db: Kysely<Database>, botId: number) =>
   db.selectFrom("botrelay_ingress").select("offset").where("bot_id", "=", botId)
 
-/** Adds an update unless the inbox holds it. */
-export const insertUpdate = (
+/** Adds an update unless the inbox holds it, unprocessed or (0 or 1) already processed. */
+const inserting = (processed: 0 | 1) =>
+(
   db: Kysely<Database>,
   botId: number,
   updateId: number,
@@ -27,20 +28,14 @@ export const insertUpdate = (
   receivedAt: string
 ) =>
   db.insertInto("botrelay_inbox")
-    .values({ bot_id: botId, update_id: updateId, payload, received_at: receivedAt, processed: unprocessed })
+    .values({ bot_id: botId, update_id: updateId, payload, received_at: receivedAt, processed: sql.lit(processed) })
     .onConflict((oc) => oc.columns(["bot_id", "update_id"]).doNothing())
 
+/** Adds an update unless the inbox holds it. */
+export const insertUpdate = inserting(0)
+
 /** Adds an update, already processed, unless the inbox holds it: completed in the transaction that stores it. */
-export const insertProcessed = (
-  db: Kysely<Database>,
-  botId: number,
-  updateId: number,
-  payload: string,
-  receivedAt: string
-) =>
-  db.insertInto("botrelay_inbox")
-    .values({ bot_id: botId, update_id: updateId, payload, received_at: receivedAt, processed: sql.lit(1) })
-    .onConflict((oc) => oc.columns(["bot_id", "update_id"]).doNothing())
+export const insertProcessed = inserting(1)
 
 /** A row when the bot has an unprocessed update. */
 export const anyPending = (db: Kysely<Database>, botId: number) =>
