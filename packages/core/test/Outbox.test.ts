@@ -4,6 +4,7 @@ import {
   BackendDelivery,
   Events,
   FloodControl,
+  Lane,
   Outbox,
   OutboxStore,
   RouteSender,
@@ -12,7 +13,7 @@ import {
 } from "@botrelay/core"
 import type { BotApi } from "@botrelay/telegram"
 import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
-import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Queue, Redacted, TestClock } from "effect"
+import { Clock, Duration, Effect, FiberSet, Layer, Logger, Option, Queue, Redacted, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
 // The outbox on Effect's TestClock, both kinds through the one runner: deliveries to backends and route sends
@@ -135,17 +136,14 @@ const setup = Effect.gen(function*() {
       storage.listSends({ bot_id: bot.id, limit: 100 }),
       (list) => list.map((s) => [s.message_id, s.status, s.attempts] as const).reverse()
     )
-  /** Runs the bot's outbox worker, both kinds, for `time` on the TestClock. */
+  /** Runs the bot's lanes, both kinds, for `time` on the TestClock. */
   const work = (bot: Bot.StoredBot, time: Duration.DurationInput) =>
-    Effect.gen(function*() {
-      const wake = yield* Queue.sliding<void>(1)
-      const fiber = yield* Effect.fork(Outbox.work([
-        Outbox.line(deliveries, options, bot.id, bots, wake),
-        Outbox.line(sends, options, bot.id, bots, wake)
-      ]))
+    Effect.scoped(Effect.gen(function*() {
+      const fork = yield* FiberSet.makeRuntime()
+      Lane.make(Outbox.runLine(deliveries, options, bot.id, bots), Effect.void, fork).wake()
+      Lane.make(Outbox.runLine(sends, options, bot.id, bots), Effect.void, fork).wake()
       yield* TestClock.adjust(time)
-      yield* Fiber.interrupt(fiber)
-    })
+    }))
   return { storage, a, b, c, known, queue, queueWith, deliver, send, statuses, sendStatuses, work }
 })
 

@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Option, Queue } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import type { StoredBot } from "../domain/Bot.js"
 import type { StorageError } from "../domain/Errors.js"
 import * as Metrics from "./Metrics.js"
@@ -194,41 +194,4 @@ export const runLine = <J extends Job, X>(
     Effect.catchAll((e) =>
       Effect.logError(`${kind.name}: failed`, e.cause).pipe(Effect.as(Option.some(Duration.seconds(1))))
     )
-  )
-
-/** One kind's line of a bot in the worker: what wakes it early, and what to do each time it is left empty. */
-export interface Line {
-  readonly run: Effect.Effect<Option.Option<Duration.Duration>>
-  readonly wake: Queue.Dequeue<void>
-  readonly idle: Effect.Effect<void>
-}
-
-/** A kind's line of one bot under a policy, for `work`. */
-export const line = <J extends Job, X>(
-  kind: Kind<J, X>,
-  policy: Policy,
-  botId: number,
-  bots: Bots,
-  wake: Queue.Dequeue<void>,
-  idle: Effect.Effect<void> = Effect.void,
-  holds?: Effect.Effect<boolean>
-): Line => ({ run: runLine(kind, policy, botId, bots, holds), wake, idle })
-
-/**
- * The outbox worker of one bot, until interrupted: each kind's line on its own fiber, so a line that waits
- * (a dead backend, a disabled sender) never holds another; each runs, then sleeps until its next job is due
- * or it is woken.
- */
-export const work = (lines: ReadonlyArray<Line>): Effect.Effect<void> =>
-  Effect.forEach(
-    lines,
-    ({ idle, run, wake }) =>
-      run.pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.zipRight(idle, Queue.take(wake)),
-          onSome: (wait) => Effect.race(Effect.sleep(wait), Queue.take(wake))
-        })),
-        Effect.forever
-      ),
-    { concurrency: "unbounded", discard: true }
   )

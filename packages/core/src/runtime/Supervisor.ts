@@ -1,5 +1,5 @@
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
-import { Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, Queue, Redacted } from "effect"
+import { Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Layer, Option, Queue, Redacted } from "effect"
 import * as AuditRetention from "./AuditRetention.js"
 import * as BackendDelivery from "./BackendDelivery.js"
 import * as BridgeDelivery from "./BridgeDelivery.js"
@@ -10,6 +10,7 @@ import * as Housekeeping from "./Housekeeping.js"
 import * as Ingress from "./Ingress.js"
 import type { LlmRouter } from "./LlmRouter.js"
 import type { Inbox } from "./Inbox.js"
+import * as Lane from "./Lane.js"
 import type { LongPoll } from "./LongPoll.js"
 import * as Outbox from "./Outbox.js"
 import { Ownership, type Tenure } from "./Ownership.js"
@@ -67,21 +68,27 @@ export const needsWebhook = (bot: StoredBot, publicUrl: string | undefined): boo
 
 type Mode = "poll" | "webhook"
 
-interface Wakeups {
-  readonly inbox: Queue.Queue<void>
-  readonly outbox: Queue.Queue<void>
-  readonly sends: Queue.Queue<void>
-  readonly bridges: Queue.Queue<void>
+interface Settling {
   /** Completed when the bot's work settles: its inbox processed and, if that queued deliveries, its outbox empty. */
   settled: Deferred.Deferred<void> | undefined
 }
 
+/** A bot's work: its inbox and each outbox kind on a lane of its own, so a line that waits never holds another. */
+interface Worker extends Settling {
+  readonly inbox: Lane.Lane
+  readonly outbox: Lane.Lane
+  readonly sends: Lane.Lane
+  readonly bridges: Lane.Lane
+}
+
+type LaneName = "inbox" | "outbox" | "sends" | "bridges"
+
 /**
- * Runs the runtime in the scope: one poller or webhook per bot that needs ingress, one worker per bot
- * with work. It reconciles ingress with the stored bots and routes now and after every `BotChanged` and
- * `RoutesChanged`, wakes a bot's worker as `UpdatesReceived` and `OutboxQueued` are published (a worker
- * starts with a pass over its lines, so a wake before it exists loses nothing), and drains work left
- * from before a restart. Closing the scope interrupts every fiber; nothing is acknowledged to Telegram
+ * Runs the runtime in the scope: one poller or webhook per bot that needs ingress, and each bot's lines of
+ * work on fibers only while they have work (`Lane`). It reconciles ingress with the stored bots and routes
+ * now and after every `BotChanged` and `RoutesChanged`, wakes a bot's lines as `UpdatesReceived` and
+ * `OutboxQueued` are published (a bot's lines start with a pass, so a wake before they exist loses
+ * nothing), and drains work left from before a restart. Closing the scope interrupts every fiber; nothing is acknowledged to Telegram
  * that is not stored, so nothing is lost.
  */
 export const run = (options: Options = defaults) =>
@@ -97,10 +104,10 @@ export const run = (options: Options = defaults) =>
     // Runs after every fiber below has stopped (finalizers run last first): the bots' leases are free then.
     yield* Effect.addFinalizer(() => ownership.release)
     const pollers = yield* FiberMap.make<number>()
-    const workers = yield* FiberMap.make<number>()
+    const fork = yield* FiberSet.makeRuntime<Effect.Effect.Context<ReturnType<typeof Pipeline.drain>>>()
     const ingressOf = new Map<number, { readonly mode: Mode; readonly token: Redacted.Redacted<string> }>()
     const unregistering = new Map<number, Redacted.Redacted<string>>()
-    const wakeups = new Map<number, Wakeups>()
+    const workers = new Map<number, Worker>()
     /** Every bot as last read, for the workers. */
     const known = new Map<number, StoredBot>()
     /** The known bots by their Telegram user id (the number before the token's colon). */
@@ -131,18 +138,14 @@ export const run = (options: Options = defaults) =>
       known.delete(botId)
     }
 
-    const wakeNow = (botId: number, which: "inbox" | "outbox" | "sends" | "bridges") => {
-      const queues = wakeups.get(botId)
-      if (queues !== undefined) Queue.unsafeOffer(queues[which], undefined)
-    }
+    const wakeNow = (botId: number, which: LaneName) => workers.get(botId)?.[which].wake()
 
-    const wake = (botId: number, which: "inbox" | "outbox" | "sends" | "bridges") =>
-      Effect.sync(() => wakeNow(botId, which))
+    const wake = (botId: number, which: LaneName) => Effect.sync(() => wakeNow(botId, which))
 
-    const settle = (queues: Wakeups) =>
+    const settle = (settling: Settling) =>
       Effect.suspend(() => {
-        const settled = queues.settled
-        queues.settled = undefined
+        const settled = settling.settled
+        settling.settled = undefined
         return settled === undefined ? Effect.void : Deferred.done(settled, Exit.void)
       })
 
@@ -152,10 +155,10 @@ export const run = (options: Options = defaults) =>
      */
     const committed = (botId: number) =>
       Effect.gen(function*() {
-        const queues = wakeups.get(botId)
-        if (queues === undefined) return
+        const worker = workers.get(botId)
+        if (worker === undefined) return
         const settled = yield* Deferred.make<void>()
-        queues.settled = settled
+        worker.settled = settled
         yield* Deferred.await(settled).pipe(Effect.timeout(options.ingress.settleTimeout), Effect.ignore)
       })
 
@@ -170,36 +173,46 @@ export const run = (options: Options = defaults) =>
 
     const sendsPolicy: Outbox.Policy = options.sends ?? { ...Outbox.policy, maxAge: options.outbox.maxAge }
 
-    const worker = (botId: number, queues: Wakeups, tenure: Tenure) =>
-      Effect.all([
-        Pipeline.drain(botId, { current: latest(botId), route: routing.evaluate, fence: tenure.fence }).pipe(
-          Effect.catchTag("LeaseLost", () => Effect.as(ownership.lost(botId), false)),
-          Effect.catchAll((e) =>
-            Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.as(false))
-          ),
-          Effect.flatMap((queued) => queued ? Effect.void : settle(queues)),
-          Effect.zipRight(Queue.take(queues.inbox)),
-          Effect.forever
+    const makeWorker = (botId: number, tenure: Tenure): Worker => {
+      const settling: Settling = { settled: undefined }
+      const lane = (
+        pass: Effect.Effect<Option.Option<Duration.Duration>, never, Effect.Effect.Context<ReturnType<typeof Pipeline.drain>>>,
+        idle: Effect.Effect<void> = Effect.void
+      ) => Lane.make(Effect.annotateLogs(pass, { bot_id: botId }), idle, fork)
+      const processing = Pipeline.drain(botId, { current: latest(botId), route: routing.evaluate, fence: tenure.fence }).pipe(
+        Effect.catchTag("LeaseLost", () => Effect.as(ownership.lost(botId), false)),
+        Effect.catchAll((e) =>
+          Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.as(false))
         ),
-        Outbox.work([
-          Outbox.line(deliveries, options.outbox, botId, bot, queues.outbox, settle(queues), tenure.holds),
-          Outbox.line(sender.kind, sendsPolicy, botId, bot, queues.sends, Effect.void, tenure.holds),
-          Outbox.line(bridges, options.outbox, botId, bot, queues.bridges, Effect.void, tenure.holds)
-        ])
-      ], { concurrency: 2, discard: true }).pipe(Effect.annotateLogs({ bot_id: botId }))
+        Effect.flatMap((queued) => queued ? Effect.void : settle(settling)),
+        Effect.as(Option.none())
+      )
+      return Object.assign(settling, {
+        inbox: lane(processing),
+        outbox: lane(Outbox.runLine(deliveries, options.outbox, botId, bot, tenure.holds), settle(settling)),
+        sends: lane(Outbox.runLine(sender.kind, sendsPolicy, botId, bot, tenure.holds)),
+        bridges: lane(Outbox.runLine(bridges, options.outbox, botId, bot, tenure.holds))
+      })
+    }
 
+    /** Starts the bot's lines with a pass each: work may wait from before they existed. */
     const ensureWorker = (botId: number) =>
-      Effect.gen(function*() {
-        if (wakeups.has(botId)) return
-        const queues: Wakeups = {
-          inbox: yield* Queue.sliding<void>(1),
-          outbox: yield* Queue.sliding<void>(1),
-          sends: yield* Queue.sliding<void>(1),
-          bridges: yield* Queue.sliding<void>(1),
-          settled: undefined
-        }
-        wakeups.set(botId, queues)
-        yield* FiberMap.run(workers, botId, worker(botId, queues, ownership.tenure(botId)))
+      Effect.sync(() => {
+        if (workers.has(botId)) return
+        const worker = makeWorker(botId, ownership.tenure(botId))
+        workers.set(botId, worker)
+        for (const lane of [worker.inbox, worker.outbox, worker.sends, worker.bridges]) lane.wake()
+      })
+
+    const stopWorker = (botId: number) =>
+      Effect.suspend(() => {
+        const worker = workers.get(botId)
+        if (worker === undefined) return Effect.void
+        workers.delete(botId)
+        return Effect.forEach([worker.inbox, worker.outbox, worker.sends, worker.bridges], (lane) => lane.stop, {
+          concurrency: "unbounded",
+          discard: true
+        })
       })
 
     const unregisterPending = (botId: number) =>
@@ -216,8 +229,7 @@ export const run = (options: Options = defaults) =>
         ingressOf.delete(botId)
         unregistering.delete(botId)
         yield* FiberMap.remove(pollers, botId)
-        wakeups.delete(botId)
-        yield* FiberMap.remove(workers, botId)
+        yield* stopWorker(botId)
       })
 
     const stopBot = (botId: number) =>
@@ -239,7 +251,7 @@ export const run = (options: Options = defaults) =>
       Effect.gen(function*() {
         remember(bot)
         if (!ownership.owns(bot.id)) return yield* halt(bot.id)
-        const firstSight = !wakeups.has(bot.id)
+        const firstSight = !workers.has(bot.id)
         const enabled = previous?.disabled === true && !bot.disabled
         const moved = previous !== undefined && previous.backend_url !== bot.backend_url
         yield* ensureWorker(bot.id)
@@ -283,7 +295,7 @@ export const run = (options: Options = defaults) =>
       routeCounts.clear()
       for (const route of routes) count(route, 1)
       const present = new Set(bots.map((b) => b.id))
-      for (const botId of [...wakeups.keys()]) if (!present.has(botId)) yield* stopBot(botId)
+      for (const botId of [...workers.keys()]) if (!present.has(botId)) yield* stopBot(botId)
       const previous = new Map(known)
       for (const bot of bots) remember(bot)
       for (const bot of bots) yield* reconcileBot(bot, previous.get(bot.id))
@@ -329,7 +341,7 @@ export const run = (options: Options = defaults) =>
         yield* wake(botId, "outbox")
         yield* wake(botId, "sends")
       }
-      for (const botId of [...wakeups.keys()]) yield* wake(botId, "bridges")
+      for (const botId of [...workers.keys()]) yield* wake(botId, "bridges")
     })
 
     // a bot's worker wakes in the publishing fiber, not after the changes queued before it
