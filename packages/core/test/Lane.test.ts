@@ -18,7 +18,7 @@ const scripted = (answers: ReadonlyArray<Option.Option<Duration.Duration>>, gate
       counts.passes++
       return gate === undefined ? Effect.succeed(answer) : Effect.as(Deferred.await(gate), answer)
     })
-    const lane = Lane.make(pass, Effect.sync(() => void counts.idles++), fork)
+    const lane = Lane.make(() => pass, Effect.sync(() => void counts.idles++), fork)
     return { lane, counts, fibers: FiberSet.size(set) }
   })
 

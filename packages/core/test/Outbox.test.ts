@@ -140,8 +140,8 @@ const setup = Effect.gen(function*() {
   const work = (bot: Bot.StoredBot, time: Duration.DurationInput) =>
     Effect.scoped(Effect.gen(function*() {
       const fork = yield* FiberSet.makeRuntime()
-      Lane.make(Outbox.runLine(deliveries, options, bot.id, bots), Effect.void, fork).wake()
-      Lane.make(Outbox.runLine(sends, options, bot.id, bots), Effect.void, fork).wake()
+      Lane.make(() => Outbox.runLine(deliveries, options, bot.id, bots), Effect.void, fork).wake()
+      Lane.make(() => Outbox.runLine(sends, options, bot.id, bots), Effect.void, fork).wake()
       yield* TestClock.adjust(time)
     }))
   return { storage, a, b, c, known, queue, queueWith, deliver, send, statuses, sendStatuses, work }

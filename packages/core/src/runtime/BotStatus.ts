@@ -35,16 +35,18 @@ export const make = (bot: StoredBot, failure: string) =>
         )
       })
 
-    const identify = telegram.getMe(bot.token).pipe(
-      Effect.flatMap((me) =>
-        me.username !== undefined && me.username !== username
-          ? Effect.suspend(() => {
-            username = me.username!
-            return write({ username })
-          })
-          : Effect.void
-      ),
-      Effect.ignore
+    const identify = Effect.suspend(() =>
+      telegram.getMe(bot.token).pipe(
+        Effect.flatMap((me) =>
+          me.username !== undefined && me.username !== username
+            ? Effect.suspend(() => {
+              username = me.username!
+              return write({ username })
+            })
+            : Effect.void
+        ),
+        Effect.ignore
+      )
     )
 
     return { setError, identify } as const

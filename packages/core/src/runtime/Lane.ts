@@ -7,7 +7,7 @@ import { Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
  */
 export interface Lane {
   /** Runs a pass now, or once the pass in progress ends; a lane waiting for a due job runs at once. */
-  readonly wake: () => void
+  wake(): void
   /** Interrupts the pass in progress, if any, and waits for it; wakes after this do nothing. */
   readonly stop: Effect.Effect<void>
 }
@@ -22,60 +22,72 @@ export type Fork<R> = (
 ) => Fiber.RuntimeFiber<void, never>
 
 /**
- * A lane that runs `pass` until it says the line is empty (`None`), then `idle`, and ends its fiber. A pass
- * that returns `Some(wait)` has a job due later: the fiber sleeps that long, or until woken, and passes again.
+ * A lane that runs a pass (`pass()`, built as each fiber starts, so an idle lane keeps no effect) until one
+ * says the line is empty (`None`), then `idle`, and ends its fiber. A pass that returns `Some(wait)` has a job
+ * due later: the fiber sleeps that long, or until woken, and passes again.
  */
 export const make = <R>(
-  pass: Effect.Effect<Option.Option<Duration.Duration>, never, R>,
+  pass: () => Effect.Effect<Option.Option<Duration.Duration>, never, R>,
   idle: Effect.Effect<void, never, R>,
   fork: Fork<R>
-): Lane => {
-  let fiber: Fiber.RuntimeFiber<void, never> | undefined
-  let again = false
-  let stopped = false
+): Lane => new FiberLane(pass, idle, fork)
+
+class FiberLane<R> implements Lane {
+  private fiber: Fiber.RuntimeFiber<void, never> | undefined = undefined
+  private again = false
+  private stopped = false
   /** Completed by a wake while the fiber sleeps until a job is due. */
-  let waiting: Deferred.Deferred<void> | undefined
+  private waiting: Deferred.Deferred<void> | undefined = undefined
 
-  /** Whether the fiber ends: no wake came since the pass began. Decided in one step, so no wake falls between. */
-  const ends = Effect.sync(() => {
-    if (again) return false
-    fiber = undefined
-    return true
-  })
+  constructor(
+    private readonly pass: () => Effect.Effect<Option.Option<Duration.Duration>, never, R>,
+    private readonly idle: Effect.Effect<void, never, R>,
+    private readonly fork: Fork<R>
+  ) {}
 
-  const run = Effect.gen(function*() {
-    while (true) {
-      again = false
-      const next = yield* pass
-      if (Option.isSome(next)) {
-        if (again) continue
-        const woken = yield* Deferred.make<void>()
-        waiting = woken
-        yield* Effect.raceFirst(Effect.sleep(next.value), Deferred.await(woken))
-        waiting = undefined
-        continue
-      }
-      yield* idle
-      if (yield* ends) return
-    }
-  })
-
-  const wake = () => {
-    if (stopped) return
-    if (fiber === undefined) {
-      fiber = fork(run, { immediate: false })
+  wake(): void {
+    if (this.stopped) return
+    if (this.fiber === undefined) {
+      this.fiber = this.fork(this.run(), { immediate: false })
       return
     }
-    again = true
-    if (waiting !== undefined) Deferred.unsafeDone(waiting, Exit.void)
+    this.again = true
+    if (this.waiting !== undefined) Deferred.unsafeDone(this.waiting, Exit.void)
   }
 
-  const stop = Effect.suspend(() => {
-    stopped = true
-    const running = fiber
-    fiber = undefined
-    return running === undefined ? Effect.void : Fiber.interrupt(running)
-  })
+  get stop(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.stopped = true
+      const running = this.fiber
+      this.fiber = undefined
+      return running === undefined ? Effect.void : Fiber.interrupt(running)
+    })
+  }
 
-  return { wake, stop }
+  /** Whether the fiber ends: no wake came since the pass began. Decided in one step, so no wake falls between. */
+  private ends(): boolean {
+    if (this.again) return false
+    this.fiber = undefined
+    return true
+  }
+
+  private run(): Effect.Effect<void, never, R> {
+    return Effect.gen(this, function*() {
+      const pass = this.pass()
+      while (true) {
+        this.again = false
+        const next = yield* pass
+        if (Option.isSome(next)) {
+          if (this.again) continue
+          const woken = yield* Deferred.make<void>()
+          this.waiting = woken
+          yield* Effect.raceFirst(Effect.sleep(next.value), Deferred.await(woken))
+          this.waiting = undefined
+          continue
+        }
+        yield* this.idle
+        if (yield* Effect.sync(() => this.ends())) return
+      }
+    })
+  }
 }

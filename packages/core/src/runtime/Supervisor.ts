@@ -176,22 +176,23 @@ export const run = (options: Options = defaults) =>
     const makeWorker = (botId: number, tenure: Tenure): Worker => {
       const settling: Settling = { settled: undefined }
       const lane = (
-        pass: Effect.Effect<Option.Option<Duration.Duration>, never, Effect.Effect.Context<ReturnType<typeof Pipeline.drain>>>,
+        pass: () => Effect.Effect<Option.Option<Duration.Duration>, never, Effect.Effect.Context<ReturnType<typeof Pipeline.drain>>>,
         idle: Effect.Effect<void> = Effect.void
-      ) => Lane.make(Effect.annotateLogs(pass, { bot_id: botId }), idle, fork)
-      const processing = Pipeline.drain(botId, { current: latest(botId), route: routing.evaluate, fence: tenure.fence }).pipe(
-        Effect.catchTag("LeaseLost", () => Effect.as(ownership.lost(botId), false)),
-        Effect.catchAll((e) =>
-          Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.as(false))
-        ),
-        Effect.flatMap((queued) => queued ? Effect.void : settle(settling)),
-        Effect.as(Option.none())
-      )
+      ) => Lane.make(() => Effect.annotateLogs(pass(), { bot_id: botId }), idle, fork)
+      const processing = () =>
+        Pipeline.drain(botId, { current: latest(botId), route: routing.evaluate, fence: tenure.fence }).pipe(
+          Effect.catchTag("LeaseLost", () => Effect.as(ownership.lost(botId), false)),
+          Effect.catchAll((e) =>
+            Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.as(false))
+          ),
+          Effect.flatMap((queued) => queued ? Effect.void : settle(settling)),
+          Effect.as(Option.none())
+        )
       return Object.assign(settling, {
         inbox: lane(processing),
-        outbox: lane(Outbox.runLine(deliveries, options.outbox, botId, bot, tenure.holds), settle(settling)),
-        sends: lane(Outbox.runLine(sender.kind, sendsPolicy, botId, bot, tenure.holds)),
-        bridges: lane(Outbox.runLine(bridges, options.outbox, botId, bot, tenure.holds))
+        outbox: lane(() => Outbox.runLine(deliveries, options.outbox, botId, bot, tenure.holds), settle(settling)),
+        sends: lane(() => Outbox.runLine(sender.kind, sendsPolicy, botId, bot, tenure.holds)),
+        bridges: lane(() => Outbox.runLine(bridges, options.outbox, botId, bot, tenure.holds))
       })
     }
 
