@@ -341,12 +341,16 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
       )
     )
 
-  const traced = (name: string, method: string = name) =>
-    Effect.withSpan(`TelegramClient.${name}`, {
+  /**
+   * The call in a span of its own. Nothing inside makes spans, so the span is not made their parent: that
+   * would copy the fiber's whole context for every call, and keep the copy for a long poll's 30 s.
+   */
+  const traced = (name: string, method: string = name) => <A, E, R>(call: Effect.Effect<A, E, R>) =>
+    Effect.useSpan(`TelegramClient.${name}`, {
       kind: "client",
       captureStackTrace: false,
       attributes: { "telegram.method": method }
-    })
+    }, () => call)
 
   const True = Schema.Literal(true)
 
