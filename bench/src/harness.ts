@@ -30,6 +30,9 @@ export const envInt = (name: string, fallback: number, allowZero = false): numbe
 /** BENCH_CPU_PROF: a folder where each Botrelay server child writes a `--cpu-prof` profile. */
 export const cpuProf = process.env["BENCH_CPU_PROF"]
 
+/** BENCH_NODE_ARGS: more node options for each Botrelay server child, space-separated (e.g. `--trace-gc`). */
+const nodeArgs = (process.env["BENCH_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
+
 const tempDirs = new Set<string>()
 
 /** A fresh folder under the system temp folder, removed by `removeTempDir` or at exit. */
@@ -74,7 +77,7 @@ export const startBotrelay = async (
   const adminKey = options.adminKey ?? newAdminKey()
   const port = await freePort()
   const profile = cpuProf === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(cpuProf)}`]
-  const child = start(name, [...profile, serverBin], {
+  const child = start(name, [...profile, ...nodeArgs, serverBin], {
     BOTRELAY_DATABASE: database,
     BOTRELAY_PORT: String(port),
     BOTRELAY_HOST: "127.0.0.1",

@@ -15,7 +15,8 @@
  *
  * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, relay, idle or all; default all; `fastpath` runs only the proxy
  * suite's fast path comparison), BENCH_CPU_PROF (a folder: run each
- * Botrelay server with `--cpu-prof` and write its profile there), and each suite's own settings.
+ * Botrelay server with `--cpu-prof` and write its profile there), BENCH_NODE_ARGS (more node options for each Botrelay
+ * server, space-separated, e.g. `--trace-gc`), and each suite's own settings.
  */
 import { resolve } from "node:path"
 import { interruptApi, runApi } from "./api.js"
