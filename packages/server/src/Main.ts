@@ -15,7 +15,7 @@ import {
   type Stores,
   Supervisor
 } from "@botrelay/core"
-import { App, RateLimit } from "@botrelay/http"
+import { App, RateLimit, RequestSpans } from "@botrelay/http"
 import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
@@ -282,10 +282,18 @@ export const layer = (
   )
 }
 
+/**
+ * Spans are not made at all unless a tracing layer (which turns `RequestSpans.Enabled` on) exports them: Effect's
+ * own tracer would give each one ids and attributes that nobody reads.
+ */
+const untraced = Layer.unwrapEffect(
+  Effect.map(RequestSpans.Enabled, (exported) => exported ? Layer.empty : Layer.setTracerEnabled(false))
+)
+
 /** Exports traces when configured; OpenTelemetry's exporter is loaded only then. */
 const tracingLayer = (traces: Config["traces"]) =>
   traces === undefined
-    ? Layer.empty
+    ? untraced
     : Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./Tracing.js")), (Tracing) => Tracing.otlpLayer(traces)))
 
 /** Logs at the configured level, in the configured format (see LogFormat). */
