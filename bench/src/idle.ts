@@ -12,7 +12,7 @@
  *
  * Many idle bots (item 4: 10,000 idle polling bots in ≤ 500 MB RSS and ≤ 5 % of a core): that many proxy bots
  * registered through `POST /api/bots/add` (several in flight; timed), until each one's first long poll is held
- * by FakeTelegram (which holds a getUpdates for its `timeout`, the 30 s Botrelay asks, and any number at once),
+ * by FakeTelegram (which holds a getUpdates for its `timeout`, the 50 s Botrelay asks, and any number at once),
  * then a window with no updates: VmRSS at its end, VmHWM, CPU of one core (user + system ticks / time), the open
  * file descriptors, the bots whose poll FakeTelegram holds at the end and the getUpdates it answered meanwhile.
  * It fails, rather than waits, when the server exits, when registering stalls (each call has 30 s), when no
@@ -21,7 +21,7 @@
  * Env: BENCH_IDLE_UPDATES (lone updates per bot count, default 200; 0 skips that part), BENCH_IDLE_GAP (ms after
  * each arrival before the next update, default 20), BENCH_IDLE_LONE_BOTS (bot counts, default "1,20"),
  * BENCH_IDLE_BOTS (idle bots, default 10000; 0 skips that part; the pipeline suite's idle run reads it too),
- * BENCH_IDLE_SECONDS (the idle window, default 30), BENCH_IDLE_LANES (registrations in flight, default 8).
+ * BENCH_IDLE_SECONDS (the idle window, default 50: one poll round of every bot), BENCH_IDLE_LANES (registrations in flight, default 8).
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { availableParallelism, cpus } from "node:os"
@@ -421,7 +421,7 @@ const settingsFromEnv = (): Settings => ({
   gap: envInt("BENCH_IDLE_GAP", 20, true),
   loneBots: envRates("BENCH_IDLE_LONE_BOTS", [1, 20]),
   bots: envInt("BENCH_IDLE_BOTS", 10_000, true),
-  seconds: envInt("BENCH_IDLE_SECONDS", 30),
+  seconds: envInt("BENCH_IDLE_SECONDS", 50),
   lanes: envInt("BENCH_IDLE_LANES", 8)
 })
 

@@ -37,11 +37,12 @@ export interface Options {
 }
 
 /**
- * Defaults: 30 s long polls; back off 1 s to 30 s; retry a rejected token every 5 minutes; backlog 1,000;
+ * Defaults: 50 s long polls (the longest Telegram holds one: an idle bot costs a round every 50 s, not every
+ * 30); back off 1 s to 30 s; retry a rejected token every 5 minutes; backlog 1,000;
  * wait up to 50 ms for a batch to settle.
  */
 export const defaults: Options = {
-  pollSeconds: 30,
+  pollSeconds: 50,
   retryBase: Duration.seconds(1),
   retryCap: Duration.seconds(30),
   unauthorizedWait: Duration.minutes(5),
