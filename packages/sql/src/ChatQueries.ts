@@ -173,6 +173,15 @@ export const privateChatTags = (db: Kysely<Database>, botIds: ReadonlyArray<numb
     .whereRef("user_id", "=", "chat_id")
     .orderBy("id")
 
+/** The tags on the user of one private chat (`privateChatTags` of one chat, on a statement prepared once). */
+export const chatTags = (db: Kysely<Database>, botId: number, chatId: number) =>
+  db.selectFrom("botrelay_tags")
+    .selectAll()
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+    .whereRef("user_id", "=", "chat_id")
+    .orderBy("id")
+
 /** The bots and chats of the private chats among rows, for `privateChatTags`; `undefined` when there is none. */
 export const privateChats = (
   rows: ReadonlyArray<ChatRow>

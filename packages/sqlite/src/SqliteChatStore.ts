@@ -15,6 +15,7 @@ const writes = compileAll({
 const queries = compileAll({
   markRead: ChatQueries.markRead,
   findChat: ChatQueries.findChat,
+  chatTags: ChatQueries.chatTags,
   updateInfo: ChatQueries.updateInfo,
   historyBotIds: ConversationQueries.historyBotIds,
   dueSnoozes: ConversationQueries.dueSnoozes,
@@ -108,7 +109,9 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
       attempt("listChats", () => query.bot_ids.length === 0 && (query.chats ?? []).length === 0 ? [] : withTags(c.all(ChatQueries.listChats(db, query)))),
 
     findChat: (botId, chatId) =>
-      attempt("findChat", () => first(hot.findChat.all(botId, chatId), (row) => withTags([row])[0]!)),
+      attempt("findChat", () =>
+        first(hot.findChat.all(botId, chatId), (row) =>
+          ChatQueries.withTags([row], row.type === "private" ? hot.chatTags.all(botId, chatId) : [])[0]!)),
 
     markRead: (botId, chatId, at) => attempt("markRead", () => hot.markRead.run(at, at, botId, chatId) > 0),
 
