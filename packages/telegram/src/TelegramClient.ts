@@ -356,7 +356,8 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
 
   /**
    * Each update's text is cut out of the answer as it came (not re-serialised), so nothing in it
-   * (unknown fields, number formatting, escapes, big integers) can change on the way through.
+   * (unknown fields, number formatting, escapes, big integers) can change on the way through. No span: an idle
+   * bot's long poll lasts its timeout, so its span would say nothing (the metrics count every call).
    */
   const getUpdates = (token: Token, params: BotApi.GetUpdatesParams = {}) =>
     request(token, "getUpdates", params, pollTimeout(params.timeout, timeout)).pipe(
@@ -372,8 +373,7 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
               : Effect.succeed(ids.map(({ update_id }, i) => ({ update_id, payload: payloads[i]! })))
           })
         )
-      ),
-      traced("getUpdates")
+      )
     )
 
   return {

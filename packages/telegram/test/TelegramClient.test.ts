@@ -620,7 +620,7 @@ describe("TelegramClient", () => {
       )
     }))
 
-  it.effect("every method has its own span", () =>
+  it.effect("every method but getUpdates has its own span (a long poll's would say nothing)", () =>
     Effect.gen(function*() {
       const native = yield* Effect.tracer
       const names: Array<string> = []
@@ -648,7 +648,6 @@ describe("TelegramClient", () => {
           Effect.either(run(client))).pipe(Effect.withTracer(tracer))
       }
       assert.deepStrictEqual(names, [
-        "TelegramClient.getUpdates",
         "TelegramClient.setWebhook",
         "TelegramClient.deleteWebhook",
         "TelegramClient.getWebhookInfo",
