@@ -15,7 +15,7 @@ import {
   type Stores,
   Supervisor
 } from "@botrelay/core"
-import { App, RateLimit, RequestSpans } from "@botrelay/http"
+import { App, RateLimit } from "@botrelay/http"
 import { Botrelay, NodeHandler } from "@botrelay/node"
 import { Console, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import type { Config } from "./Config.js"
@@ -282,12 +282,15 @@ export const layer = (
   )
 }
 
+/** Effect's own tracer, which exports nothing. */
+const nativeTracer = Effect.runSync(Effect.tracer)
+
 /**
- * Spans are not made at all unless a tracing layer (which turns `RequestSpans.Enabled` on) exports them: Effect's
- * own tracer would give each one ids and attributes that nobody reads.
+ * Spans are not made at all while the tracer is Effect's own (no host set one, no traces are exported): it would
+ * give each span ids and attributes that nobody reads.
  */
 const untraced = Layer.unwrapEffect(
-  Effect.map(RequestSpans.Enabled, (exported) => exported ? Layer.empty : Layer.setTracerEnabled(false))
+  Effect.map(Effect.tracer, (tracer) => tracer === nativeTracer ? Layer.setTracerEnabled(false) : Layer.empty)
 )
 
 /** Exports traces when configured; OpenTelemetry's exporter is loaded only then. */

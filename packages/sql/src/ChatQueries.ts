@@ -164,23 +164,17 @@ export const findChat = (db: Kysely<Database>, botId: number, chatId: number) =>
     .where("c.chat_id", "=", chatId)
     .where("c.migrated_to_chat_id", "=", sql.lit(0))
 
-/** The tags on the users of private chats: those whose user is the chat (at least one bot and chat). */
+/** The tags on the users of private chats: those whose user is the chat. */
+const tagsOfChatUsers = (db: Kysely<Database>) =>
+  db.selectFrom("botrelay_tags").selectAll().whereRef("user_id", "=", "chat_id").orderBy("id")
+
+/** The tags on the users of these private chats (at least one bot and chat). */
 export const privateChatTags = (db: Kysely<Database>, botIds: ReadonlyArray<number>, chatIds: ReadonlyArray<number>) =>
-  db.selectFrom("botrelay_tags")
-    .selectAll()
-    .where("bot_id", "in", botIds)
-    .where("chat_id", "in", chatIds)
-    .whereRef("user_id", "=", "chat_id")
-    .orderBy("id")
+  tagsOfChatUsers(db).where("bot_id", "in", botIds).where("chat_id", "in", chatIds)
 
 /** The tags on the user of one private chat (`privateChatTags` of one chat, on a statement prepared once). */
 export const chatTags = (db: Kysely<Database>, botId: number, chatId: number) =>
-  db.selectFrom("botrelay_tags")
-    .selectAll()
-    .where("bot_id", "=", botId)
-    .where("chat_id", "=", chatId)
-    .whereRef("user_id", "=", "chat_id")
-    .orderBy("id")
+  tagsOfChatUsers(db).where("bot_id", "=", botId).where("chat_id", "=", chatId)
 
 /** The bots and chats of the private chats among rows, for `privateChatTags`; `undefined` when there is none. */
 export const privateChats = (
