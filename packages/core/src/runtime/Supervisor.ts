@@ -83,13 +83,18 @@ interface Worker extends Settling {
 
 type LaneName = "inbox" | "outbox" | "sends" | "bridges"
 
+const lanesOf = (worker: Worker): ReadonlyArray<Lane.Lane> => [worker.inbox, worker.outbox, worker.sends, worker.bridges]
+
+/** What a lane's pass needs: what processing a bot's inbox needs (its outbox lines need nothing more). */
+type LaneContext = Effect.Effect.Context<ReturnType<typeof Pipeline.drain>>
+
 /**
  * Runs the runtime in the scope: one poller or webhook per bot that needs ingress, and each bot's lines of
  * work on fibers only while they have work (`Lane`). It reconciles ingress with the stored bots and routes
  * now and after every `BotChanged` and `RoutesChanged`, wakes a bot's lines as `UpdatesReceived` and
  * `OutboxQueued` are published (a bot's lines start with a pass, so a wake before they exist loses
- * nothing), and drains work left from before a restart. Closing the scope interrupts every fiber; nothing is acknowledged to Telegram
- * that is not stored, so nothing is lost.
+ * nothing), and drains work left from before a restart. Closing the scope interrupts every fiber; nothing
+ * is acknowledged to Telegram that is not stored, so nothing is lost.
  */
 export const run = (options: Options = defaults) =>
   Effect.gen(function*() {
@@ -104,7 +109,7 @@ export const run = (options: Options = defaults) =>
     // Runs after every fiber below has stopped (finalizers run last first): the bots' leases are free then.
     yield* Effect.addFinalizer(() => ownership.release)
     const pollers = yield* FiberMap.make<number>()
-    const fork = yield* FiberSet.makeRuntime<Effect.Effect.Context<ReturnType<typeof Pipeline.drain>>>()
+    const fork = yield* FiberSet.makeRuntime<LaneContext>()
     const ingressOf = new Map<number, { readonly mode: Mode; readonly token: Redacted.Redacted<string> }>()
     const unregistering = new Map<number, Redacted.Redacted<string>>()
     const workers = new Map<number, Worker>()
@@ -176,7 +181,7 @@ export const run = (options: Options = defaults) =>
     const makeWorker = (botId: number, tenure: Tenure): Worker => {
       const settling: Settling = { settled: undefined }
       const lane = (
-        pass: () => Effect.Effect<Option.Option<Duration.Duration>, never, Effect.Effect.Context<ReturnType<typeof Pipeline.drain>>>,
+        pass: () => Effect.Effect<Option.Option<Duration.Duration>, never, LaneContext>,
         idle: Effect.Effect<void> = Effect.void
       ) => Lane.make(() => Effect.annotateLogs(pass(), { bot_id: botId }), idle, fork)
       const processing = () =>
@@ -202,7 +207,7 @@ export const run = (options: Options = defaults) =>
         if (workers.has(botId)) return
         const worker = makeWorker(botId, ownership.tenure(botId))
         workers.set(botId, worker)
-        for (const lane of [worker.inbox, worker.outbox, worker.sends, worker.bridges]) lane.wake()
+        for (const lane of lanesOf(worker)) lane.wake()
       })
 
     const stopWorker = (botId: number) =>
@@ -210,10 +215,7 @@ export const run = (options: Options = defaults) =>
         const worker = workers.get(botId)
         if (worker === undefined) return Effect.void
         workers.delete(botId)
-        return Effect.forEach([worker.inbox, worker.outbox, worker.sends, worker.bridges], (lane) => lane.stop, {
-          concurrency: "unbounded",
-          discard: true
-        })
+        return Effect.forEach(lanesOf(worker), (lane) => lane.stop, { concurrency: "unbounded", discard: true })
       })
 
     const unregisterPending = (botId: number) =>
