@@ -186,7 +186,7 @@ const resultElements = (text: string): Array<string> | undefined => {
   return elements
 }
 
-const UpdateIds = Schema.Array(Schema.Struct({ update_id: Schema.Int }))
+const decodeUpdateIds = Schema.decodeUnknownEither(Schema.Array(Schema.Struct({ update_id: Schema.Int })))
 
 /** How long a long poll of `seconds` may take: the poll itself plus 15 seconds. */
 const pollTimeout = (seconds: number | undefined, timeout: Duration.Duration): Duration.Duration =>
@@ -284,46 +284,55 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
   const transport = (method: string, reason: TelegramTransportError["reason"], description: string) =>
     new TelegramTransportError({ reason, method, description })
 
-  const request = (
+  /**
+   * Sends the call and reads its answer with `read`. One step waits for the answer and then records the call,
+   * maps its failure and reads its result, so a long poll keeps as little as possible while it waits. A call
+   * interrupted before its answer is not recorded.
+   */
+  const request = <A>(
     token: Token,
     method: string,
     params: Readonly<Record<string, unknown>>,
     callTimeout: Duration.Duration,
+    read: (answered: Answered) => Effect.Effect<A, TelegramError>,
     file?: Upload
-  ): Effect.Effect<Answered, TelegramError> => {
-    const fail = (reason: TelegramTransportError["reason"], description: string) =>
-      transport(method, reason, description)
+  ): Effect.Effect<A, TelegramError> => {
     const boundary = file === undefined ? "" : makeBoundary()
     let body: string | Uint8Array
     try {
       body = file === undefined ? JSON.stringify(params) : multipart(params, file, boundary)
     } catch {
-      return Effect.fail(fail("Unsent", "the request body could not be sent"))
+      return Effect.fail(transport(method, "Unsent", "the request body could not be sent"))
     }
-    return TelegramMetrics.recorded(
-      method,
-      (answer) => answer.status,
-      http.exchange({
-        method: "POST",
-        url: `${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`,
-        headers: file === undefined
-          ? jsonHeaders
-          : { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" },
-        body,
-        timeout: callTimeout
+    const exchange = http.exchange({
+      method: "POST",
+      url: `${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`,
+      headers: file === undefined
+        ? jsonHeaders
+        : { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" },
+      body,
+      timeout: callTimeout
+    })
+    return Effect.suspend(() => {
+      const started = performance.now()
+      const elapsed = () => (performance.now() - started) / 1000
+      return Effect.matchEffect(exchange, {
+        onFailure: (error) => {
+          TelegramMetrics.unsafeRecord(method, undefined, elapsed())
+          return Effect.fail(transport(
+            method,
+            error.reason === "Timeout" ? "Timeout" : HttpExchange.neverSent(error) ? "Unsent" : "Transport",
+            error.description
+          ))
+        },
+        onSuccess: (answer) => {
+          TelegramMetrics.unsafeRecord(method, answer.status, elapsed())
+          const text = HttpExchange.text(answer)
+          return Effect.flatMap(resultOf(method, answer.status, text), (result) =>
+            read({ status: answer.status, text, result }))
+        }
       })
-    ).pipe(
-      Effect.mapError((error) =>
-        fail(
-          error.reason === "Timeout" ? "Timeout" : HttpExchange.neverSent(error) ? "Unsent" : "Transport",
-          error.description
-        )
-      ),
-      Effect.flatMap((answer): Effect.Effect<Answered, TelegramError> => {
-        const text = HttpExchange.text(answer)
-        return Effect.map(resultOf(method, answer.status, text), (result) => ({ status: answer.status, text, result }))
-      })
-    )
+    })
   }
 
   const execute = <A, I>(
@@ -333,13 +342,10 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
     result: Schema.Schema<A, I>,
     callTimeout: Duration.Duration = timeout
   ): Effect.Effect<A, TelegramError> =>
-    request(token, method, params, callTimeout).pipe(
-      Effect.flatMap((answered) =>
-        Schema.decodeUnknown(result)(answered.result).pipe(
-          Effect.mapError((error) => transport(method, "Decode", `unexpected result: ${summarizeIssues(error)}`))
-        )
-      )
-    )
+    request(token, method, params, callTimeout, (answered) =>
+      Schema.decodeUnknown(result)(answered.result).pipe(
+        Effect.mapError((error) => transport(method, "Decode", `unexpected result: ${summarizeIssues(error)}`))
+      ))
 
   /**
    * The call in a span of its own. Nothing inside makes spans, so the span is not made their parent: that
@@ -360,21 +366,16 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
    * bot's long poll lasts its timeout, so its span would say nothing (the metrics count every call).
    */
   const getUpdates = (token: Token, params: BotApi.GetUpdatesParams = {}) =>
-    request(token, "getUpdates", params, pollTimeout(params.timeout, timeout)).pipe(
-      Effect.flatMap(({ result, text }) =>
-        Schema.decodeUnknown(UpdateIds)(result).pipe(
-          Effect.mapError((error) =>
-            transport("getUpdates", "Decode", `unexpected result: ${summarizeIssues(error)}`)
-          ),
-          Effect.flatMap((ids) => {
-            const payloads = resultElements(text)
-            return payloads === undefined || payloads.length !== ids.length
-              ? Effect.fail(transport("getUpdates", "Decode", "the updates could not be separated"))
-              : Effect.succeed(ids.map(({ update_id }, i) => ({ update_id, payload: payloads[i]! })))
-          })
-        )
-      )
-    )
+    request(token, "getUpdates", params, pollTimeout(params.timeout, timeout), ({ result, text }) => {
+      const ids = decodeUpdateIds(result)
+      if (ids._tag === "Left") {
+        return Effect.fail(transport("getUpdates", "Decode", `unexpected result: ${summarizeIssues(ids.left)}`))
+      }
+      const payloads = resultElements(text)
+      return payloads === undefined || payloads.length !== ids.right.length
+        ? Effect.fail(transport("getUpdates", "Decode", "the updates could not be separated"))
+        : Effect.succeed(ids.right.map(({ update_id }, i) => ({ update_id, payload: payloads[i]! })))
+    })
 
   return {
     getMe: (token) => execute(token, "getMe", {}, BotApi.User).pipe(traced("getMe")),
@@ -408,10 +409,8 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
         callOptions?.timeout === undefined ? timeout : Duration.decode(callOptions.timeout)
       ).pipe(traced("call", method)),
     upload: (token, method, params, file) =>
-      request(token, method, params, Duration.max(timeout, fileTimeout), file).pipe(
-        Effect.map((answered) => answered.result),
-        traced("upload", method)
-      ),
+      request(token, method, params, Duration.max(timeout, fileTimeout), (answered) => Effect.succeed(answered.result), file)
+        .pipe(traced("upload", method)),
     download: (token, filePath, maxBytes) =>
       http.exchange({
         method: "GET",

@@ -1,4 +1,4 @@
-import { Effect, Exit, Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
+import { Effect, Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
 
 /** `botrelay_telegram_requests_total{method,status}`: Bot API calls by method and Telegram's HTTP status or `network`. */
 export const requests = MetricKey.counter("botrelay_telegram_requests_total", {
@@ -42,23 +42,16 @@ const durationFor = (method: string) => {
   return metric
 }
 
-/** Records one call: its method, its HTTP status (undefined: no answer) and how long it took, in seconds. */
-export const record = (method: string, status: number | undefined, seconds: number): Effect.Effect<void> => {
+/**
+ * Records one call at once, outside any fiber: its method, its HTTP status (undefined: no answer) and how long it
+ * took, in seconds.
+ */
+export const unsafeRecord = (method: string, status: number | undefined, seconds: number): void => {
   const label = methodLabel(method)
-  return Effect.zipRight(
-    Metric.increment(requestsFor(label, status === undefined ? "network" : String(status))),
-    Metric.update(durationFor(label), seconds)
-  )
+  requestsFor(label, status === undefined ? "network" : String(status)).unsafeUpdate(1, [])
+  durationFor(label).unsafeUpdate(seconds, [])
 }
 
-/** Records each Bot API exchange `effect` makes: its status (from `statusOf` of its answer) and its duration. */
-export const recorded = <A, E, R>(
-  method: string,
-  statusOf: (answer: A) => number,
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
-    const started = performance.now()
-    return Effect.onExit(effect, (exit) =>
-      record(method, Exit.isSuccess(exit) ? statusOf(exit.value) : undefined, (performance.now() - started) / 1000))
-  })
+/** Records one call: its method, its HTTP status (undefined: no answer) and how long it took, in seconds. */
+export const record = (method: string, status: number | undefined, seconds: number): Effect.Effect<void> =>
+  Effect.sync(() => unsafeRecord(method, status, seconds))

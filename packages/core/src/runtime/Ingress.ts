@@ -1,6 +1,7 @@
 import type { TelegramError } from "@botrelay/telegram"
 import { BotApi, TelegramClient } from "@botrelay/telegram"
-import { Clock, Duration, Effect, Option } from "effect"
+import { Clock, Duration, Effect, FiberRef, HashMap, Option } from "effect"
+import type { LeaseLost, StorageError } from "../domain/Errors.js"
 import type { StoredBot } from "../domain/Bot.js"
 import * as BotStatus from "./BotStatus.js"
 import { Event, Events, publish } from "./Events.js"
@@ -92,7 +93,8 @@ export const assess = (
  * next offset before the next getUpdates (which confirms the batch to Telegram) is sent.
  * `committed` is called after each non-empty batch; `completing` completes batches as they are committed (see
  * `Inbox.accept`). Under a lease (`tenure`), no getUpdates is sent once it may no longer hold, and a commit it
- * refuses stops the bot here.
+ * refuses stops the bot here. It is meant to be the whole of its fiber: it never ends on its own, and it puts the
+ * bot's id on the fiber's log annotations rather than around itself, which would keep more per bot while it waits.
  */
 export const poll = (
   bot: StoredBot,
@@ -144,31 +146,35 @@ export const poll = (
       yield* setError("")
     })
 
+    /** What a failed round does before the next: a lost lease stops here, anything else waits and tries again. */
+    const recover = (e: TelegramError.TelegramError | StorageError | LeaseLost): Effect.Effect<void> => {
+      switch (e._tag) {
+        case "LeaseLost":
+          return Effect.zipRight(ownership.lost(bot.id), Effect.never)
+        case "StorageError":
+          return Effect.logError("could not store updates", e.cause).pipe(
+            Effect.zipRight(Effect.flatMap(Retry.delay(failures++, options.retryBase, options.retryCap), Effect.sleep))
+          )
+        default:
+          return Effect.gen(function*() {
+            const { lastError: message, wait } = yield* assess(e, failures++, options)
+            yield* setError(message)
+            if (webhookActive(e)) {
+              yield* telegram.deleteWebhook(bot.token, {}).pipe(Effect.ignore)
+            }
+            if (e._tag === "TelegramApiError" && (e.error_code === 401 || e.error_code === 404)) {
+              yield* Effect.sleep(wait)
+              return yield* identify
+            }
+            yield* Effect.sleep(wait)
+          })
+      }
+    }
+
+    yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("bot_id", bot.id))
     yield* events.publish(Event.BotStatusChanged({ bot_id: bot.id, running: true }))
     yield* identify
-    yield* round.pipe(
-      Effect.catchTag("LeaseLost", () => Effect.zipRight(ownership.lost(bot.id), Effect.never)),
-      Effect.catchTag("StorageError", (e) =>
-        Effect.logError("could not store updates", e.cause).pipe(
-          Effect.zipRight(Effect.flatMap(Retry.delay(failures++, options.retryBase, options.retryCap), Effect.sleep))
-        )),
-      Effect.catchAll((e) =>
-        Effect.gen(function*() {
-          const { lastError: message, wait } = yield* assess(e, failures++, options)
-          yield* setError(message)
-          if (webhookActive(e)) {
-            yield* telegram.deleteWebhook(bot.token, {}).pipe(Effect.ignore)
-          }
-          if (e._tag === "TelegramApiError" && (e.error_code === 401 || e.error_code === 404)) {
-            yield* Effect.sleep(wait)
-            return yield* identify
-          }
-          yield* Effect.sleep(wait)
-        })
-      ),
-      Effect.forever
-    )
+    yield* round.pipe(Effect.catchAll(recover), Effect.forever)
   }).pipe(
-    Effect.ensuring(publish(Event.BotStatusChanged({ bot_id: bot.id, running: false }))),
-    Effect.annotateLogs({ bot_id: bot.id })
+    Effect.ensuring(publish(Event.BotStatusChanged({ bot_id: bot.id, running: false })))
   )
