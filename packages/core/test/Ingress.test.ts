@@ -36,10 +36,11 @@ type Answer = TelegramError.TelegramError | ReadonlyArray<{ readonly update_id: 
 /**
  * A Telegram whose getUpdates answers from a script, one entry a call, then holds every later call
  * (as a long poll with nothing to give does);
- * it records when each getUpdates and getMe came (TestClock milliseconds) and the offsets asked for.
+ * it records when each getUpdates and getMe came (TestClock milliseconds), the offsets asked for and whether the call
+ * sent every update type as `allowed_updates`.
  */
 const scripted = (script: ReadonlyArray<Answer>) => {
-  const polls: Array<{ readonly at: number; readonly offset: number | undefined }> = []
+  const polls: Array<{ readonly at: number; readonly offset: number | undefined; readonly announces: boolean }> = []
   const identities: Array<number> = []
   let next = 0
   const service = {
@@ -49,9 +50,16 @@ const scripted = (script: ReadonlyArray<Answer>) => {
         return { id: 7, is_bot: true, first_name: "Bot", username: "seven_bot" }
       }),
     deleteWebhook: () => Effect.succeed(true as const),
-    getUpdates: (_token: unknown, params: { readonly offset?: number | undefined }) =>
+    getUpdates: (
+      _token: unknown,
+      params: { readonly offset?: number | undefined; readonly allowed_updates?: ReadonlyArray<string> }
+    ) =>
       Effect.gen(function*() {
-        polls.push({ at: yield* Clock.currentTimeMillis, offset: params.offset })
+        polls.push({
+          at: yield* Clock.currentTimeMillis,
+          offset: params.offset,
+          announces: params.allowed_updates === Ingress.allUpdateTypes
+        })
         const answer = script[next++]
         if (answer === undefined) return yield* Effect.never
         if (answer instanceof TelegramError.TelegramApiError || answer instanceof TelegramError.TelegramTransportError) {
@@ -96,6 +104,15 @@ const lastError = (botId: number) =>
   )
 
 describe("Ingress.poll on a TestClock", () => {
+  it.effect("sends allowed_updates until a getUpdates succeeds, and again after a failure", () =>
+    run([[{ update_id: 1 }], [], unreachable, [], []], ({ polls }) =>
+      Effect.gen(function*() {
+        yield* until(polls, 3)
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* until(polls, 6)
+        assert.deepStrictEqual(polls.map((p) => p.announces), [true, false, false, true, false, false])
+      })))
+
   it.effect("waits exactly retry_after on 429, and says so in last_error", () =>
     run([apiError(429, "Too Many Requests: retry after 7", 7)], ({ polls }, bot) =>
       Effect.gen(function*() {

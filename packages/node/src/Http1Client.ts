@@ -126,16 +126,18 @@ interface Target {
   readonly authorization: string | undefined
 }
 
-/** How many parsed URLs `targetOf` keeps: calls go to a few URLs over and over (a bot's backend, its getUpdates). */
-const maxTargets = 1024
+/** How many origins `targetOf` keeps parsed: calls go to a few (Telegram, the bots' backends) over and over. */
+const maxBases = 1024
 
-const targets = new Map<string, Target>()
+/** The parsed origin of a URL, by scheme, credentials, host and port (and address policy). */
+const bases = new Map<string, Omit<Target, "path">>()
 
-/** The parsed URL of a call, from a cache of the latest ones; an `HttpExchangeError` when it is not http(s). */
-const targetOf = (href: string, addresses: "public" | undefined): Target | HttpExchange.HttpExchangeError => {
-  const key = addresses === undefined ? href : `${addresses} ${href}`
-  const known = targets.get(key)
-  if (known !== undefined) return known
+/** A path and query `new URL` leaves as they are: nothing it would percent-encode, no fragment, no dot segment. */
+const plainPath = /^\/[\w\-.~!$&'()*+,;=:@%/]*(?:\?[\w\-.~!$&()*+,;=:@%/?]*)?$/
+const dotSegment = /\/\.|%2e/i
+
+/** The URL parsed whole; an `HttpExchangeError` when it is not http(s). */
+const parseTarget = (href: string, addresses: "public" | undefined): Target | HttpExchange.HttpExchangeError => {
   let url: URL
   try {
     url = new URL(href)
@@ -143,16 +145,36 @@ const targetOf = (href: string, addresses: "public" | undefined): Target | HttpE
     return HttpExchange.invalidUrl(cause)
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return HttpExchange.invalidUrl(undefined)
-  const target: Target = {
+  return {
     origin: originOf(url, addresses),
     path: `${url.pathname}${url.search}`,
     authorization: url.username === "" && url.password === ""
       ? undefined
       : `Basic ${Buffer.from(`${decoded(url.username)}:${decoded(url.password)}`).toString("base64")}`
   }
-  if (targets.size >= maxTargets) targets.clear()
-  targets.set(key, target)
-  return target
+}
+
+/**
+ * Where a call goes; an `HttpExchangeError` when the URL is not http(s). The origin is parsed once and kept; a
+ * plain path is taken as it is, anything else is parsed with the whole URL.
+ */
+const targetOf = (href: string, addresses: "public" | undefined): Target | HttpExchange.HttpExchangeError => {
+  const scheme = href.indexOf("://")
+  const slash = scheme === -1 ? -1 : href.indexOf("/", scheme + 3)
+  const path = slash === -1 ? "" : href.slice(slash)
+  if (!plainPath.test(path) || dotSegment.test(path)) return parseTarget(href, addresses)
+  const authority = href.slice(0, slash)
+  if (/[?#\\]/.test(authority)) return parseTarget(href, addresses)
+  const key = addresses === undefined ? authority : `${addresses} ${authority}`
+  let base = bases.get(key)
+  if (base === undefined) {
+    const parsed = parseTarget(`${authority}/`, addresses)
+    if (parsed instanceof HttpExchange.HttpExchangeError) return parsed
+    base = { origin: parsed.origin, authorization: parsed.authorization }
+    if (bases.size >= maxBases) bases.clear()
+    bases.set(key, base)
+  }
+  return { origin: base.origin, path, authorization: base.authorization }
 }
 
 /** How the answer's body ends. */

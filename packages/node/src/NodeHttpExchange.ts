@@ -3,18 +3,24 @@ import { Effect, Layer } from "effect"
 import * as Http1Client from "./Http1Client.js"
 
 /**
- * `HttpExchange` over a client's keep-alive connections; the call ends (its connection dropped) when
- * its fiber is interrupted.
+ * `HttpExchange` over a client's keep-alive connections; the call ends (its connection dropped) when its fiber
+ * ends first, as it does when interrupted. The fiber is watched instead of registering an interruption handler
+ * per call: a long poll keeps less while it waits, and a call makes less garbage.
  */
 export const fromClient = (client: Http1Client.Client): HttpExchange.Service => ({
   exchange: (request) =>
-    Effect.async<HttpExchange.Answer, HttpExchange.HttpExchangeError>((resume) => {
-      const cancel = client.request(
-        request,
-        (failure, answer) => resume(failure === undefined ? Effect.succeed(answer!) : Effect.fail(failure))
-      )
-      return Effect.sync(cancel)
-    })
+    Effect.withFiberRuntime<HttpExchange.Answer, HttpExchange.HttpExchangeError>((fiber) =>
+      Effect.async((resume) => {
+        let cancel: (() => void) | undefined
+        let answered = false
+        cancel = client.request(request, (failure, answer) => {
+          answered = true
+          if (cancel !== undefined) fiber.removeObserver(cancel)
+          resume(failure === undefined ? Effect.succeed(answer!) : Effect.fail(failure))
+        })
+        if (!answered) fiber.addObserver(cancel)
+      })
+    )
 })
 
 /**

@@ -112,6 +112,27 @@ describe("Http1Client", () => {
     }
   })
 
+  it("sends the request target the URL parser makes of each URL, plain or not", async () => {
+    respond = (_, socket) => socket.write(ok("{}"))
+    const paths = [
+      "/bot1:secret/getUpdates",
+      "/hook?x=1&y=a:b/c",
+      "/a/./b/../c",
+      "/a/%2e%2E/b",
+      "/.well-known/x",
+      "/a b/\"c\"?q=<'{}'>",
+      "/a\\b",
+      "/a?x#fragment",
+      "/tab\there",
+      "/ü?ü"
+    ]
+    for (const path of paths) await call({ url: `${root}${path}` })
+    await call({ url: `${root}?only` })
+    const expected = [...paths.map((path) => new URL(`${root}${path}`)), new URL(`${root}?only`)]
+      .map((url) => `${url.pathname}${url.search}`)
+    assert.deepStrictEqual(received.map((request) => request.split(" ")[1]), expected)
+  })
+
   it("sends the URL's credentials as basic authorization", async () => {
     respond = (_, socket) => socket.write(ok("{}"))
     await call({ url: `http://ann%40x:p%3Ass@${root.slice(7)}/hook` })

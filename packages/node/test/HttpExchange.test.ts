@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { HttpExchange } from "@botrelay/telegram"
-import { Duration, Effect, Either, Layer, Option } from "effect"
+import { Duration, Effect, Either, Fiber, Layer, Option } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as NodeHttpExchange from "../src/NodeHttpExchange.js"
 
@@ -120,6 +120,25 @@ describe.each(implementations)("HttpExchange over %s", (_, layer) => {
   it("fails after the timeout, naming the timeout and not the URL", async () => {
     const answer = await run(layer, { method: "POST", url: `${root}/slow`, headers: {}, timeout: Duration.millis(200) })
     assert.deepStrictEqual(answer, failure("Timeout", undefined, "no answer within 200ms"))
+  })
+
+  it("drops the connection of a call whose fiber is interrupted, or that loses a race", async () => {
+    const closed = () =>
+      new Promise<void>((resolve) => server.once("request", (req) => req.socket.once("close", () => resolve())))
+    const program = Effect.gen(function*() {
+      const http = yield* HttpExchange.HttpExchange
+      const slow = http.exchange({ method: "POST", url: `${root}/slow`, headers: {} })
+      const first = closed()
+      const fiber = yield* Effect.fork(slow)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+      yield* Fiber.interrupt(fiber)
+      yield* Effect.promise(() => first)
+      const second = closed()
+      const raced = yield* Effect.timeoutOption(slow, Duration.millis(50))
+      yield* Effect.promise(() => second)
+      return raced
+    }).pipe(Effect.provide(layer), Effect.scoped)
+    assert.deepStrictEqual(await Effect.runPromise(program), Option.none())
   })
 
   it("fails on a refused connection with its code and nothing of the URL", async () => {

@@ -117,6 +117,11 @@ export const poll = (
     let receivedSince = true
     /** The next offset, once read: this poller is the only writer of it while it runs. */
     let offset: number | undefined
+    /**
+     * Whether Telegram has this poller's `allowed_updates`: it keeps them from one getUpdates to the next, so they
+     * are sent until a call succeeds, and again after any failure (a webhook set meanwhile may have changed them).
+     */
+    let announced = false
 
     const round = Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
@@ -127,12 +132,16 @@ export const poll = (
       }
       if (tenure !== undefined && !(yield* tenure.holds)) return yield* ownership.lost(bot.id).pipe(Effect.zipRight(Effect.never))
       offset ??= yield* inbox.offset(bot.id)
-      const updates = yield* telegram.getUpdates(bot.token, {
-        offset,
-        limit: 100,
-        timeout: options.pollSeconds,
-        allowed_updates: allUpdateTypes
-      })
+      const updates = yield* telegram.getUpdates(
+        bot.token,
+        announced ? { offset, limit: 100, timeout: options.pollSeconds } : {
+          offset,
+          limit: 100,
+          timeout: options.pollSeconds,
+          allowed_updates: allUpdateTypes
+        }
+      )
+      announced = true
       failures = 0
       if (Option.isSome(polls)) polls.value.returned(bot.id, yield* Clock.currentTimeMillis)
       if (updates.length > 0) {
@@ -148,6 +157,7 @@ export const poll = (
 
     /** What a failed round does before the next: a lost lease stops here, anything else waits and tries again. */
     const recover = (e: TelegramError.TelegramError | StorageError | LeaseLost): Effect.Effect<void> => {
+      announced = false
       switch (e._tag) {
         case "LeaseLost":
           return Effect.zipRight(ownership.lost(bot.id), Effect.never)
