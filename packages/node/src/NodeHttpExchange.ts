@@ -11,14 +11,14 @@ export const fromClient = (client: Http1Client.Client): HttpExchange.Service => 
   exchange: (request) =>
     Effect.withFiberRuntime<HttpExchange.Answer, HttpExchange.HttpExchangeError>((fiber) =>
       Effect.async((resume) => {
-        let cancel: (() => void) | undefined
         let answered = false
-        cancel = client.request(request, (failure, answer) => {
+        const ended = () => cancel()
+        const cancel = client.request(request, (failure, answer) => {
           answered = true
-          if (cancel !== undefined) fiber.removeObserver(cancel)
+          fiber.removeObserver(ended)
           resume(failure === undefined ? Effect.succeed(answer!) : Effect.fail(failure))
         })
-        if (!answered) fiber.addObserver(cancel)
+        if (!answered) fiber.addObserver(ended)
       })
     )
 })
