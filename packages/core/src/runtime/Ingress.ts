@@ -1,6 +1,6 @@
 import type { TelegramError } from "@botrelay/telegram"
 import { BotApi, TelegramClient } from "@botrelay/telegram"
-import { Clock, Duration, Effect, FiberRef, HashMap, Option } from "effect"
+import { Duration, Effect, FiberRef, HashMap, Option } from "effect"
 import type { LeaseLost, StorageError } from "../domain/Errors.js"
 import type { StoredBot } from "../domain/Bot.js"
 import * as BotStatus from "./BotStatus.js"
@@ -123,36 +123,62 @@ export const poll = (
      */
     let announced = false
 
-    const round = Effect.gen(function*() {
-      const started = yield* Clock.currentTimeMillis
-      if (receivedSince && started - backlogChecked >= backlogInterval) {
-        if ((yield* inbox.backlog(bot.id)) >= options.maxBacklog) return yield* Effect.sleep(backlogInterval)
-        backlogChecked = started
-        receivedSince = false
-      }
-      if (tenure !== undefined && !(yield* tenure.holds)) return yield* ownership.lost(bot.id).pipe(Effect.zipRight(Effect.never))
-      offset ??= yield* inbox.offset(bot.id)
-      const updates = yield* telegram.getUpdates(
+    const clock = yield* Effect.clock
+
+    /**
+     * Takes a batch: it and the next offset go to the inbox before the next getUpdates. A round is built from
+     * steps made as it goes rather than a generator, so a long poll keeps little while it waits.
+     */
+    const received = (updates: ReadonlyArray<BotApi.RawUpdate>) => {
+      announced = true
+      failures = 0
+      if (Option.isSome(polls)) polls.value.returned(bot.id, clock.unsafeCurrentTimeMillis())
+      if (updates.length === 0) return setError("")
+      receivedSince = true
+      const next = updates[updates.length - 1]!.update_id + 1
+      offset = undefined
+      return inbox.accept(bot.id, updates, next, tenure?.fence, completing).pipe(
+        Effect.zipRight(Effect.suspend(() => {
+          offset = next
+          return committed
+        })),
+        Effect.zipRight(Effect.suspend(() => setError("")))
+      )
+    }
+
+    const fetch = (at: number): Effect.Effect<void, TelegramError.TelegramError | StorageError | LeaseLost> =>
+      telegram.getUpdates(
         bot.token,
-        announced ? { offset, limit: 100, timeout: options.pollSeconds } : {
-          offset,
+        announced ? { offset: at, limit: 100, timeout: options.pollSeconds } : {
+          offset: at,
           limit: 100,
           timeout: options.pollSeconds,
           allowed_updates: allUpdateTypes
         }
-      )
-      announced = true
-      failures = 0
-      if (Option.isSome(polls)) polls.value.returned(bot.id, yield* Clock.currentTimeMillis)
-      if (updates.length > 0) {
-        receivedSince = true
-        const last = updates[updates.length - 1]!.update_id
-        offset = undefined
-        yield* inbox.accept(bot.id, updates, last + 1, tenure?.fence, completing)
-        offset = last + 1
-        yield* committed
-      }
-      yield* setError("")
+      ).pipe(Effect.flatMap(received))
+
+    const fetchNext = Effect.suspend(() =>
+      offset === undefined
+        ? Effect.flatMap(inbox.offset(bot.id), (read) => {
+          offset = read
+          return fetch(read)
+        })
+        : fetch(offset)
+    )
+
+    const held = tenure === undefined
+      ? fetchNext
+      : Effect.flatMap(tenure.holds, (holds) => holds ? fetchNext : Effect.zipRight(ownership.lost(bot.id), Effect.never))
+
+    const round = Effect.suspend(() => {
+      const started = clock.unsafeCurrentTimeMillis()
+      if (!receivedSince || started - backlogChecked < backlogInterval) return held
+      return Effect.flatMap(inbox.backlog(bot.id), (backlog) => {
+        if (backlog >= options.maxBacklog) return Effect.sleep(backlogInterval)
+        backlogChecked = started
+        receivedSince = false
+        return held
+      })
     })
 
     /** What a failed round does before the next: a lost lease stops here, anything else waits and tries again. */
