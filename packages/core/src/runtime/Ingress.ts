@@ -125,10 +125,7 @@ export const poll = (
 
     const clock = yield* Effect.clock
 
-    /**
-     * Takes a batch: it and the next offset go to the inbox before the next getUpdates. A round is built from
-     * steps made as it goes rather than a generator, so a long poll keeps little while it waits.
-     */
+    /** Takes a batch: it and the next offset go to the inbox before the next getUpdates. */
     const received = (updates: ReadonlyArray<BotApi.RawUpdate>) => {
       announced = true
       failures = 0
@@ -170,6 +167,7 @@ export const poll = (
       ? fetchNext
       : Effect.flatMap(tenure.holds, (holds) => holds ? fetchNext : Effect.zipRight(ownership.lost(bot.id), Effect.never))
 
+    /** One round, built from steps made as it goes rather than a generator: a long poll keeps little while it waits. */
     const round = Effect.suspend(() => {
       const started = clock.unsafeCurrentTimeMillis()
       if (!receivedSince || started - backlogChecked < backlogInterval) return held
