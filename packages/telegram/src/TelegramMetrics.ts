@@ -1,4 +1,4 @@
-import { Effect, Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
+import { Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
 
 /** `botrelay_telegram_requests_total{method,status}`: Bot API calls by method and Telegram's HTTP status or `network`. */
 export const requests = MetricKey.counter("botrelay_telegram_requests_total", {
@@ -51,7 +51,3 @@ export const unsafeRecord = (method: string, status: number | undefined, seconds
   requestsFor(label, status === undefined ? "network" : String(status)).unsafeUpdate(1, [])
   durationFor(label).unsafeUpdate(seconds, [])
 }
-
-/** Records one call: its method, its HTTP status (undefined: no answer) and how long it took, in seconds. */
-export const record = (method: string, status: number | undefined, seconds: number): Effect.Effect<void> =>
-  Effect.sync(() => unsafeRecord(method, status, seconds))
