@@ -138,6 +138,21 @@ describe("LongPoll", () => {
       assert.deepStrictEqual(yield* ids({}), sent)
     })))
 
+  it.effect("a start followed late ends a pending poll only when another instance made it", () =>
+    run(Effect.gen(function*() {
+      const { ids, untilWaiting, bot } = yield* setup()
+      const bus = yield* Events.Events
+      const pending = yield* Effect.fork(ids({ timeout: 30 }))
+      yield* untilWaiting
+      yield* bus.publish(Events.Event.LongPollStarted({ bot_id: bot.id, poll: "an earlier poll of this instance" }))
+      yield* followed
+      assert.isNull(pending.unsafePoll())
+      yield* bus.receive(Events.Event.LongPollStarted({ bot_id: bot.id, poll: "a poll of another instance" }))
+      yield* followed
+      const error = yield* Effect.flip(Fiber.join(pending))
+      assert.strictEqual(error._tag, "PollConflict")
+    })))
+
   it.effect("an interrupted request leaves no waiter behind", () =>
     run(Effect.gen(function*() {
       const { arrive, ids, untilWaiting, longPoll, bot } = yield* setup()

@@ -261,7 +261,11 @@ export const make = (
 
       waiting: (botId) => waiters.get(botId)?.size ?? 0
     }
-    /** A getUpdates started elsewhere ends the one pending here, as a newer one here would. */
+    /**
+     * A getUpdates started on another instance ends the one pending here, as a newer one here would. This
+     * instance's own starts are left alone: a newer one already ended its predecessor, and the event,
+     * followed later, could name a poll that has since been followed by another.
+     */
     const startedElsewhere = (botId: number, poll: string) =>
       Effect.sync(() => {
         const pending = current.get(botId)
@@ -273,7 +277,7 @@ export const make = (
           case "UpdatesBuffered":
             return service.buffered(event.bot_id)
           case "LongPollStarted":
-            return startedElsewhere(event.bot_id, event.poll)
+            return bus.isReceived(event) ? startedElsewhere(event.bot_id, event.poll) : Effect.void
           case "Resynced":
             return Effect.forEach([...waiters.keys()], service.buffered, { discard: true })
         }
