@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Metrics } from "@botrelay/core"
 import { type RequestActor, RouteTemplate } from "@botrelay/http"
-import { Effect, Runtime } from "effect"
+import { Effect, FiberRef, FiberRefs, LogLevel, Runtime } from "effect"
 
 /** The response header that names a request in logs: the client's `X-Request-Id` when sane, else a new UUID. */
 export const header = "X-Request-Id"
@@ -23,6 +23,8 @@ const quietRoute = "/api/health"
  */
 export const make = (runtime: Runtime.Runtime<never>, options: { readonly console: boolean }) => {
   const run = Runtime.runSync(runtime)
+  const level = FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentMinimumLogLevel)
+  const logs = (route: string) => LogLevel.greaterThanEqual(route === quietRoute ? LogLevel.Debug : LogLevel.Info, level)
   return (req: IncomingMessage, res: ServerResponse, url: string): RequestActor.Slot => {
     const started = performance.now()
     const given = req.headers["x-request-id"]
@@ -34,7 +36,9 @@ export const make = (runtime: Runtime.Runtime<never>, options: { readonly consol
       const route = RouteTemplate.of(method, url, options)
       const status = res.headersSent ? res.statusCode : 499
       const ms = performance.now() - started
-      const line = (route === quietRoute ? Effect.logDebug : Effect.logInfo)("request").pipe(
+      Metrics.unsafeHttpRequest(method, route, status, ms / 1000)
+      if (!logs(route)) return
+      run((route === quietRoute ? Effect.logDebug : Effect.logInfo)("request").pipe(
         Effect.annotateLogs({
           method,
           route,
@@ -43,8 +47,7 @@ export const make = (runtime: Runtime.Runtime<never>, options: { readonly consol
           actor: slot.actor,
           request_id: requestId
         })
-      )
-      run(Effect.zipRight(Metrics.httpRequest(method, route, status, ms / 1000), line))
+      ))
     })
     return slot
   }

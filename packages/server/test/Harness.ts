@@ -139,6 +139,8 @@ export const startServer = async (
     readonly env?: Readonly<Record<string, string>>
     /** The driver: PostgreSQL under `BOTRELAY_TEST_DATABASE=postgres`, else SQLite, unless set here. */
     readonly storage?: Storage
+    /** The least level that is logged (all by default). */
+    readonly logLevel?: LogLevel.LogLevel
   } = {}
 ) => {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "botrelay-test-"))
@@ -171,7 +173,7 @@ export const startServer = async (
     Main.layer(config, runtimeOptions).pipe(
       Layer.provide(Layer.mergeAll(
         Logger.replace(Logger.defaultLogger, capture),
-        Logger.minimumLogLevel(LogLevel.All),
+        Logger.minimumLogLevel(options.logLevel ?? LogLevel.All),
         options.extra ?? Layer.empty
       ))
     )

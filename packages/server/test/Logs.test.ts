@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { FakeTelegram } from "@botrelay/testing"
+import { LogLevel } from "effect"
 import { eventually, startServer, storages, type TestServer } from "./Harness.js"
 
 const bin = resolve(import.meta.dirname, "../dist/bin.js")
@@ -163,5 +164,23 @@ describe.each(storages)("request log lines (%s)", (storage) => {
       status: 401,
       actor: "anonymous"
     })
+  })
+})
+
+describe.each(storages)("request lines below the log level (%s)", (storage) => {
+  it("are not written, and the requests are still counted", async () => {
+    const server = await startServer({ storage, logLevel: LogLevel.Warning })
+    try {
+      // metrics are the process's: count what these three calls add
+      const counted = async () =>
+        Number(/^botrelay_http_requests_total\{method="GET",route="\/api\/bots",status="200"\} (\d+)$/m
+          .exec((await server.call("/metrics")).text)?.[1] ?? 0)
+      const before = await counted()
+      for (let i = 0; i < 3; i++) assert.strictEqual((await server.call("/api/bots")).status, 200)
+      assert.strictEqual(await counted(), before + 3)
+      assert.isFalse(server.logs.some((l) => JSON.parse(l).message === "request"))
+    } finally {
+      await server.close()
+    }
   })
 })
