@@ -354,23 +354,25 @@ export const first = <A, B>(rows: ReadonlyArray<A>, f: (row: A) => B): Option.Op
 
 const makeGroupCommit = (sqlite: SqliteDatabase): Connection["groupCommit"] => {
   type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }
-  let queued: Array<{ readonly write: () => unknown; readonly done: (outcome: Outcome) => void }> = []
+  type Queued = { readonly write: () => unknown; readonly done: (outcome: Outcome) => void }
+  let queued: Array<Queued> = []
+  /** Runs a write in a transaction, or in a savepoint when one is open (made once: each costs a few closures). */
+  const transaction = sqlite.transaction((write: () => unknown) => write())
+  const all = sqlite.transaction((batch: ReadonlyArray<Queued>) =>
+    batch.map(({ write }): Outcome => {
+      try {
+        return { ok: true, value: transaction(write) }
+      } catch (error) {
+        return { ok: false, error }
+      }
+    })
+  )
   const flush = () => {
     const batch = queued
     queued = []
     let outcomes: Array<Outcome>
     try {
-      outcomes = batch.length === 1
-        ? [{ ok: true, value: sqlite.transaction(batch[0]!.write)() }]
-        : sqlite.transaction(() =>
-          batch.map(({ write }): Outcome => {
-            try {
-              return { ok: true, value: sqlite.transaction(write)() }
-            } catch (error) {
-              return { ok: false, error }
-            }
-          })
-        )()
+      outcomes = batch.length === 1 ? [{ ok: true, value: transaction(batch[0]!.write) }] : all(batch)
     } catch (error) {
       outcomes = batch.map(() => ({ ok: false, error }))
     }

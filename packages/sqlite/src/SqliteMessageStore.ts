@@ -45,17 +45,18 @@ export const make = (c: Connection): MessageStore.MessageStoreService => {
   const messageByKey = c.sqlite.prepare(findMessageQuery.sql).raw(true)
   const fileHeld = c.sqlite.prepare(hasFileQuery.sql).raw(true)
   const save = messageWriter(c)
+  const saveInTransaction = c.transaction(save)
 
   /** Saves the messages, all at once, or one by one when that fails; what the first unsaved one failed with. */
   const saveEach = (messages: ReadonlyArray<Message.Message>): unknown => {
     try {
-      c.sqlite.transaction(() => save(messages))()
+      saveInTransaction(messages)
       return undefined
     } catch {
       let failure: unknown = undefined
       for (const m of messages) {
         try {
-          c.sqlite.transaction(() => save([m]))()
+          saveInTransaction([m])
         } catch (error) {
           failure ??= error
         }
