@@ -5,8 +5,8 @@ import * as CallParams from "../domain/CallParams.js"
 import type { StorageError } from "../domain/Errors.js"
 import { fromTelegram, type Message, Recorded } from "../domain/Message.js"
 import { type ChatSeen, empty, type Sighting } from "../domain/Sighting.js"
-import { ChatStore } from "../stores/ChatStore.js"
-import { MessageStore } from "../stores/MessageStore.js"
+import { ChatStore, type ChatStoreService } from "../stores/ChatStore.js"
+import { MessageStore, type MessageStoreService } from "../stores/MessageStore.js"
 import { chatSeen } from "./Capture.js"
 import { Event, Events, type EventsService, publishMessages } from "./Events.js"
 
@@ -65,10 +65,26 @@ export const resultOf = (answer: string): Option.Option<unknown> => {
   }
 }
 
+/**
+ * The services capture writes to and tells, taken once by the service: providing them on every call would
+ * copy the caller's whole context each time.
+ */
+interface Stores {
+  readonly messageStore: MessageStoreService
+  readonly chatStore: ChatStoreService
+  readonly events: EventsService
+}
+
+const storesOf: Effect.Effect<Stores, never, MessageStore | ChatStore | Events> = Effect.all({
+  messageStore: MessageStore,
+  chatStore: ChatStore,
+  events: Events
+})
+
 /** What the bot copied: the source message's text and media when the history holds it, `caption` replacing the text. */
-const copied = (bot: StoredBot, params: CallParams.CallParams, messageId: number) =>
+const copied = (stores: Stores, bot: StoredBot, params: CallParams.CallParams, messageId: number) =>
   Effect.gen(function*() {
-    const messageStore = yield* MessageStore
+    const { messageStore } = stores
     const chatId = CallParams.int(params.chat_id)
     if (chatId === undefined) return Option.none<Message>()
     const fromChatId = CallParams.int(params.from_chat_id)
@@ -174,16 +190,15 @@ const sentOrEdited = (call: Call, result: unknown): Sent | undefined => {
 }
 
 /** Records a copy or a delete, and tells the bus. */
-const recordOther = (call: Call, result: unknown) =>
+const recordOther = (stores: Stores, call: Call, result: unknown) =>
   Effect.gen(function*() {
-    const messageStore = yield* MessageStore
-    const events = yield* Events
+    const { events, messageStore } = stores
     const { bot, method, params } = call
     switch (method) {
       case "copymessage": {
         const id = decodeMessageId(result)
         if (Either.isLeft(id)) return
-        const message = yield* copied(bot, params, id.right.message_id)
+        const message = yield* copied(stores, bot, params, id.right.message_id)
         if (Option.isNone(message)) return
         yield* messageStore.saveMessage(message.value)
         return yield* publishMessages(events, bot.id, [message.value])
@@ -219,20 +234,21 @@ export const capture = (
   calls: ReadonlyArray<Call>,
   origin: Origin
 ): Effect.Effect<void, StorageError, MessageStore | ChatStore | Events> =>
+  Effect.flatMap(storesOf, (stores) => captureOn(stores, calls, origin))
+
+const captureOn = (stores: Stores, calls: ReadonlyArray<Call>, origin: Origin): Effect.Effect<void, StorageError> =>
   Effect.gen(function*() {
-    const messageStore = yield* MessageStore
-    const chatStore = yield* ChatStore
-    const events = yield* Events
+    const { chatStore, events, messageStore } = stores
     const messages: Array<Message> = []
     const edited = new Set<Message>()
     const sightings = new Map<number, { chats: Array<ChatSeen>; reads: Array<{ chat_id: number; at: number }> }>()
-    const writes: Array<Effect.Effect<void, StorageError, MessageStore | ChatStore | Events>> = []
+    const writes: Array<Effect.Effect<void, StorageError>> = []
     const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
     for (const call of calls) {
       if (!keeps(call.bot, origin)) continue
       const sent = sentOrEdited(call, call.result)
       if (sent === undefined) {
-        writes.push(recordOther(call, call.result))
+        writes.push(recordOther(stores, call, call.result))
         continue
       }
       messages.push(...sent.messages)
@@ -277,7 +293,10 @@ export const captureSent = (
   messages: ReadonlyArray<BotApi.Message>,
   origin: Origin
 ): Effect.Effect<void, StorageError, MessageStore | ChatStore | Events> =>
-  capture(messages.map((result) => ({ bot, method: "sendmessage", params: {}, result })), origin)
+  capture(sentCalls(bot, messages), origin)
+
+const sentCalls = (bot: StoredBot, messages: ReadonlyArray<BotApi.Message>): ReadonlyArray<Call> =>
+  messages.map((result) => ({ bot, method: "sendmessage", params: {}, result }))
 
 /**
  * Marks the bot's chat unreachable (`unreachable` set: a send was refused as the person blocked the bot) or
@@ -288,13 +307,21 @@ export const setReachable = (
   chatId: number,
   unreachable: { readonly since: number; readonly reason: string } | undefined
 ): Effect.Effect<void, StorageError, ChatStore | Events> =>
-  Effect.gen(function*() {
-    const chatStore = yield* ChatStore
-    const events = yield* Events
-    if (yield* chatStore.setReachable(botId, chatId, unreachable)) {
-      yield* events.publish(Event.ChatChanged({ bot_id: botId, chat_id: chatId }))
-    }
-  })
+  Effect.flatMap(
+    Effect.all({ chatStore: ChatStore, events: Events }),
+    (stores) => setReachableOn(stores, botId, chatId, unreachable)
+  )
+
+const setReachableOn = (
+  { chatStore, events }: Pick<Stores, "chatStore" | "events">,
+  botId: number,
+  chatId: number,
+  unreachable: { readonly since: number; readonly reason: string } | undefined
+): Effect.Effect<void, StorageError> =>
+  Effect.flatMap(
+    chatStore.setReachable(botId, chatId, unreachable),
+    (changed) => changed ? events.publish(Event.ChatChanged({ bot_id: botId, chat_id: chatId })) : Effect.void
+  )
 
 /** Recording in the bots' history what successful Bot API calls did (`capture`), for callers outside core. */
 export interface SentMessagesService {
@@ -324,17 +351,14 @@ export class SentMessages extends Context.Tag("@botrelay/core/SentMessages")<Sen
 
 /** Builds the service on the `MessageStore` and `ChatStore` the host provides, telling the `Events` bus. */
 export const make: Effect.Effect<SentMessagesService, never, MessageStore | ChatStore | Events> = Effect.map(
-  Effect.context<MessageStore | ChatStore | Events>(),
+  storesOf,
   (stores) =>
     SentMessages.of({
-      capture: (calls, origin) => Effect.provide(capture(calls, origin), stores),
-      captureSent: (bot, messages, origin) => Effect.provide(captureSent(bot, messages, origin), stores),
-      setReachable: (botId, chatId, unreachable) => Effect.provide(setReachable(botId, chatId, unreachable), stores),
+      capture: (calls, origin) => captureOn(stores, calls, origin),
+      captureSent: (bot, messages, origin) => captureOn(stores, sentCalls(bot, messages), origin),
+      setReachable: (botId, chatId, unreachable) => setReachableOn(stores, botId, chatId, unreachable),
       tell: (message, as) =>
-        Effect.flatMap(
-          Events,
-          (events) => publishMessages(events, message.bot_id, as === "new" ? [message] : [], as === "edited" ? [message] : [])
-        ).pipe(Effect.provide(stores))
+        publishMessages(stores.events, message.bot_id, as === "new" ? [message] : [], as === "edited" ? [message] : [])
     })
 )
 
