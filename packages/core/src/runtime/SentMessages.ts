@@ -225,8 +225,9 @@ const recordOther = (stores: Stores, call: Call, result: unknown) =>
  * replaces the stored text and sets edit_date), all in one write; a copy is stored with the text and
  * media of its source when the history holds it, and deleted messages are marked deleted. The chats the
  * answers show are recorded (kinds and names), and a reply through the API (`origin` "api") moves its
- * chat's read mark to now. The writes run together, and one that fails does not keep the others from
- * being made; the effect then fails with the first failure. Each write that succeeds is told on the bus:
+ * chat's read mark to now. The writes run one after another (running them side by side on fibers of their
+ * own cost more than a second commit), and one that fails does not keep the others from being made; the
+ * effect then fails with the first failure. Each write that succeeds is told on the bus:
  * `MessagesStored` for what was sent, `MessageEdited` for edits, `MessagesDeleted` for deletes, each
  * followed by `ChatChanged`.
  */
@@ -270,8 +271,7 @@ const captureOn = (stores: Stores, calls: ReadonlyArray<Call>, origin: Origin): 
         [...sightings].map(([botId, { chats, reads }]): Sighting => ({ ...empty(botId), chats, reads }))
       ))
     }
-    if (writes.length <= 1) return yield* Effect.forEach(writes, (write) => write, { discard: true })
-    const outcomes = yield* Effect.all(writes, { concurrency: "unbounded", mode: "either" })
+    const outcomes = yield* Effect.all(writes, { mode: "either" })
     const failure = outcomes.find(Either.isLeft)
     if (failure !== undefined) return yield* Effect.fail(failure.left)
   })
