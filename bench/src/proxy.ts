@@ -6,7 +6,8 @@
  * /tgapi (history on, so each message is also stored), loaded by autocannon from this process. The
  * 50-in-flight runs take turns in rounds (straight, bare proxy, /tgapi, again), so a slow spell of the
  * machine falls on all of them rather than on one: req/s is over all rounds, p50 the rounds' median,
- * p99 the rounds' highest.
+ * p99 the rounds' highest. CPU/call is the user and system time of the process that answers (FakeTelegram,
+ * the bare proxy, Botrelay), all its threads, per call.
  * Fast path on vs off: one Botrelay process (`fastpathserver.ts`) serving the same instance on two
  * listeners, with and without `ProxyFastPath` in front of the app; the same sendMessage load, taking
  * turns in rounds at 50 in flight, then one at a time.
@@ -36,7 +37,7 @@ import {
   startBotrelay,
   table
 } from "./harness.js"
-import { type Child, freePort, isRunning, start, stop, waitHealthy } from "./processes.js"
+import { type Child, freePort, isRunning, processTicks, start, stop, ticksPerSecond, waitHealthy } from "./processes.js"
 
 interface FakeProcess {
   readonly child: Child
@@ -106,11 +107,15 @@ interface OverheadRow {
   readonly p50: number
   readonly p99: number
   readonly failed: number
+  /** CPU time (user + system, all threads) of the process that answers, per call, in µs. */
+  readonly cpuPerCall: number
 }
 
 interface Target {
   readonly name: string
   readonly url: string
+  /** The process that answers the calls, whose CPU is counted. */
+  readonly pid: number | undefined
 }
 
 /**
@@ -132,10 +137,13 @@ const measure = async (
     await load(target.url, body, warmup, connections)
   }
   const runs = targets.map(() => [] as Array<autocannon.Result>)
+  const ticks = targets.map(() => 0)
   for (let round = 1; round <= rounds; round++) {
     for (const [i, target] of targets.entries()) {
       process.stderr.write(`${label}: ${target.name}, ${connections} in flight: round ${round} of ${rounds}\n`)
+      const before = processTicks(target.pid)
       runs[i]!.push(await load(target.url, body, duration / rounds, connections))
+      ticks[i]! += processTicks(target.pid) - before
     }
   }
   for (const [i, target] of targets.entries()) {
@@ -147,16 +155,22 @@ const measure = async (
       rps: sum((r) => r.requests.total) / sum((r) => r.duration),
       p50: median(results.map((r) => r.latency.p50)),
       p99: Math.max(...results.map((r) => r.latency.p99)),
-      failed: sum((r) => r.non2xx + r.errors)
+      failed: sum((r) => r.non2xx + r.errors),
+      cpuPerCall: perCall(ticks[i]!, sum((r) => r.requests.total))
     })
   }
   for (const target of targets) {
     process.stderr.write(`${label}: ${target.name}, 1 in flight: warm-up ${warmup} s, run ${duration} s\n`)
     await oneAtATime(target.url, body, warmup)
-    rows.push({ name: target.name, inFlight: 1, ...await oneAtATime(target.url, body, duration) })
+    const before = processTicks(target.pid)
+    const alone = await oneAtATime(target.url, body, duration)
+    const calls = alone.rps * duration
+    rows.push({ name: target.name, inFlight: 1, ...alone, cpuPerCall: perCall(processTicks(target.pid) - before, calls) })
   }
   return rows
 }
+
+const perCall = (ticks: number, calls: number) => calls === 0 ? Number.NaN : ticks / ticksPerSecond * 1e6 / calls
 
 const messageBody = (chatId: number) =>
   JSON.stringify({ chat_id: chatId, text: "a message of ordinary length, sent through the proxy" })
@@ -179,9 +193,9 @@ const overhead = async (): Promise<ReadonlyArray<OverheadRow>> => {
     const bareUrl = `http://127.0.0.1:${barePort}`
     await waitHealthy(bare, bareUrl)
     return await measure("proxy", [
-      { name: "straight to FakeTelegram", url: `${fake.apiRoot}/bot${bot.token}/sendMessage` },
-      { name: "bare node:http proxy", url: `${bareUrl}/tgapi/bot${bot.token}/sendMessage` },
-      { name: "through /tgapi", url: `${botrelay.url}/tgapi/bot${bot.token}/sendMessage` }
+      { name: "straight to FakeTelegram", url: `${fake.apiRoot}/bot${bot.token}/sendMessage`, pid: fake.child.process.pid },
+      { name: "bare node:http proxy", url: `${bareUrl}/tgapi/bot${bot.token}/sendMessage`, pid: bare.process.pid },
+      { name: "through /tgapi", url: `${botrelay.url}/tgapi/bot${bot.token}/sendMessage`, pid: botrelay.child.process.pid }
     ], messageBody(bot.chatId))
   } finally {
     if (bare !== undefined) await stop(bare)
@@ -225,8 +239,8 @@ const fastPathOnOff = async (): Promise<ReadonlyArray<OverheadRow>> => {
     await addBot(server.botrelay, { token: bot.token, name: "fast path bench", manage_enabled: true })
     const path = `/tgapi/bot${bot.token}/sendMessage`
     return await measure("fast path", [
-      { name: "fast path on", url: `${server.on}${path}` },
-      { name: "fast path off", url: `${server.off}${path}` }
+      { name: "fast path on", url: `${server.on}${path}`, pid: server.botrelay.child.process.pid },
+      { name: "fast path off", url: `${server.off}${path}`, pid: server.botrelay.child.process.pid }
     ], messageBody(bot.chatId))
   } finally {
     if (server !== undefined) await stop(server.botrelay.child)
@@ -237,8 +251,16 @@ const fastPathOnOff = async (): Promise<ReadonlyArray<OverheadRow>> => {
 
 const overheadTable = (rows: ReadonlyArray<OverheadRow>) =>
   table(
-    ["path", "in flight", "req/s", "p50", "p99", "failed"],
-    rows.map((r) => [r.name, count(r.inFlight), count(r.rps), ms(r.p50), ms(r.p99), count(r.failed)]),
+    ["path", "in flight", "req/s", "p50", "p99", "CPU/call", "failed"],
+    rows.map((r) => [
+      r.name,
+      count(r.inFlight),
+      count(r.rps),
+      ms(r.p50),
+      ms(r.p99),
+      Number.isNaN(r.cpuPerCall) ? "?" : `${Math.round(r.cpuPerCall)} µs`,
+      count(r.failed)
+    ]),
     1
   )
 
