@@ -82,6 +82,22 @@ describe("SentMessages.capture", () => {
       ])
     }).pipe(Effect.provide(TestRuntime.stores)))
 
+  it.scoped("records a chat before it tells of the messages sent to it", () =>
+    Effect.gen(function*() {
+      const storage = yield* TestRuntime.store
+      const chats = yield* ChatStore.ChatStore
+      const bus = yield* Events.Events
+      const bot = yield* storage.insertBot(botInput("7:managed", true))
+      const seen: Array<string> = []
+      yield* bus.listen(["MessagesStored"], (event) => {
+        const chat = Effect.runSync(chats.findChat(event.bot_id, 42))
+        seen.push(Option.match(chat, { onNone: () => "no chat", onSome: (c) => c.username }))
+      })
+      const named = { ...sent(10, "named"), chat: { id: 42, type: "private", first_name: "Ann", username: "ann" } }
+      yield* SentMessages.capture([{ bot, method: "sendmessage", params: {}, result: named }], "tgapi")
+      assert.deepStrictEqual(seen, ["ann"])
+    }).pipe(Effect.provide(TestRuntime.stores)))
+
   it.effect("records the chats the answers show; a send through the API marks its chat read", () =>
     Effect.gen(function*() {
       const storage = yield* TestRuntime.store

@@ -226,8 +226,9 @@ const recordOther = (stores: Stores, call: Call, result: unknown) =>
  * media of its source when the history holds it, and deleted messages are marked deleted. The chats the
  * answers show are recorded (kinds and names), and a reply through the API (`origin` "api") moves its
  * chat's read mark to now. The writes run one after another (running them side by side on fibers of their
- * own cost more than a second commit), and one that fails does not keep the others from being made; the
- * effect then fails with the first failure. Each write that succeeds is told on the bus:
+ * own cost more than a second commit), the chats before the messages, so that a chat is up to date when its
+ * messages are told; one that fails does not keep the others from being made, and the effect then fails with
+ * the first failure. Each write that succeeds is told on the bus:
  * `MessagesStored` for what was sent, `MessageEdited` for edits, `MessagesDeleted` for deletes, each
  * followed by `ChatChanged`.
  */
@@ -263,13 +264,13 @@ const captureOn = (stores: Stores, calls: ReadonlyArray<Call>, origin: Origin): 
       sighting.chats.push(...sent.chats)
       if (origin === "api") sighting.reads.push(...sent.chats.map((chat) => ({ chat_id: chat.chat_id, at: now })))
     }
-    if (messages.length > 0) {
-      writes.push(Effect.zipRight(messageStore.saveMessages(messages), publishSaved(events, messages, edited)))
-    }
     if (sightings.size > 0) {
       writes.push(chatStore.recordSightings(
         [...sightings].map(([botId, { chats, reads }]): Sighting => ({ ...empty(botId), chats, reads }))
       ))
+    }
+    if (messages.length > 0) {
+      writes.push(Effect.zipRight(messageStore.saveMessages(messages), publishSaved(events, messages, edited)))
     }
     const outcomes = yield* Effect.all(writes, { mode: "either" })
     const failure = outcomes.find(Either.isLeft)
