@@ -5,6 +5,7 @@ import { BotQueries, type Tables } from "@botrelay/sql"
 import { Effect, Option } from "effect"
 import type { Updateable } from "kysely"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
+import type * as DeliveryLines from "./SqliteDeliveryLines.js"
 
 const queries = compileAll({ findBot: BotQueries.findBot, findBotByToken: BotQueries.findBotByTokenHash })
 
@@ -13,7 +14,7 @@ const isTokenConflict = (cause: unknown): boolean =>
   "message" in cause && typeof cause.message === "string" && cause.message.includes("botrelay_bots.token_hash")
 
 /** The `BotStore` on SQLite; tokens and secret tokens are encrypted with the connection's cipher. */
-export const make = (c: Connection): BotStore.BotStoreService => {
+export const make = (c: Connection, lines: DeliveryLines.DeliveryLines): BotStore.BotStoreService => {
   const toBot = BotQueries.toBot(c.cipher)
   const { findBot, findBotByToken } = c.prepareAll(queries)
 
@@ -70,6 +71,10 @@ export const make = (c: Connection): BotStore.BotStoreService => {
 
     listBots: attempt("listBots", () => c.all(BotQueries.listBots(db)).map(toBot)),
 
-    deleteBot: (id) => attempt("deleteBot", () => deleteBot(id))
+    deleteBot: (id) =>
+      attempt("deleteBot", () => {
+        lines.forget(id)
+        return deleteBot(id)
+      })
   }
 }

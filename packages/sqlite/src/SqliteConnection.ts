@@ -316,6 +316,8 @@ export const openWithKey = (options: Options) =>
 export interface Prepared<P extends ReadonlyArray<unknown>, R> {
   readonly all: (...parameters: P) => Array<R>
   readonly run: (...parameters: P) => number
+  /** Runs an insert: the rowid of the row it added. */
+  readonly insert: (...parameters: P) => number
 }
 
 /** An open, migrated database and the synchronous machinery every store runs its queries on. */
@@ -342,6 +344,11 @@ export interface Connection {
    * after the commit. Under load many bots write per turn, which saves most of the per-commit cost.
    */
   readonly groupCommit: <A>(operation: string, write: () => A) => Effect.Effect<A, Errors.StorageError>
+  /**
+   * Runs `f` once the group-commit write now running is committed, in the order of the writes; never when
+   * it fails or its transaction rolls back. Outside a group-commit write, `f` runs at once.
+   */
+  readonly afterCommit: (f: () => void) => void
 }
 
 /** Runs `f`, a failure becoming a `StorageError` of the operation. */
@@ -352,45 +359,62 @@ export const attempt = <A>(operation: string, f: () => A): Effect.Effect<A, Erro
 export const first = <A, B>(rows: ReadonlyArray<A>, f: (row: A) => B): Option.Option<B> =>
   rows.length === 0 ? Option.none() : Option.some(f(rows[0]!))
 
-const makeGroupCommit = (sqlite: SqliteDatabase): Connection["groupCommit"] => {
-  type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }
+const makeGroupCommit = (sqlite: SqliteDatabase): Pick<Connection, "groupCommit" | "afterCommit"> => {
+  type Outcome =
+    | { readonly ok: true; readonly value: unknown; readonly committed: Array<() => void> | undefined }
+    | { readonly ok: false; readonly error: unknown }
   type Queued = { readonly write: () => unknown; readonly done: (outcome: Outcome) => void }
   let queued: Array<Queued> = []
+  /** What runs once the write now running is committed; `undefined` outside a group-commit write. */
+  let committing: Array<() => void> | undefined
   /** Runs a write in a transaction, or in a savepoint when one is open (made once: each costs a few closures). */
   const transaction = sqlite.transaction((write: () => unknown) => write())
-  const all = sqlite.transaction((batch: ReadonlyArray<Queued>) =>
-    batch.map(({ write }): Outcome => {
-      try {
-        return { ok: true, value: transaction(write) }
-      } catch (error) {
-        return { ok: false, error }
-      }
-    })
-  )
+  const run = (write: () => unknown): Outcome => {
+    const committed: Array<() => void> = []
+    committing = committed
+    try {
+      const value = transaction(write)
+      return { ok: true, value, committed: committed.length === 0 ? undefined : committed }
+    } catch (error) {
+      return { ok: false, error }
+    } finally {
+      committing = undefined
+    }
+  }
+  const all = sqlite.transaction((batch: ReadonlyArray<Queued>) => batch.map(({ write }) => run(write)))
   const flush = () => {
     const batch = queued
     queued = []
     let outcomes: Array<Outcome>
     try {
-      outcomes = batch.length === 1 ? [{ ok: true, value: transaction(batch[0]!.write) }] : all(batch)
+      outcomes = batch.length === 1 ? [run(batch[0]!.write)] : all(batch)
     } catch (error) {
       outcomes = batch.map(() => ({ ok: false, error }))
     }
+    for (const outcome of outcomes) {
+      if (outcome.ok && outcome.committed !== undefined) for (const f of outcome.committed) f()
+    }
     batch.forEach(({ done }, i) => done(outcomes[i]!))
   }
-  return <A>(operation: string, write: () => A): Effect.Effect<A, Errors.StorageError> =>
-    Effect.async((resume) => {
-      if (queued.length === 0) setImmediate(flush)
-      queued.push({
-        write,
-        done: (outcome) =>
-          resume(
-            outcome.ok
-              ? Effect.succeed(outcome.value as A)
-              : Effect.fail(new Errors.StorageError({ operation, cause: outcome.error }))
-          )
-      })
-    })
+  return {
+    groupCommit: <A>(operation: string, write: () => A): Effect.Effect<A, Errors.StorageError> =>
+      Effect.async((resume) => {
+        if (queued.length === 0) setImmediate(flush)
+        queued.push({
+          write,
+          done: (outcome) =>
+            resume(
+              outcome.ok
+                ? Effect.succeed(outcome.value as A)
+                : Effect.fail(new Errors.StorageError({ operation, cause: outcome.error }))
+            )
+        })
+      }),
+    afterCommit: (f) => {
+      if (committing === undefined) f()
+      else committing.push(f)
+    }
+  }
 }
 
 /** The execution machinery over an open, migrated database. */
@@ -410,7 +434,8 @@ export const connection = (sqlite: SqliteDatabase, cipher: SecretKey.Cipher): Co
     const stmt = sqlite.prepare(query.sql)
     return {
       all: (...parameters: P): Array<R> => stmt.all(...parameters) as Array<R>,
-      run: (...parameters: P): number => Number(stmt.run(...parameters).changes)
+      run: (...parameters: P): number => Number(stmt.run(...parameters).changes),
+      insert: (...parameters: P): number => Number(stmt.run(...parameters).lastInsertRowid)
     }
   }
 
@@ -434,6 +459,6 @@ export const connection = (sqlite: SqliteDatabase, cipher: SecretKey.Cipher): Co
     },
     statement,
     transaction: <A extends Array<any>, R>(f: (...args: A) => R): (...args: A) => R => sqlite.transaction(f),
-    groupCommit: makeGroupCommit(sqlite)
+    ...makeGroupCommit(sqlite)
   }
 }

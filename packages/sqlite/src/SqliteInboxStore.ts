@@ -1,10 +1,11 @@
-import type { Inbox, InboxStore, LeaseStore, Message, Sighting } from "@botrelay/core"
+import type { Delivery, Inbox, InboxStore, LeaseStore, Message, Sighting } from "@botrelay/core"
 import { BufferQueries, InboxQueries, LeaseQueries, OutboxQueries, type Tables } from "@botrelay/sql"
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
 import { Option } from "effect"
 import { attempt, compileAll, type Connection, db } from "./SqliteConnection.js"
 import { sightingWriter } from "./SqliteChatStore.js"
+import * as DeliveryLines from "./SqliteDeliveryLines.js"
 import { checkFence } from "./SqliteLeaseStore.js"
 import { messageWriter } from "./SqliteMessageStore.js"
 
@@ -36,7 +37,7 @@ const queries = compileAll({
 })
 
 /** The `InboxStore` on SQLite: the pipeline's writes go through the group commit. */
-export const make = (c: Connection): InboxStore.InboxStoreService => {
+export const make = (c: Connection, lines: DeliveryLines.DeliveryLines): InboxStore.InboxStoreService => {
   const hot = c.prepareAll(queries)
   const saveMessages = messageWriter(c)
   const writeSightings = sightingWriter(c)
@@ -68,6 +69,7 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
   ): Array<Inbox.UpdateCompletion> => {
     const written: Array<Inbox.UpdateCompletion> = []
     const messages: Array<Message.Message> = []
+    const queued: Array<Delivery.Delivery> = []
     let sightings: Array<Sighting.Sighting> | undefined
     for (let i = 0; i < completions.length; i++) {
       const completion = completions[i]!
@@ -77,7 +79,8 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
       for (const message of completion.messages) messages.push(message)
       if (completion.sighting !== undefined) (sightings ??= []).push(completion.sighting)
       for (const d of completion.deliveries) {
-        hot.queueDelivery.run(d.bot_id, d.update_id, d.url, d.payload, d.created_at, d.created_at, d.created_at)
+        const id = hot.queueDelivery.insert(d.bot_id, d.update_id, d.url, d.payload, d.created_at, d.created_at, d.created_at)
+        queued.push(DeliveryLines.pending(id, d))
       }
       for (const r of completion.sends ?? []) {
         hot.queueSend.run(
@@ -103,6 +106,7 @@ export const make = (c: Connection): InboxStore.InboxStoreService => {
     }
     saveMessages(messages)
     if (sightings !== undefined) writeSightings(sightings)
+    if (queued.length > 0) c.afterCommit(() => lines.queued(queued))
     return written
   }
 

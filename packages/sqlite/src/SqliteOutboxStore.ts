@@ -2,6 +2,7 @@ import type { Delivery, OutboxStore, RouteSend } from "@botrelay/core"
 import { Columns, MappingQueries, OutboxQueries } from "@botrelay/sql"
 import { Option } from "effect"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
+import type * as DeliveryLines from "./SqliteDeliveryLines.js"
 
 const queries = compileAll({
   nextDeliveries: OutboxQueries.nextDeliveries,
@@ -16,24 +17,36 @@ const queries = compileAll({
   queueDelivery: OutboxQueries.queueDelivery
 })
 
-/** The `OutboxStore` on SQLite: attempts are recorded through the group commit. */
-export const make = (c: Connection): OutboxStore.OutboxStoreService => {
+/**
+ * The `OutboxStore` on SQLite: attempts are recorded through the group commit; a bot's line of deliveries
+ * is read from `lines` while they know it.
+ */
+export const make = (c: Connection, lines: DeliveryLines.DeliveryLines): OutboxStore.OutboxStoreService => {
   const hot = c.prepareAll(queries)
 
   const recordAttempts = c.transaction((attempts: ReadonlyArray<readonly [number, Delivery.DeliveryOutcome]>) => {
+    const settled: Array<number> = []
+    const retried: Array<number> = []
     for (const [id, outcome] of attempts) {
       switch (outcome.status) {
         case "delivered":
           hot.delivered.run(outcome.at, id)
+          settled.push(id)
           break
         case "pending":
           hot.retryLater.run(outcome.next_attempt_at, outcome.last_error, outcome.at, id)
+          retried.push(id)
           break
         case "dead":
           hot.dead.run(outcome.last_error, outcome.at, id)
+          settled.push(id)
           break
       }
     }
+    c.afterCommit(() => {
+      lines.settled(settled)
+      lines.retried(retried)
+    })
   })
 
   const recordSend = c.transaction(
@@ -71,6 +84,7 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => {
   const replayUpdates = c.transaction((replay: Parameters<OutboxStore.OutboxStoreService["replayUpdates"]>[0]) => {
     const held = c.all(OutboxQueries.replayCandidates(db, replay.bot_id, replay.range, replay.max + 1))
     if (held.length > replay.max) return Option.none()
+    lines.forget(replay.bot_id)
     let queued = 0
     for (const update of held) {
       if (update.replayable !== 1) continue
@@ -82,7 +96,10 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => {
 
   return {
     nextDeliveries: (botId, limit) =>
-      attempt("nextDeliveries", () => hot.nextDeliveries.all(botId, limit).map(OutboxQueries.toDelivery)),
+      attempt(
+        "nextDeliveries",
+        () => lines.next(botId, limit, () => hot.nextDeliveries.all(botId, limit).map(OutboxQueries.toDelivery))
+      ),
 
     recordAttempts: (attempts) => c.groupCommit("recordAttempts", () => recordAttempts(attempts)),
 
@@ -90,7 +107,11 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => {
       attempt("listDeliveries", () => c.all(OutboxQueries.listDeliveries(db, filter)).map(OutboxQueries.toDelivery)),
 
     retryDelivery: (id, at) =>
-      attempt("retryDelivery", () => first(c.all(OutboxQueries.retryDelivery(db, id, at)), OutboxQueries.toDelivery)),
+      attempt("retryDelivery", () => {
+        const retried = first(c.all(OutboxQueries.retryDelivery(db, id, at)), OutboxQueries.toDelivery)
+        if (Option.isSome(retried)) lines.forget(retried.value.bot_id)
+        return retried
+      }),
 
     getDelivery: (id) =>
       attempt("getDelivery", () => first(c.all(OutboxQueries.getDelivery(db, id)), OutboxQueries.toDelivery)),
@@ -99,7 +120,10 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => {
       attempt("discardDelivery", () => first(c.all(OutboxQueries.discardDelivery(db, id, at)), OutboxQueries.toDelivery)),
 
     retryDead: (botId, at) =>
-      attempt("retryDead", () => c.all(OutboxQueries.retryDead(db, botId, at)).map(OutboxQueries.toDelivery)),
+      attempt("retryDead", () => {
+        lines.forget(botId)
+        return c.all(OutboxQueries.retryDead(db, botId, at)).map(OutboxQueries.toDelivery)
+      }),
 
     discardDead: (botId, at) =>
       attempt("discardDead", () => c.all(OutboxQueries.discardDead(db, botId, at)).map(OutboxQueries.toDelivery)),
@@ -107,7 +131,10 @@ export const make = (c: Connection): OutboxStore.OutboxStoreService => {
     replayUpdates: (replay) => c.groupCommit("replayUpdates", () => replayUpdates(replay)),
 
     retargetDeliveries: (botId, url, at) =>
-      attempt("retargetDeliveries", () => c.run(OutboxQueries.retargetDeliveries(db, botId, url, at))),
+      attempt("retargetDeliveries", () => {
+        lines.forget(botId)
+        return c.run(OutboxQueries.retargetDeliveries(db, botId, url, at))
+      }),
 
     nextSends: (botId, limit) =>
       attempt("nextSends", () => hot.nextSends.all(botId, limit).map(OutboxQueries.toRouteSend)),

@@ -38,6 +38,7 @@ import * as SqliteBotStore from "./SqliteBotStore.js"
 import * as SqliteBufferStore from "./SqliteBufferStore.js"
 import * as SqliteEventStore from "./SqliteEventStore.js"
 import * as SqliteChatStore from "./SqliteChatStore.js"
+import * as SqliteDeliveryLines from "./SqliteDeliveryLines.js"
 import type { MigrationError, Options, SecretKeyError, SqliteDatabase } from "./SqliteConnection.js"
 import { attempt, connection, openWithKey, overwriting } from "./SqliteConnection.js"
 import * as SqliteInboxStore from "./SqliteInboxStore.js"
@@ -79,8 +80,9 @@ export const make = (
 ): Effect.Effect<Context.Context<Stores.Stores>, MigrationError | SecretKeyError | Errors.StorageError, Scope.Scope> =>
   Effect.map(openWithKey(options), ({ cipher, sqlite }) => {
     const c = connection(sqlite, cipher)
+    const lines = SqliteDeliveryLines.make()
     return Context.make(IdempotencyStore.IdempotencyStore, SqliteIdempotencyStore.make(c)).pipe(
-      Context.add(BotStore.BotStore, SqliteBotStore.make(c)),
+      Context.add(BotStore.BotStore, SqliteBotStore.make(c, lines)),
       Context.add(RouteStore.RouteStore, SqliteRouteStore.make(c)),
       Context.add(MappingStore.MappingStore, SqliteMappingStore.make(c)),
       Context.add(MessageStore.MessageStore, SqliteMessageStore.make(c)),
@@ -88,9 +90,9 @@ export const make = (
       Context.add(TagStore.TagStore, SqliteTagStore.make(c)),
       Context.add(KeyStore.KeyStore, SqliteKeyStore.make(c)),
       Context.add(SettingsStore.SettingsStore, SqliteSettingsStore.make(c)),
-      Context.add(InboxStore.InboxStore, SqliteInboxStore.make(c)),
+      Context.add(InboxStore.InboxStore, SqliteInboxStore.make(c, lines)),
       Context.add(BufferStore.BufferStore, SqliteBufferStore.make(c)),
-      Context.add(OutboxStore.OutboxStore, SqliteOutboxStore.make(c)),
+      Context.add(OutboxStore.OutboxStore, SqliteOutboxStore.make(c, lines)),
       Context.add(BridgeStore.BridgeStore, SqliteBridgeStore.make(c)),
       Context.add(EventStore.EventStore, SqliteEventStore.make(c)),
       Context.add(ChatStore.ChatStore, SqliteChatStore.make(c)),
