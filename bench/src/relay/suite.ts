@@ -157,13 +157,22 @@ const measurePeer = async (peer: Peer, botCount: number, settings: Settings): Pr
 
     process.stderr.write(`${label}: idle ${idle.toFixed(1)} MB; ${count(settings.updates)} updates queued at once\n`)
     const ticks = processTicks(child.process.pid)
+    const calls = fake.calls.length
+    const benchCpu = process.cpuUsage()
     const started = performance.now()
     for (let i = 0; i < settings.updates; i++) produce(fake, bots[i % botCount]!, orderText)
     await drained(bots, child)
     const cpuTicks = processTicks(child.process.pid) - ticks
+    const ownCpu = process.cpuUsage(benchCpu)
     let last = started
     for (const bot of bots) for (const at of bot.arrived.values()) last = Math.max(last, at)
     const throughput = settings.updates / ((last - started) / 1000)
+    const polls = fake.calls.slice(calls).filter((call) => call.method === "getUpdates").length
+    process.stderr.write(
+      `${label}: ${count(polls)} getUpdates answered (${(settings.updates / polls).toFixed(1)} updates each); ` +
+        `FakeTelegram and the backend (this process) used ` +
+        `${((ownCpu.user + ownCpu.system) / 1000 / (settings.updates / 1000)).toFixed(0)} ms of CPU per 1,000 updates\n`
+    )
 
     const latencies: Array<number> = []
     if (settings.paced > 0) {
