@@ -391,10 +391,13 @@ const makeGroupCommit = (sqlite: SqliteDatabase): Pick<Connection, "groupCommit"
     } catch (error) {
       outcomes = batch.map(() => ({ ok: false, error }))
     }
-    for (const outcome of outcomes) {
-      if (outcome.ok && outcome.committed !== undefined) for (const f of outcome.committed) f()
+    try {
+      for (const outcome of outcomes) {
+        if (outcome.ok && outcome.committed !== undefined) for (const f of outcome.committed) f()
+      }
+    } finally {
+      batch.forEach(({ done }, i) => done(outcomes[i]!))
     }
-    batch.forEach(({ done }, i) => done(outcomes[i]!))
   }
   return {
     groupCommit: <A>(operation: string, write: () => A): Effect.Effect<A, Errors.StorageError> =>
