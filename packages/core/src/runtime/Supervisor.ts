@@ -1,8 +1,9 @@
 import type { HttpExchange, TelegramClient } from "@botrelay/telegram"
-import { Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Layer, Option, Queue, Redacted } from "effect"
+import { Duration, Effect, FiberMap, FiberSet, Layer, Option, Queue, Redacted } from "effect"
 import * as AuditRetention from "./AuditRetention.js"
 import * as BackendDelivery from "./BackendDelivery.js"
 import * as BridgeDelivery from "./BridgeDelivery.js"
+import * as Deadlines from "./Deadlines.js"
 import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import { botsOf, type Event, Events, type EventOf, type RouteEnds } from "./Events.js"
 import type { FloodControl } from "./FloodControl.js"
@@ -69,8 +70,8 @@ export const needsWebhook = (bot: StoredBot, publicUrl: string | undefined): boo
 type Mode = "poll" | "webhook"
 
 interface Settling {
-  /** Completed when the bot's work settles: its inbox processed and, if that queued deliveries, its outbox empty. */
-  settled: Deferred.Deferred<void> | undefined
+  /** Released when the bot's work settles: its inbox processed and, if that queued deliveries, its outbox empty. */
+  settled: Deadlines.Wait | undefined
 }
 
 /** A bot's work: its inbox and each outbox kind on a lane of its own, so a line that waits never holds another. */
@@ -110,6 +111,8 @@ export const run = (options: Options = defaults) =>
     yield* Effect.addFinalizer(() => ownership.release)
     const pollers = yield* FiberMap.make<number>()
     const fork = yield* FiberSet.makeRuntime<LaneContext>()
+    /** How long a poller waits at most for its bot's work to settle, each wait timed by this one fiber. */
+    const settleWaits = yield* Deadlines.make(options.ingress.settleTimeout)
     const ingressOf = new Map<number, { readonly mode: Mode; readonly token: Redacted.Redacted<string> }>()
     const unregistering = new Map<number, Redacted.Redacted<string>>()
     const workers = new Map<number, Worker>()
@@ -148,10 +151,9 @@ export const run = (options: Options = defaults) =>
     const wake = (botId: number, which: LaneName) => Effect.sync(() => wakeNow(botId, which))
 
     const settle = (settling: Settling) =>
-      Effect.suspend(() => {
-        const settled = settling.settled
+      Effect.sync(() => {
+        settling.settled?.release()
         settling.settled = undefined
-        return settled === undefined ? Effect.void : Deferred.done(settled, Exit.void)
       })
 
     /**
@@ -159,12 +161,12 @@ export const run = (options: Options = defaults) =>
      * most `settleTimeout`: an idle bot polls again at once, a busy one gathers updates into larger batches.
      */
     const committed = (botId: number) =>
-      Effect.gen(function*() {
+      Effect.suspend(() => {
         const worker = workers.get(botId)
-        if (worker === undefined) return
-        const settled = yield* Deferred.make<void>()
+        if (worker === undefined) return Effect.void
+        const settled = settleWaits.begin()
         worker.settled = settled
-        yield* Deferred.await(settled).pipe(Effect.timeout(options.ingress.settleTimeout), Effect.ignore)
+        return settled.await
       })
 
     const latest = (botId: number) => () => known.get(botId)
