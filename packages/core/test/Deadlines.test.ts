@@ -47,4 +47,24 @@ describe("Deadlines", () => {
       yield* TestClock.adjust("30 millis")
       assert.isTrue(yield* ended(latest))
     }))
+
+  it.scoped("a line of thousands: each wait ends at its own deadline or when released", () =>
+    Effect.gen(function*() {
+      const deadlines = yield* Deadlines.make("50 millis")
+      const begin = () => Effect.sync(() => deadlines.begin())
+      const early = yield* Effect.forEach(Array.from({ length: 1500 }), () => begin())
+      yield* TestClock.adjust("10 millis")
+      const late = yield* Effect.forEach(Array.from({ length: 1500 }), () => begin())
+      const all = [...early, ...late]
+      all.forEach((wait, i) => i % 2 === 1 && wait.release())
+      const fibers = yield* Effect.forEach(all, (wait) => Effect.fork(wait.await))
+      const endedCount = (from: number, to: number) =>
+        Effect.map(Effect.forEach(fibers.slice(from, to), ended), (done) => done.filter(Boolean).length)
+      assert.strictEqual(yield* endedCount(0, 3000), 1500)
+      yield* TestClock.adjust("40 millis")
+      assert.strictEqual(yield* endedCount(0, 1500), 1500)
+      assert.strictEqual(yield* endedCount(1500, 3000), 750)
+      yield* TestClock.adjust("10 millis")
+      assert.strictEqual(yield* endedCount(0, 3000), 3000)
+    }))
 })

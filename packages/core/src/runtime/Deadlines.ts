@@ -28,9 +28,25 @@ export const make = (after: Duration.DurationInput) =>
   Effect.gen(function*() {
     const clock = yield* Effect.clock
     const wait = Duration.toMillis(after)
-    const line: Array<Entry> = []
+    /** The waits in the order of their deadlines, from `head` on (an index, so that taking one is never a copy). */
+    let line: Array<Entry | undefined> = []
+    let head = 0
     /** Completed by `begin` while the line is empty and the fiber waits for it. */
     let idle: Deferred.Deferred<void> | undefined
+
+    const first = (): Entry | undefined => line[head]
+    const take = (): Entry => {
+      const entry = line[head]!
+      line[head++] = undefined
+      if (head === line.length) {
+        line = []
+        head = 0
+      } else if (head >= 1024 && head * 2 >= line.length) {
+        line = line.slice(head)
+        head = 0
+      }
+      return entry
+    }
 
     const end = (entry: Entry) => {
       if (entry.ended) return
@@ -40,16 +56,17 @@ export const make = (after: Duration.DurationInput) =>
 
     const sweep = Effect.gen(function*() {
       while (true) {
-        while (line.length > 0 && line[0]!.ended) line.shift()
-        if (line.length === 0) {
+        while (first()?.ended === true) take()
+        const next = first()
+        if (next === undefined) {
           idle = Deferred.unsafeMake<void>(FiberId.none)
           yield* Deferred.await(idle)
           continue
         }
-        const due = line[0]!.at - clock.unsafeCurrentTimeMillis()
+        const due = next.at - clock.unsafeCurrentTimeMillis()
         if (due > 0) yield* Effect.sleep(Duration.millis(due))
         const now = clock.unsafeCurrentTimeMillis()
-        while (line.length > 0 && line[0]!.at <= now) end(line.shift()!)
+        while ((first()?.at ?? Infinity) <= now) end(take())
       }
     })
     yield* Effect.forkScoped(sweep)
