@@ -1,4 +1,5 @@
-import { type InfiniteData, type QueryClient, useInfiniteQuery, useQuery } from "@tanstack/react-query"
+import { type InfiniteData, matchQuery, type QueryClient, useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query"
+import { useEffect } from "react"
 import { api, type Bot, type Chat, type Message, type Schemas, unwrap } from "../../api/client"
 import type { LiveEvent } from "../../live"
 import { botsKey, useBots } from "../../ui/bots"
@@ -77,13 +78,30 @@ export const useChatList = (q: string, tab: ChatTab, me: number) =>
     staleTime: 30_000
   })
 
-/** How many chats each tab has, from the counts the server keeps. */
-export const useChatCounts = () =>
-  useQuery({
+/**
+ * How many chats each tab has, from the counts the server keeps; fetched again whenever a chat list is fetched
+ * after them, since that list may show chats stored since (whose live events then add nothing new).
+ */
+export const useChatCounts = () => {
+  const client = useQueryClient()
+  useEffect(
+    () =>
+      client.getQueryCache().subscribe((event) => {
+        if (event.type !== "updated" || event.action.type !== "success") return
+        if (!matchQuery({ queryKey: keys.lists }, event.query)) return
+        const countsAt = client.getQueryState(keys.counts)?.dataUpdatedAt ?? 0
+        if (countsAt !== 0 && event.query.state.dataUpdatedAt > countsAt) {
+          void client.invalidateQueries({ queryKey: keys.counts })
+        }
+      }),
+    [client]
+  )
+  return useQuery({
     queryKey: keys.counts,
     queryFn: () => unwrap(api.GET("/api/chats/counts")),
     staleTime: 30_000
   })
+}
 
 /** A tab's count from the server's counts. */
 export const tabCount = (counts: Schemas["ChatCounts"], tab: ChatTab): number =>
