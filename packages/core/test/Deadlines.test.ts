@@ -67,4 +67,48 @@ describe("Deadlines", () => {
       yield* TestClock.adjust("10 millis")
       assert.strictEqual(yield* endedCount(0, 3000), 3000)
     }))
+
+  it.scoped("waits of their own durations end in deadline order, a shorter one begun later first", () =>
+    Effect.gen(function*() {
+      const deadlines = yield* Deadlines.make("50 millis")
+      const long = yield* Effect.fork(deadlines.begin("30 seconds").await)
+      yield* TestClock.adjust("1 second")
+      const middle = yield* Effect.fork(deadlines.begin("10 seconds").await)
+      const short = yield* Effect.fork(deadlines.begin("2 seconds").await)
+      const released = deadlines.begin("1 second")
+      const releasedWaiting = yield* Effect.fork(released.await)
+      const usual = yield* Effect.fork(deadlines.begin().await)
+      released.release()
+      assert.isTrue(yield* ended(releasedWaiting))
+      yield* TestClock.adjust("49 millis")
+      assert.isFalse(yield* ended(usual))
+      yield* TestClock.adjust("1 millis")
+      assert.isTrue(yield* ended(usual))
+      yield* TestClock.adjust("1949 millis")
+      assert.isFalse(yield* ended(short))
+      yield* TestClock.adjust("1 millis")
+      assert.isTrue(yield* ended(short))
+      assert.isFalse(yield* ended(middle))
+      yield* TestClock.adjust("8 seconds")
+      assert.isTrue(yield* ended(middle))
+      assert.isFalse(yield* ended(long))
+      yield* TestClock.adjust("18999 millis")
+      assert.isFalse(yield* ended(long))
+      yield* TestClock.adjust("1 millis")
+      assert.isTrue(yield* ended(long))
+    }))
+
+  it.scoped("a heap of mixed durations, some released: each wait ends at its own deadline", () =>
+    Effect.gen(function*() {
+      const deadlines = yield* Deadlines.make("50 millis")
+      const durations = Array.from({ length: 600 }, (_, i) => (i * 7919) % 1000 + 1)
+      const waits = durations.map((ms) => deadlines.begin(`${ms} millis`))
+      waits.forEach((wait, i) => i % 3 === 0 && wait.release())
+      const fibers = yield* Effect.forEach(waits, (wait) => Effect.fork(wait.await))
+      for (let now = 0; now <= 1000; now += 100) {
+        const done = yield* Effect.forEach(fibers, ended)
+        done.forEach((isDone, i) => assert.strictEqual(isDone, i % 3 === 0 || durations[i]! <= now, `wait ${i} at ${now} ms`))
+        yield* TestClock.adjust("100 millis")
+      }
+    }))
 })

@@ -1,8 +1,9 @@
 import { BotApi } from "@botrelay/telegram"
 import type { Scope } from "effect"
-import { Clock, Context, Data, Deferred, Duration, Effect, Exit, Layer, Option, Queue } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer, Option, Queue } from "effect"
 import type { StorageError } from "../domain/Errors.js"
 import * as RandomToken from "../internal/RandomToken.js"
+import * as Deadlines from "./Deadlines.js"
 import { Event, Events } from "./Events.js"
 import { BotStore } from "../stores/BotStore.js"
 import type { BufferedUpdate, BufferQuery, TypeFilter } from "../domain/Update.js"
@@ -118,6 +119,25 @@ const iso = (ms: number) => new Date(ms).toISOString()
 const sameTypes = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
   a.length === b.length && a.every((type, i) => type === b[i])
 
+/** A pending getUpdates: what names it on every instance, whether a newer one ended it, and its waiter. */
+interface Poll {
+  readonly name: string
+  ended: boolean
+  waiter: Waiter | undefined
+}
+
+/** A getUpdates listening for its bot's next update: woken once one is buffered; its wait while it is held. */
+interface Waiter {
+  woken: boolean
+  wait: Deadlines.Wait | undefined
+}
+
+/** Ends a pending getUpdates, as a newer one does: a held request fails with `PollConflict` at once. */
+const end = (poll: Poll) => {
+  poll.ended = true
+  poll.waiter?.wait?.release()
+}
+
 /** The buffer as `make` builds it, with what tests look at. */
 export interface LongPollInternals extends LongPollService {
   /** Wakes pending getUpdates of the bot and applies retention: what an `UpdatesBuffered` event does. */
@@ -139,12 +159,21 @@ export const make = (
     const botStore = yield* BotStore
     const buffer = yield* BufferStore
     const bus = yield* Events
+    const clock = yield* Effect.clock
     const events = yield* bus.subscribe("UpdatesBuffered", "LongPollStarted", "Resynced")
     const maxAge = Duration.toMillis(Duration.decode(options.maxAge))
-    /** The pending getUpdates of each bot, as the signal that ends it, and what names it on every instance. */
-    const current = new Map<number, { readonly ended: Deferred.Deferred<void>; readonly poll: string }>()
-    const waiters = new Map<number, Set<Deferred.Deferred<void>>>()
-    const stopping = yield* Deferred.make<void>()
+    /** The pending getUpdates of each bot, and what names it on every instance. */
+    const current = new Map<number, Poll>()
+    /** The getUpdates of each bot reading or waiting for an update. */
+    const waiters = new Map<number, Set<Waiter>>()
+    /** Every held request's wait, timed by one fiber. */
+    const deadlines = yield* Deadlines.make(Duration.seconds(maxTimeout))
+    let stopping = false
+
+    const wake = (waiter: Waiter) => {
+      waiter.woken = true
+      waiter.wait?.release()
+    }
 
     const trim = (botId: number) =>
       Effect.gen(function*() {
@@ -162,24 +191,27 @@ export const make = (
         }
       })
 
-    /** A signal completed by the next `buffered` of the bot; registered until the scope closes. */
-    const listen = (botId: number) =>
-      Effect.acquireRelease(
-        Effect.map(Deferred.make<void>(), (wake) => {
-          const set = waiters.get(botId) ?? new Set()
-          set.add(wake)
-          waiters.set(botId, set)
-          return wake
-        }),
-        (wake) =>
-          Effect.sync(() => {
-            const set = waiters.get(botId)
-            set?.delete(wake)
-            if (set?.size === 0) waiters.delete(botId)
-          })
-      )
+    /** Registers the poll's waiter for the bot's next `buffered`; `leave` takes it back. */
+    const listen = (botId: number, poll: Poll): Waiter => {
+      const waiter: Waiter = { woken: false, wait: undefined }
+      const set = waiters.get(botId) ?? new Set()
+      set.add(waiter)
+      waiters.set(botId, set)
+      poll.waiter = waiter
+      return waiter
+    }
 
-    const serve = (botId: number, params: GetUpdates, ended: Deferred.Deferred<void>) =>
+    const leave = (botId: number, poll: Poll) => {
+      const waiter = poll.waiter
+      if (waiter === undefined) return
+      poll.waiter = undefined
+      waiter.wait?.release()
+      const set = waiters.get(botId)
+      set?.delete(waiter)
+      if (set?.size === 0) waiters.delete(botId)
+    }
+
+    const serve = (botId: number, params: GetUpdates, poll: Poll) =>
       Effect.gen(function*() {
         const offset = clamp(params.offset, 0, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
         const limit = clamp(params.limit, maxLimit, 1, maxLimit)
@@ -191,22 +223,22 @@ export const make = (
         else if (offset < 0) yield* buffer.keepNewestBuffered(botId, -offset)
         yield* trim(botId)
         const query: BufferQuery = { offset: Math.max(offset, 0), limit, types: typeFilter(allowed) }
-        const deadline = (yield* Clock.currentTimeMillis) + timeout * 1000
+        const deadline = clock.unsafeCurrentTimeMillis() + timeout * 1000
         while (true) {
-          const found = yield* Effect.scoped(Effect.gen(function*() {
-            const wake = yield* listen(botId)
-            const updates = yield* buffer.readBuffered(botId, query)
-            const left = deadline - (yield* Clock.currentTimeMillis)
-            if (updates.length > 0 || left <= 0 || (yield* Deferred.isDone(stopping))) return Option.some(updates)
-            yield* Effect.raceFirst(
-              Effect.raceFirst(Deferred.await(wake), Deferred.await(stopping)),
-              Effect.zipRight(Deferred.await(ended), Effect.fail(new PollConflict()))
-            ).pipe(Effect.timeoutOption(Duration.millis(left)))
-            return Option.none()
-          }))
-          if (Option.isSome(found)) return found.value
+          // listening before the read, so that an update buffered while it reads is not missed
+          const waiter = listen(botId, poll)
+          const updates = yield* buffer.readBuffered(botId, query)
+          const left = deadline - clock.unsafeCurrentTimeMillis()
+          if (updates.length > 0 || left <= 0 || stopping) return updates
+          if (poll.ended) return yield* Effect.fail(new PollConflict())
+          if (!waiter.woken) {
+            waiter.wait = deadlines.begin(Duration.millis(left))
+            yield* waiter.wait.await
+          }
+          leave(botId, poll)
+          if (poll.ended) return yield* Effect.fail(new PollConflict())
         }
-      })
+      }).pipe(Effect.ensuring(Effect.sync(() => leave(botId, poll))))
 
     const service: LongPollInternals = {
       getUpdates: (botId, params) =>
@@ -216,16 +248,16 @@ export const make = (
             return yield* Effect.fail(new LongPollDisabled({ bot_id: botId }))
           }
           return yield* Effect.acquireUseRelease(
-            Effect.flatMap(Effect.zip(Deferred.make<void>(), RandomToken.make), ([ended, poll]) =>
+            Effect.flatMap(RandomToken.make, (name) =>
               Effect.sync(() => {
                 const previous = current.get(botId)
-                const started = { ended, poll }
-                current.set(botId, started)
-                if (previous !== undefined) Deferred.unsafeDone(previous.ended, Exit.void)
-                return started
-              }).pipe(Effect.tap(() => bus.publish(Event.LongPollStarted({ bot_id: botId, poll }))))),
-            ({ ended }) => serve(botId, params, ended),
-            (started) => Effect.sync(() => void (current.get(botId) === started && current.delete(botId)))
+                const poll: Poll = { name, ended: false, waiter: undefined }
+                current.set(botId, poll)
+                if (previous !== undefined) end(previous)
+                return poll
+              }).pipe(Effect.tap(() => bus.publish(Event.LongPollStarted({ bot_id: botId, poll: name }))))),
+            (poll) => serve(botId, params, poll),
+            (poll) => Effect.sync(() => void (current.get(botId) === poll && current.delete(botId)))
           )
         }).pipe(Effect.withSpan("LongPoll.getUpdates", { attributes: { bot_id: botId } })),
 
@@ -248,16 +280,17 @@ export const make = (
 
       buffered: (botId) =>
         Effect.suspend(() => {
-          const set = waiters.get(botId)
-          waiters.delete(botId)
-          for (const wake of set ?? []) Deferred.unsafeDone(wake, Exit.void)
+          waiters.get(botId)?.forEach(wake)
           return trim(botId)
         }).pipe(
           Effect.catchAll((e) => Effect.logError("could not trim the long-poll buffer", e.cause)),
           Effect.annotateLogs({ bot_id: botId })
         ),
 
-      shutdown: Effect.asVoid(Deferred.succeed(stopping, undefined)),
+      shutdown: Effect.sync(() => {
+        stopping = true
+        for (const set of waiters.values()) set.forEach(wake)
+      }),
 
       waiting: (botId) => waiters.get(botId)?.size ?? 0
     }
@@ -269,7 +302,7 @@ export const make = (
     const startedElsewhere = (botId: number, poll: string) =>
       Effect.sync(() => {
         const pending = current.get(botId)
-        if (pending !== undefined && pending.poll !== poll) Deferred.unsafeDone(pending.ended, Exit.void)
+        if (pending !== undefined && pending.name !== poll) end(pending)
       })
     yield* Queue.take(events).pipe(
       Effect.flatMap((event) => {
