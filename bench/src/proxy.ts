@@ -13,7 +13,7 @@
  * turns in rounds at 50 in flight, then one at a time.
  * Long-poll latency: 10 bots with long polling on; a client per bot waits in getUpdates on /tgapi
  * while FakeTelegram (in this process) produces updates at a fixed rate; time from creation to the
- * client receiving the update.
+ * client receiving the update, and the Botrelay server's CPU (all threads) over the window per update.
  *
  * Env: BENCH_PROXY_DURATION (s per path, default 10), BENCH_PROXY_ROUNDS (default 5), BENCH_PROXY_WARMUP
  * (s, default 3), BENCH_PROXY_CONNECTIONS (default 50), BENCH_LONGPOLL_BOTS (default 10), BENCH_LONGPOLL_RATE
@@ -290,6 +290,8 @@ interface Latency {
   readonly p50: number
   readonly p99: number
   readonly max: number
+  /** CPU time (user + system, all threads) of Botrelay's server over the measured window, per update, in µs. */
+  readonly cpuPerUpdate: number
 }
 
 const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
@@ -362,8 +364,10 @@ const longPollLatency = async (): Promise<Latency> => {
     process.stderr.write(`long poll: ${bots} bots, ${rate} updates/s, warm-up 2 s, run ${duration} s\n`)
     await produce(2)
     measuring = true
+    const ticksBefore = processTicks(botrelay.child.process.pid)
     const made = await produce(duration)
     measuring = false
+    const ticks = processTicks(botrelay.child.process.pid) - ticksBefore
     const deadline = Date.now() + 5000
     while (waiting.size > 0 && Date.now() < deadline) await sleep(50)
     running = false
@@ -380,7 +384,8 @@ const longPollLatency = async (): Promise<Latency> => {
       received: delays.length,
       p50: percentile(sorted, 0.5),
       p99: percentile(sorted, 0.99),
-      max: sorted[sorted.length - 1] ?? Number.NaN
+      max: sorted[sorted.length - 1] ?? Number.NaN,
+      cpuPerUpdate: perCall(ticks, made)
     }
   } finally {
     running = false
@@ -410,8 +415,15 @@ export const runProxy = async (): Promise<void> => {
   )
   process.stdout.write(`${
     table(
-      ["created", "received", "p50", "p99", "max"],
-      [[count(latency.created), count(latency.received), ms(latency.p50), ms(latency.p99), ms(latency.max)]],
+      ["created", "received", "p50", "p99", "max", "server CPU/update"],
+      [[
+        count(latency.created),
+        count(latency.received),
+        ms(latency.p50),
+        ms(latency.p99),
+        ms(latency.max),
+        `${Math.round(latency.cpuPerUpdate)} µs`
+      ]],
       0
     )
   }\n\n`)

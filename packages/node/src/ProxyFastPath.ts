@@ -1,8 +1,9 @@
 import type * as Http from "node:http"
-import { type Bot, Bots, Events, type SentMessages } from "@botrelay/core"
-import { BotApiAnswer, TgApi } from "@botrelay/http"
+import type { HttpServerResponse } from "@effect/platform"
+import { type Bot, Bots, CallParams, type Deliveries, Events, type LongPoll, type SentMessages } from "@botrelay/core"
+import { BotApiAnswer, LocalMethods, TgApi } from "@botrelay/http"
 import type { HttpExchange } from "@botrelay/telegram"
-import { Effect, Option, Queue, Runtime, type Scope } from "effect"
+import { Cause, Effect, Exit, FiberId, Option, Queue, Runtime, type Scope } from "effect"
 import * as Http1Client from "./Http1Client.js"
 
 /** Bodies up to this size are taken here; larger ones go the streaming way. */
@@ -14,11 +15,13 @@ const callPath = /^\/tgapi\/bot([^/?]+)\/([^/?]+)(\?.*)?$/
 /**
  * Serves the proxy's hottest calls on node:http directly, before Botrelay's HTTP app sees them: Bot API
  * calls of known, enabled bots with a JSON, form or empty body of declared length, passed on read whole
- * over `Http1Client` (`TgApi.upstreamRequest` and `TgApi.captured`, as the app's /tgapi route does).
+ * over `Http1Client` (`TgApi.upstreamRequest` and `TgApi.captured`, as the app's /tgapi route does), and
+ * getUpdates with a body of declared length, answered from the long-poll buffer (`LocalMethods`, as the
+ * route does; a request whose client goes away stops waiting).
  * The app's server stack and a fiber per call cost more than the whole pass-through, so this is what
  * lets the proxy keep up with Telegram-speed backends. What the calls of one event-loop turn sent is
  * captured in one write, and each client gets its answer once that write is done. Anything else
- * (unknown tokens, local methods, uploads, files, bad paths) is left to the app, which answers it; a
+ * (unknown tokens, the other local methods, uploads, files, bad paths) is left to the app, which answers it; a
  * bot's first call goes there too and makes it known here. Bots are forgotten on every change to any
  * bot (route changes leave them), so a disabled or re-tokened bot is never served from here.
  */
@@ -26,6 +29,8 @@ export const make: Effect.Effect<
   (req: Http.IncomingMessage, res: Http.ServerResponse) => boolean,
   never,
   | Bots.Bots
+  | LongPoll.LongPoll
+  | Deliveries.Deliveries
   | SentMessages.SentMessages
   | Events.Events
   | HttpExchange.HttpExchange
@@ -34,6 +39,7 @@ export const make: Effect.Effect<
 > = Effect.gen(function*() {
   const bots = yield* Bots.Bots
   const { capture, upstreamRequest } = yield* TgApi.makeRelay
+  const getUpdates = (yield* LocalMethods.make).get("getupdates")!
   const runtime = yield* Effect.runtime<never>()
   const client = yield* Effect.acquireRelease(Effect.sync(() => Http1Client.make()), (c) => Effect.sync(c.close))
   const known = new Map<string, Bot.StoredBot>()
@@ -124,13 +130,38 @@ export const make: Effect.Effect<
     })
   }
 
-  const read = (req: Http.IncomingMessage, res: Http.ServerResponse, call: Omit<TgApi.WholeCall, "body">) => {
+  /** Sends an answer of the app's local methods; those are JSON read whole. */
+  const respond = (res: Http.ServerResponse, response: HttpServerResponse.HttpServerResponse) => {
+    const body = response.body
+    if (body._tag !== "Uint8Array") return failed(res, 500, "Internal Server Error")
+    send(res, response.status, { ...response.headers, "content-type": body.contentType }, body.body)
+  }
+
+  /** Answers getUpdates from the bot's long-poll buffer; the poll ends when its client goes away. */
+  const poll = (res: Http.ServerResponse, call: TgApi.WholeCall) => {
+    const fiber = Runtime.runFork(runtime)(getUpdates(call.bot, CallParams.parse(call.search, call.body, call.contentType)))
+    res.once("close", () => {
+      if (!res.writableFinished) fiber.unsafeInterruptAsFork(FiberId.none)
+    })
+    fiber.addObserver((exit) => {
+      if (Exit.isSuccess(exit)) respond(res, exit.value)
+      else if (!Exit.isInterrupted(exit)) unexpected(res, call, Cause.squash(exit.cause))
+    })
+  }
+
+  /** Reads the body whole, then `then` serves the call. */
+  const read = (
+    req: Http.IncomingMessage,
+    res: Http.ServerResponse,
+    call: Omit<TgApi.WholeCall, "body">,
+    then: (res: Http.ServerResponse, call: TgApi.WholeCall) => void
+  ) => {
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
       const body = chunks.length === 0 ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       try {
-        pass(res, {
+        then(res, {
           bot: call.bot,
           method: call.method,
           search: call.search,
@@ -154,9 +185,10 @@ export const make: Effect.Effect<
     const contentType = req.headers["content-type"]
     const length = req.headers["content-length"]
     const hasBody = length !== undefined && length !== "0"
+    const polls = method.toLowerCase() === "getupdates"
     if (
       (req.method !== "POST" && req.method !== "GET") || req.headers["transfer-encoding"] !== undefined ||
-      (hasBody && Number(length) > maxBody) || !TgApi.passesWhole(method, contentType)
+      (hasBody && Number(length) > maxBody) || (!polls && !TgApi.passesWhole(method, contentType))
     ) return false
     const token = TgApi.decode(tokenSegment)
     if (token === undefined) return false
@@ -165,7 +197,7 @@ export const make: Effect.Effect<
       Runtime.runFork(runtime)(learn(token))
       return false
     }
-    read(req, res, { bot, method, search: search ?? "", httpMethod: req.method, contentType })
+    read(req, res, { bot, method, search: search ?? "", httpMethod: req.method, contentType }, polls ? poll : pass)
     return true
   }
 })

@@ -1,10 +1,11 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { BotStore, Bots, Events, MessageStore, SentMessages } from "@botrelay/core"
+import { BotStore, Bots, Deliveries, Events, InboxStore, LongPoll, MessageStore, Pipeline, SentMessages } from "@botrelay/core"
 import { SqliteStores } from "@botrelay/sqlite"
 import { TgApi } from "@botrelay/http"
 import { eventually, FakeTelegram } from "@botrelay/testing"
 import { Effect, Exit, Layer, ManagedRuntime, Redacted, Scope } from "effect"
+import type { Bot } from "@botrelay/core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as NodeHttpExchange from "../src/NodeHttpExchange.js"
 import * as ProxyFastPath from "../src/ProxyFastPath.js"
@@ -28,7 +29,7 @@ afterAll(async () => {
 
 const serve = async (apiRoot: string) => {
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(Bots.layer, SentMessages.layer).pipe(
+    Layer.mergeAll(Bots.layer, SentMessages.layer, LongPoll.layer(), Deliveries.layer).pipe(
       Layer.provideMerge(
         Layer.mergeAll(SqliteStores.layer({ filename: ":memory:" }), Events.layer, NodeHttpExchange.layer, TgApi.upstream(apiRoot))
       )
@@ -47,14 +48,15 @@ const serve = async (apiRoot: string) => {
     await runtime.dispose()
   })
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`
-  const call = async (path: string, body?: unknown, contentType = "application/json") => {
+  const call = async (path: string, body?: unknown, contentType = "application/json", signal?: AbortSignal) => {
     const response = await fetch(`${base}${path}`, {
       method: "POST",
-      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": contentType } })
+      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": contentType } }),
+      ...(signal === undefined ? {} : { signal })
     })
     return { status: response.status, text: await response.text() }
   }
-  const addBot = (token: string, manage_enabled = true) =>
+  const addBot = (token: string, manage_enabled = true, long_poll_enabled = false) =>
     runtime.runPromise(Effect.flatMap(BotStore.BotStore, (bots) =>
       bots.insertBot({
         token: Redacted.make(token),
@@ -64,7 +66,7 @@ const serve = async (apiRoot: string) => {
         proxy_enabled: false,
         backend_url: "",
         secret_token: Redacted.make(""),
-        long_poll_enabled: false,
+        long_poll_enabled,
         description: "",
         created_at: new Date().toISOString()
       })))
@@ -73,7 +75,22 @@ const serve = async (apiRoot: string) => {
       messages.listMessages({ bot_id: botId, chat_id: chatId, limit: 100, offset: 0 })))
   const changed = (botId: number) =>
     runtime.runPromise(Events.publish(Events.Event.BotChanged({ id: botId })))
-  return { call, addBot, stored, changed }
+  /** Telegram sends updates of these texts; the pipeline puts them in the bot's long-poll buffer. */
+  const arrive = (bot: Bot.StoredBot, updateIds: ReadonlyArray<number>) =>
+    runtime.runPromise(Effect.gen(function*() {
+      const inbox = yield* InboxStore.InboxStore
+      const received_at = new Date().toISOString()
+      const updates = updateIds.map((id) => ({
+        bot_id: bot.id,
+        update_id: id,
+        payload: `{"update_id":${id},"message":{"text":"u${id}"}}`,
+        received_at
+      }))
+      yield* inbox.commitUpdates(bot.id, updates, updateIds[updateIds.length - 1]! + 1)
+      yield* Pipeline.drain(bot.id, { current: () => bot })
+    }))
+  const waiting = (botId: number) => runtime.runPromise(Effect.map(LongPoll.LongPoll, (poll) => (poll as LongPoll.LongPollInternals).waiting(botId)))
+  return { call, addBot, stored, changed, arrive, waiting }
 }
 
 /** A FakeTelegram bot a user has written to, registered with the proxy. */
@@ -141,8 +158,8 @@ describe("the proxy's fast path", () => {
     await proxy.call(send, { chat_id: user.id, text: "learn" })
     await eventually(async () => (await proxy.call(send, { chat_id: user.id, text: "x" })).status === 200 || undefined)
 
-    assert.strictEqual((await proxy.call(`/tgapi/bot${tg.token}/getUpdates`, {})).status, 418)
     assert.strictEqual((await proxy.call(`/tgapi/bot${tg.token}/LogOut`, {})).status, 418)
+    assert.strictEqual((await proxy.call(`/tgapi/bot${tg.token}/setWebhook`, { url: "" })).status, 418)
     assert.strictEqual((await proxy.call(send, { chat_id: 1 }, "multipart/form-data; boundary=x")).status, 418)
     assert.strictEqual((await proxy.call(`/tgapi/file/bot${tg.token}/photos/1.jpg`)).status, 418)
 
@@ -167,5 +184,45 @@ describe("the proxy's fast path", () => {
       description: "Bad Gateway: Telegram could not be reached (ECONNREFUSED)"
     })
     assert.notInclude(answer.text, "unreachable_token")
+  })
+
+  it("answers getUpdates from the long-poll buffer: held until an update comes, 409 to an older poll, ended when its client goes", async () => {
+    const proxy = await serve(fake.apiRoot)
+    const tg = fake.addBot()
+    const bot = await proxy.addBot(tg.token, false, true)
+    const path = `/tgapi/bot${tg.token}/getUpdates`
+    await proxy.call(path, { timeout: 0 })
+    await eventually(async () => (await proxy.call(path, { timeout: 0 })).status === 200 || undefined)
+
+    const held = proxy.call(path, { offset: 0, timeout: 30 })
+    await eventually(async () => (await proxy.waiting(bot.id)) === 1 || undefined)
+    await proxy.arrive(bot, [700_000_001, 700_000_002])
+    const answer = await held
+    assert.strictEqual(answer.status, 200)
+    assert.strictEqual(
+      answer.text,
+      `{"ok":true,"result":[{"update_id":700000001,"message":{"text":"u700000001"}},{"update_id":700000002,"message":{"text":"u700000002"}}]}`
+    )
+    const confirmed = await proxy.call(path, { offset: 700_000_003, timeout: 0 })
+    assert.deepStrictEqual(JSON.parse(confirmed.text), { ok: true, result: [] })
+
+    const older = proxy.call(path, { offset: 700_000_003, timeout: 30 })
+    await eventually(async () => (await proxy.waiting(bot.id)) === 1 || undefined)
+    const newer = proxy.call(`${path}?offset=700000003&timeout=30`)
+    const ended = await older
+    assert.strictEqual(ended.status, 409)
+    assert.include(JSON.parse(ended.text).description, "terminated by other getUpdates request")
+    await proxy.arrive(bot, [700_000_003])
+    assert.deepStrictEqual(JSON.parse((await newer).text).result.map((u: { update_id: number }) => u.update_id), [700_000_003])
+
+    const going = new AbortController()
+    const gone = proxy.call(path, { offset: 700_000_004, timeout: 30 }, "application/json", going.signal).catch(() => "aborted")
+    await eventually(async () => (await proxy.waiting(bot.id)) === 1 || undefined)
+    going.abort()
+    assert.strictEqual(await gone, "aborted")
+    await eventually(async () => (await proxy.waiting(bot.id)) === 0 || undefined)
+
+    const tooMany = await proxy.call(path, { allowed_updates: "not a list" })
+    assert.strictEqual(tooMany.status, 400)
   })
 })
