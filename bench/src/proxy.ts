@@ -440,6 +440,14 @@ export const runProxy = async (): Promise<void> => {
       ],
       ["long-poll delivery p99", "< 20 ms", ms(latency.p99), verdict(latency.p99 < 20)],
       [
+        `issue 21 item 5: /tgapi vs straight (${count(proxied.inFlight)} in flight)`,
+        ">= 0.8",
+        (proxied.rps / direct.rps).toFixed(2),
+        verdict(proxied.rps / direct.rps >= 0.8)
+      ],
+      ["issue 21 item 5: added p50 (one at a time)", "<= 0.3 ms", ms(addedP50), verdict(addedP50 <= 0.3)],
+      ["issue 21 item 5: long-poll delivery p99", "<= 5 ms", ms(latency.p99), verdict(latency.p99 <= 5)],
+      [
         `(for scale) bare node:http proxy vs straight (${count(bare.inFlight)} in flight)`,
         "",
         (bare.rps / direct.rps).toFixed(2),
