@@ -13,7 +13,8 @@
  * Many idle bots (item 4: 10,000 idle polling bots in ≤ 500 MB RSS and ≤ 5 % of a core): that many proxy bots
  * registered through `POST /api/bots/add` (several in flight; timed), until each one's first long poll is held
  * by FakeTelegram (which holds a getUpdates for its `timeout`, the 50 s Botrelay asks, and any number at once),
- * then a window with no updates: VmRSS at its end, VmHWM, CPU of one core (user + system ticks / time), the open
+ * then a settling time (by default 120 s: every bot's first poll answered and asked again, and V8's collections after
+ * the registrations done, so the window shows bots idle a while, not the aftermath of registering), then a window with no updates: VmRSS at its end, VmHWM, CPU of one core (user + system ticks / time), the open
  * file descriptors, the bots whose poll FakeTelegram holds at the end and the getUpdates it answered meanwhile.
  * It fails, rather than waits, when the server exits, when registering stalls (each call has 30 s), when no
  * new bot starts polling for 30 s, or when not every bot polls at the end (after printing the figures).
@@ -21,7 +22,8 @@
  * Env: BENCH_IDLE_UPDATES (lone updates per bot count, default 200; 0 skips that part), BENCH_IDLE_GAP (ms after
  * each arrival before the next update, default 20), BENCH_IDLE_LONE_BOTS (bot counts, default "1,20"),
  * BENCH_IDLE_BOTS (idle bots, default 10000; 0 skips that part; the pipeline suite's idle run reads it too),
- * BENCH_IDLE_SECONDS (the idle window, default 50: one poll round of every bot), BENCH_IDLE_LANES (registrations in flight, default 8).
+ * BENCH_IDLE_SECONDS (the idle window, default 100: two poll rounds of every bot), BENCH_IDLE_SETTLE (s from every
+ * bot polling to the window, default 120), BENCH_IDLE_LANES (registrations in flight, default 8).
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { availableParallelism, cpus } from "node:os"
@@ -49,6 +51,7 @@ interface Settings {
   readonly loneBots: ReadonlyArray<number>
   readonly bots: number
   readonly seconds: number
+  readonly settle: number
   readonly lanes: number
 }
 
@@ -80,6 +83,8 @@ interface Many {
   readonly registered: number
   /** From the first registration until every bot's first poll was held, ms. */
   readonly polling: number
+  /** From every bot polling to the window, s. */
+  readonly settle: number
   readonly seconds: number
   /** VmRSS as the window opened. */
   readonly opening: number
@@ -269,9 +274,9 @@ const measureMany = async (settings: Settings): Promise<Many> => {
     const polling = performance.now() - started
     process.stderr.write(
       `${label}: all polling ${(polling / 1000).toFixed(1)} s after registration began; ` +
-        `settling 2 s, measuring ${settings.seconds} s\n`
+        `settling ${settings.settle} s, measuring ${settings.seconds} s\n`
     )
-    await sleep(2_000)
+    await sleep(settings.settle * 1000)
 
     const opening = memoryMb(child, "VmRSS")
     const calls = fake.calls.length
@@ -308,6 +313,7 @@ const measureMany = async (settings: Settings): Promise<Many> => {
       empty,
       registered,
       polling,
+      settle: settings.settle,
       seconds,
       opening,
       rss,
@@ -379,7 +385,7 @@ const reportMany = (many: Many) => {
     `\nMany idle bots: ${count(many.bots)} proxy bots registered through POST /api/bots/add, ${many.lanes} at a time, ` +
       `in ${(many.registered / 1000).toFixed(1)} s\n(${count(many.bots / (many.registered / 1000))}/s); ` +
       `every bot's first long poll held by FakeTelegram ${(many.polling / 1000).toFixed(1)} s after the first ` +
-      `registration; then ${many.seconds.toFixed(1)} s with no updates.\n` +
+      `registration; ${many.settle} s later, ${many.seconds.toFixed(1)} s with no updates.\n` +
       `polling: bots whose getUpdates FakeTelegram holds at the end (or within 1 s). VmRSS at the end of the window (at 0 bots: once ` +
       `the server answered;\nat opening: as the window opened); per bot: (VmRSS - VmRSS at 0 bots) / bots. CPU: user + system ticks over the window, ` +
       `share of one core (bench: this process,\nFakeTelegram and backend). fds: the server's open file descriptors; ` +
@@ -421,7 +427,8 @@ const settingsFromEnv = (): Settings => ({
   gap: envInt("BENCH_IDLE_GAP", 20, true),
   loneBots: envRates("BENCH_IDLE_LONE_BOTS", [1, 20]),
   bots: envInt("BENCH_IDLE_BOTS", 10_000, true),
-  seconds: envInt("BENCH_IDLE_SECONDS", 50),
+  seconds: envInt("BENCH_IDLE_SECONDS", 100),
+  settle: envInt("BENCH_IDLE_SETTLE", 120, true),
   lanes: envInt("BENCH_IDLE_LANES", 8)
 })
 

@@ -68,17 +68,32 @@ const scripted = (script: ReadonlyArray<Answer>) => {
         return answer.map((u) => ({ update_id: u.update_id, payload: `{"update_id":${u.update_id},"message":{}}` }))
       })
   } as unknown as TelegramClient.Service
-  return { polls, identities, layer: Layer.succeed(TelegramClient.TelegramClient, service) }
+  /** The offset of each call of `pollUpdates` (the client's own loop of empty answers). */
+  const loops: Array<number | undefined> = []
+  const looping = TelegramClient.pollingWith(service.getUpdates)
+  return {
+    polls,
+    identities,
+    loops,
+    layer: Layer.succeed(TelegramClient.TelegramClient, {
+      ...service,
+      pollUpdates: (token, params, emptied) => {
+        loops.push(params.offset)
+        return looping(token, params, emptied)
+      }
+    })
+  }
 }
 
 const run = <A, E>(
   script: ReadonlyArray<Answer>,
-  body: (t: ReturnType<typeof scripted>, bot: Bot.StoredBot) => Effect.Effect<A, E, Stores.Stores | Events.Events>
+  body: (t: ReturnType<typeof scripted>, bot: Bot.StoredBot) => Effect.Effect<A, E, Stores.Stores | Events.Events>,
+  tenure?: Ownership.Tenure
 ) => {
   const telegram = scripted(script)
   return Effect.gen(function*() {
     const bot = yield* Effect.flatMap(BotStore.BotStore, (bots) => bots.insertBot(botInput))
-    const poller = yield* Effect.fork(Ingress.poll(bot, Effect.void, options))
+    const poller = yield* Effect.fork(Ingress.poll(bot, Effect.void, options, tenure))
     const result = yield* body(telegram, bot)
     yield* Fiber.interrupt(poller)
     return result
@@ -112,6 +127,28 @@ describe("Ingress.poll on a TestClock", () => {
         yield* until(polls, 6)
         assert.deepStrictEqual(polls.map((p) => p.announces), [true, false, false, true, false, false])
       })))
+
+  it.effect("empty answers after the first are the client's loop's, unless the bot runs under a lease", () =>
+    Effect.gen(function*() {
+      yield* run([[], [], [], []], ({ loops, polls }) =>
+        Effect.gen(function*() {
+          yield* until(polls, 5)
+          assert.strictEqual(polls.length, 5)
+          assert.deepStrictEqual(loops, [0])
+        }))
+      let checks = 0
+      const tenure: Ownership.Tenure = {
+        fence: { bot_id: 1, instance_id: "i-00000001", epoch: 1 },
+        holds: Effect.sync(() => (checks++, true))
+      }
+      yield* run([[], [], [], []], ({ loops, polls }) =>
+        Effect.gen(function*() {
+          yield* until(polls, 5)
+          assert.strictEqual(polls.length, 5)
+          assert.deepStrictEqual(loops, [])
+          assert.strictEqual(checks, 5)
+        }), tenure)
+    }))
 
   it.effect("waits exactly retry_after on 429, and says so in last_error", () =>
     run([apiError(429, "Too Many Requests: retry after 7", 7)], ({ polls }, bot) =>
@@ -200,7 +237,13 @@ describe("Ingress.poll's backlog on a TestClock", () => {
           return ids.map((id) => ({ update_id: id, payload: `{"update_id":${id},"message":{}}` }))
         })
     } as unknown as TelegramClient.Service
-    return { polls, layer: Layer.succeed(TelegramClient.TelegramClient, service) }
+    return {
+      polls,
+      layer: Layer.succeed(TelegramClient.TelegramClient, {
+        ...service,
+        pollUpdates: TelegramClient.pollingWith(service.getUpdates)
+      })
+    }
   }
 
   it.effect("stops polling while the backlog is full and counts it only after a batch came", () => {

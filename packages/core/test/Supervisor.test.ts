@@ -41,7 +41,10 @@ const holdingTelegram = () => {
   return {
     held: (token: string) => held.get(token) ?? 0,
     calls: (method: string, token: string) => calls.filter((c) => c.method === method && c.token === token),
-    layer: Layer.succeed(TelegramClient.TelegramClient, service)
+    layer: Layer.succeed(TelegramClient.TelegramClient, {
+      ...service,
+      pollUpdates: TelegramClient.pollingWith(service.getUpdates)
+    })
   }
 }
 

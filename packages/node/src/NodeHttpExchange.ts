@@ -20,7 +20,8 @@ export const fromClient = (client: Http1Client.Client): HttpExchange.Service => 
         })
         if (!answered) fiber.addObserver(ended)
       })
-    )
+    ),
+  send: client.request
 })
 
 /**

@@ -52,9 +52,17 @@ export class HttpExchangeError extends Data.TaggedError("HttpExchangeError")<{
   readonly description: string
 }> {}
 
+/** Called once with the answer or the failure, unless the call was cancelled first. */
+export type Callback = (failure: HttpExchangeError | undefined, answer: Answer | undefined) => void
+
 /** Sends a request and reads its answer whole. */
 export interface Service {
   readonly exchange: (request: Request) => Effect.Effect<Answer, HttpExchangeError>
+  /**
+   * The same call without a fiber, where the client has such a form: it calls back once, and the returned function
+   * cancels the call. Loops of calls that seldom need a fiber (a bot's empty long polls) run on it.
+   */
+  readonly send?: ((request: Request, callback: Callback) => () => void) | undefined
 }
 
 /**

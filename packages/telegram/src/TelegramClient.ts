@@ -34,6 +34,17 @@ export interface Service {
     token: Token,
     params?: BotApi.GetUpdatesParams
   ) => Effect.Effect<ReadonlyArray<BotApi.RawUpdate>, TelegramError>
+  /**
+   * Calls getUpdates with the same parameters until an answer is not an empty list, and returns that answer as
+   * `getUpdates` would (a batch, or its failure); `emptied` is called at each empty answer. Where the HTTP
+   * client can call back without a fiber (`HttpExchange.send`), the empty answers are taken in its callbacks:
+   * an idle bot's long polls then cost no fiber steps and keep little while they wait.
+   */
+  readonly pollUpdates: (
+    token: Token,
+    params: BotApi.GetUpdatesParams,
+    emptied: () => void
+  ) => Effect.Effect<ReadonlyArray<BotApi.RawUpdate>, TelegramError>
   readonly setWebhook: (token: Token, params: BotApi.SetWebhookParams) => Effect.Effect<true, TelegramError>
   readonly deleteWebhook: (token: Token, params?: BotApi.DeleteWebhookParams) => Effect.Effect<true, TelegramError>
   readonly getWebhookInfo: (token: Token) => Effect.Effect<BotApi.WebhookInfo, TelegramError>
@@ -192,6 +203,18 @@ const decodeUpdateIds = Schema.decodeUnknownEither(Schema.Array(Schema.Struct({ 
 const pollTimeout = (seconds: number | undefined, timeout: Duration.Duration): Duration.Duration =>
   seconds === undefined || seconds <= 0 ? timeout : Duration.max(timeout, Duration.seconds(seconds + 15))
 
+/** Whether a Bot API answer is a success with an empty list: `{"ok":true,"result":[]}`, however spaced. */
+const isEmptyResult = (text: string): boolean => {
+  if (text === "{\"ok\":true,\"result\":[]}") return true
+  if (text.length > 256) return false
+  try {
+    const json = JSON.parse(text) as { readonly ok?: unknown; readonly result?: unknown } | null
+    return json !== null && json.ok === true && Array.isArray(json.result) && json.result.length === 0
+  } catch {
+    return false
+  }
+}
+
 interface Answered {
   readonly status: number
   readonly text: string
@@ -276,6 +299,15 @@ export const resultOf = (method: string, status: number, text: string): Effect.E
   return "result" in body ? Effect.succeed(body.result) : fail(`the answer (HTTP ${status}) has no result`)
 }
 
+/** `pollUpdates` made of a client's `getUpdates`: each empty answer takes a round of the calling fiber. */
+export const pollingWith = (getUpdates: Service["getUpdates"]): Service["pollUpdates"] => (token, params, emptied) => {
+  const loop: Effect.Effect<ReadonlyArray<BotApi.RawUpdate>, TelegramError> = Effect.flatMap(
+    getUpdates(token, params),
+    (updates) => updates.length > 0 ? Effect.succeed(updates) : Effect.suspend(() => (emptied(), loop))
+  )
+  return loop
+}
+
 /** A client that makes its calls with `http`. */
 export const makeWith = (options: Options, http: HttpExchange.Service): Service => {
   const apiRoot = options.apiRoot.replace(/\/+$/, "")
@@ -304,35 +336,58 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
     } catch {
       return Effect.fail(transport(method, "Unsent", "the request body could not be sent"))
     }
-    const exchange = http.exchange({
-      method: "POST",
-      url: `${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`,
-      headers: file === undefined
-        ? jsonHeaders
-        : { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" },
+    const exchange = http.exchange(call(
+      token,
+      method,
       body,
-      timeout: callTimeout
-    })
+      callTimeout,
+      file === undefined
+        ? jsonHeaders
+        : { "content-type": `multipart/form-data; boundary=${boundary}`, accept: "application/json" }
+    ))
     return Effect.suspend(() => {
       const started = performance.now()
-      const elapsed = () => (performance.now() - started) / 1000
       return Effect.matchEffect(exchange, {
-        onFailure: (error) => {
-          TelegramMetrics.unsafeRecord(method, undefined, elapsed())
-          return Effect.fail(transport(
-            method,
-            error.reason === "Timeout" ? "Timeout" : HttpExchange.neverSent(error) ? "Unsent" : "Transport",
-            error.description
-          ))
-        },
-        onSuccess: (answer) => {
-          TelegramMetrics.unsafeRecord(method, answer.status, elapsed())
-          const text = HttpExchange.text(answer)
-          return Effect.flatMap(resultOf(method, answer.status, text), (result) =>
-            read({ status: answer.status, text, result }))
-        }
+        onFailure: (error) => failed(method, started, error),
+        onSuccess: (answer) => succeeded(method, started, answer, HttpExchange.text(answer), read)
       })
     })
+  }
+
+  const call = (
+    token: Token,
+    method: string,
+    body: string | Uint8Array,
+    callTimeout: Duration.Duration,
+    headers: Readonly<Record<string, string>>
+  ): HttpExchange.Request => ({
+    method: "POST",
+    url: `${apiRoot}/bot${encodeToken(Redacted.value(token))}/${encodeURIComponent(method)}`,
+    headers,
+    body,
+    timeout: callTimeout
+  })
+
+  /** A call that got no answer, begun at `started` (`performance.now()`): recorded, and failed as a transport error. */
+  const failed = (method: string, started: number, error: HttpExchange.HttpExchangeError) => {
+    TelegramMetrics.unsafeRecord(method, undefined, (performance.now() - started) / 1000)
+    return Effect.fail(transport(
+      method,
+      error.reason === "Timeout" ? "Timeout" : HttpExchange.neverSent(error) ? "Unsent" : "Transport",
+      error.description
+    ))
+  }
+
+  /** A call answered with `text`: recorded, and its result read. */
+  const succeeded = <A>(
+    method: string,
+    started: number,
+    answer: HttpExchange.Answer,
+    text: string,
+    read: (answered: Answered) => Effect.Effect<A, TelegramError>
+  ) => {
+    TelegramMetrics.unsafeRecord(method, answer.status, (performance.now() - started) / 1000)
+    return Effect.flatMap(resultOf(method, answer.status, text), (result) => read({ status: answer.status, text, result }))
   }
 
   const execute = <A, I>(
@@ -362,24 +417,57 @@ export const makeWith = (options: Options, http: HttpExchange.Service): Service 
 
   /**
    * Each update's text is cut out of the answer as it came (not re-serialised), so nothing in it
-   * (unknown fields, number formatting, escapes, big integers) can change on the way through. No span: an idle
-   * bot's long poll lasts its timeout, so its span would say nothing (the metrics count every call).
+   * (unknown fields, number formatting, escapes, big integers) can change on the way through.
    */
+  const readUpdates = ({ result, text }: Answered): Effect.Effect<ReadonlyArray<BotApi.RawUpdate>, TelegramError> => {
+    const ids = decodeUpdateIds(result)
+    if (ids._tag === "Left") {
+      return Effect.fail(transport("getUpdates", "Decode", `unexpected result: ${summarizeIssues(ids.left)}`))
+    }
+    const payloads = resultElements(text)
+    return payloads === undefined || payloads.length !== ids.right.length
+      ? Effect.fail(transport("getUpdates", "Decode", "the updates could not be separated"))
+      : Effect.succeed(ids.right.map(({ update_id }, i) => ({ update_id, payload: payloads[i]! })))
+  }
+
+  /** No span: an idle bot's long poll lasts its timeout, so its span would say nothing (the metrics count every call). */
   const getUpdates = (token: Token, params: BotApi.GetUpdatesParams = {}) =>
-    request(token, "getUpdates", params, pollTimeout(params.timeout, timeout), ({ result, text }) => {
-      const ids = decodeUpdateIds(result)
-      if (ids._tag === "Left") {
-        return Effect.fail(transport("getUpdates", "Decode", `unexpected result: ${summarizeIssues(ids.left)}`))
+    request(token, "getUpdates", params, pollTimeout(params.timeout, timeout), readUpdates)
+
+  const pollUpdates = (token: Token, params: BotApi.GetUpdatesParams, emptied: () => void) => {
+    const send = http.send
+    if (send === undefined) return pollingWith(getUpdates)(token, params, emptied)
+    let body: string
+    try {
+      body = JSON.stringify(params)
+    } catch {
+      return Effect.fail(transport("getUpdates", "Unsent", "the request body could not be sent"))
+    }
+    const sent = call(token, "getUpdates", body, pollTimeout(params.timeout, timeout), jsonHeaders)
+    return Effect.async<ReadonlyArray<BotApi.RawUpdate>, TelegramError>((resume) => {
+      let cancel: () => void
+      const round = () => {
+        const started = performance.now()
+        cancel = send(sent, (failure, answer) => {
+          if (failure !== undefined) return resume(failed("getUpdates", started, failure))
+          const text = HttpExchange.text(answer!)
+          if (answer!.status === 200 && isEmptyResult(text)) {
+            TelegramMetrics.unsafeRecord("getUpdates", 200, (performance.now() - started) / 1000)
+            emptied()
+            return round()
+          }
+          resume(succeeded("getUpdates", started, answer!, text, readUpdates))
+        })
       }
-      const payloads = resultElements(text)
-      return payloads === undefined || payloads.length !== ids.right.length
-        ? Effect.fail(transport("getUpdates", "Decode", "the updates could not be separated"))
-        : Effect.succeed(ids.right.map(({ update_id }, i) => ({ update_id, payload: payloads[i]! })))
+      round()
+      return Effect.sync(() => cancel())
     })
+  }
 
   return {
     getMe: (token) => execute(token, "getMe", {}, BotApi.User).pipe(traced("getMe")),
     getUpdates,
+    pollUpdates,
     setWebhook: (token, { secret_token, ...params }) =>
       execute(token, "setWebhook", {
         ...params,

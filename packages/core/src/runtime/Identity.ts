@@ -60,13 +60,14 @@ export const identifiedCalls: Layer.Layer<HttpExchange.HttpExchange, never, Http
     Effect.gen(function*() {
       const client = yield* HttpExchange.HttpExchange
       const agent = userAgent(yield* Identity)
+      const identified = (request: HttpExchange.Request): HttpExchange.Request =>
+        request.headers["user-agent"] === undefined
+          ? { ...request, headers: { ...request.headers, "user-agent": agent } }
+          : request
+      const send = client.send
       return {
-        exchange: (request) =>
-          client.exchange(
-            request.headers["user-agent"] === undefined
-              ? { ...request, headers: { ...request.headers, "user-agent": agent } }
-              : request
-          )
+        exchange: (request) => client.exchange(identified(request)),
+        send: send === undefined ? undefined : (request, callback) => send(identified(request), callback)
       }
     })
   )

@@ -143,16 +143,27 @@ export const poll = (
       )
     }
 
+    /** An empty answer taken without a round of the fiber (`TelegramClient.pollUpdates`). */
+    const emptied = () => {
+      if (Option.isSome(polls)) polls.value.returned(bot.id, clock.unsafeCurrentTimeMillis())
+    }
+
+    /**
+     * Once a getUpdates succeeded and the backlog was counted since the last batch, the empty answers that follow
+     * are taken by the client in a loop of its own (they would count nothing), where no other instance can run the
+     * bot: under a lease, each getUpdates waits for the lease to be checked first.
+     */
     const fetch = (at: number): Effect.Effect<void, TelegramError.TelegramError | StorageError | LeaseLost> =>
-      telegram.getUpdates(
-        bot.token,
-        announced ? { offset: at, limit: 100, timeout: options.pollSeconds } : {
+      (announced
+        ? !receivedSince && tenure?.fence === undefined
+          ? telegram.pollUpdates(bot.token, { offset: at, limit: 100, timeout: options.pollSeconds }, emptied)
+          : telegram.getUpdates(bot.token, { offset: at, limit: 100, timeout: options.pollSeconds })
+        : telegram.getUpdates(bot.token, {
           offset: at,
           limit: 100,
           timeout: options.pollSeconds,
           allowed_updates: allUpdateTypes
-        }
-      ).pipe(Effect.flatMap(received))
+        })).pipe(Effect.flatMap(received))
 
     const fetchNext = Effect.suspend(() =>
       offset === undefined
