@@ -14,7 +14,7 @@ export const root = resolve(here, "../..")
 export const distDir = here
 
 /** The built `botrelay` bin. */
-export const serverBin = join(root, "packages/server/dist/bin.js")
+export const serverBin = join(root, process.env["BENCH_BIN"] ?? "packages/server/dist/bin.js")
 
 /** A positive integer from the environment; `allowZero` lets 0 switch a part off. */
 export const envInt = (name: string, fallback: number, allowZero = false): number => {

@@ -1,5 +1,6 @@
-import { chmodSync, readFileSync, writeFileSync } from "node:fs"
+import { chmodSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
+import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
@@ -42,7 +43,7 @@ export const storageLayer = (
   Botrelay.storageLayer(config.database, secretKeyOptions(config), config.databasePool)
 
 /** The server package's version: what this instance reports in `GET /api/status`. */
-export const version: string = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+export const version: string = (createRequire(import.meta.url)("@botrelay/server/package.json") as {
   readonly version: string
 }).version
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+import * as StartHeap from "./StartHeap.js"
 import { existsSync, renameSync, rmSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -91,7 +91,8 @@ const exitAfterGrace = () => {
 const serve = (args: ReadonlyArray<string>) => {
   const config = Config.load(args)
   exitAfterGrace()
-  Layer.launch(Main.printConsoleUrl(config.publicUrl).pipe(Layer.provideMerge(Main.layer(config)))).pipe(
+  const started = Layer.merge(Main.printConsoleUrl(config.publicUrl), Layer.effectDiscard(Effect.sync(StartHeap.release)))
+  Layer.launch(started.pipe(Layer.provideMerge(Main.layer(config)))).pipe(
     refusingStorage,
     Effect.provide(Main.loggerLayer(config)),
     NodeRuntime.runMain({ disablePrettyLogger: true })
@@ -440,7 +441,8 @@ const demo = (args: ReadonlyArray<string>) => {
   void import("./Demo.js").then((Demo) => Demo.main(options))
 }
 
-const main = (argv: ReadonlyArray<string>) => {
+/** Runs the command in `argv` (the arguments after the script's path). */
+export const main = (argv: ReadonlyArray<string>) => {
   const [command, ...rest] = argv
   try {
     if (command === "help" || command === "--help" || command === "-h") return void process.stdout.write(`${usage}\n`)
@@ -467,4 +469,3 @@ const main = (argv: ReadonlyArray<string>) => {
   }
 }
 
-main(process.argv.slice(2))

@@ -1,0 +1,64 @@
+import { spawnSync } from "node:child_process"
+import { resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+import { assert, describe, it } from "vitest"
+
+const startHeap = pathToFileURL(resolve(import.meta.dirname, "../dist/StartHeap.js")).href
+
+interface Spaces {
+  readonly newBefore: number
+  readonly newHeld: number
+  readonly newReleased: number
+  readonly oldBeforeRelease: number
+  readonly oldAfterRelease: number
+  readonly oldUsedAfterRelease: number
+}
+
+/**
+ * A node process that holds, allocates like a start-up (much of it living, much of it garbage among it), releases,
+ * and then allocates the same way again; it prints the heap spaces' sizes at each step (V8's flags are the process's,
+ * so each case runs in a process of its own).
+ */
+const run = (nodeArgs: ReadonlyArray<string> = []): Spaces => {
+  const script = `
+    import { getHeapSpaceStatistics } from "node:v8"
+    import * as StartHeap from ${JSON.stringify(startHeap)}
+    const space = (name) => getHeapSpaceStatistics().find((s) => s.space_name === name)
+    const startUp = (kept) => {
+      for (let i = 0; i < 300_000; i++) {
+        const o = { i, s: "x".repeat(i % 50), a: [i, i + 1] }
+        if (i % 3 === 0) kept.push(o)
+      }
+    }
+    const newBefore = space("new_space").space_size
+    StartHeap.hold()
+    const kept = []
+    startUp(kept)
+    const newHeld = space("new_space").space_size
+    // what lives is spread over every page start-up filled: only compacting gives pages back
+    for (let i = 0; i < kept.length; i++) if (i % 4 !== 0) kept[i] = undefined
+    const oldBeforeRelease = space("old_space").space_size
+    StartHeap.release()
+    const oldAfterRelease = space("old_space").space_size
+    const oldUsedAfterRelease = space("old_space").space_used_size
+    startUp(kept)
+    const newReleased = space("new_space").space_size
+    console.log(JSON.stringify({ newBefore, newHeld, newReleased, oldBeforeRelease, oldAfterRelease, oldUsedAfterRelease }))
+  `
+  const result = spawnSync(process.execPath, [...nodeArgs, "--input-type=module", "-e", script], { encoding: "utf8" })
+  assert.strictEqual(result.status, 0, result.stderr)
+  return JSON.parse(result.stdout) as Spaces
+}
+
+describe("StartHeap", () => {
+  it("keeps the young generation small until release, then lets it grow; release compacts the old", () => {
+    const spaces = run()
+    const unheld = run(["--semi-space-growth-factor=2"])
+    assert.isAtMost(spaces.newHeld, 4 * spaces.newBefore)
+    assert.isAtLeast(unheld.newHeld, 4 * spaces.newHeld)
+    assert.isAbove(spaces.newReleased, spaces.newHeld)
+    // the garbage start-up promoted is collected and the pages it left half empty are given back
+    assert.isBelow(spaces.oldAfterRelease, spaces.oldBeforeRelease * 0.8)
+    assert.isAtMost(spaces.oldUsedAfterRelease, spaces.oldAfterRelease)
+  })
+})
