@@ -13,7 +13,7 @@ export const root = resolve(here, "../..")
 /** The compiled bench, for children such as `bare.js`. */
 export const distDir = here
 
-/** The built `botrelay` bin. */
+/** The built `botrelay` bin (BENCH_BIN: another script of the server, e.g. `packages/server/dist/Entry.js`, unbundled). */
 export const serverBin = join(root, process.env["BENCH_BIN"] ?? "packages/server/dist/bin.js")
 
 /** A positive integer from the environment; `allowZero` lets 0 switch a part off. */

@@ -16,7 +16,8 @@
  * Env: BENCH_SUITE (api, pipeline, proxy, routing, regex, http, search, inbox, console, postgres, relay, idle or all; default all; `fastpath` runs only the proxy
  * suite's fast path comparison), BENCH_CPU_PROF (a folder: run each
  * Botrelay server with `--cpu-prof` and write its profile there), BENCH_NODE_ARGS (more node options for each Botrelay
- * server, space-separated, e.g. `--trace-gc`), and each suite's own settings.
+ * server, space-separated, e.g. `--trace-gc`), BENCH_BIN (the server's script, relative to the repository; default the
+ * bundled `packages/server/dist/bin.js`, `packages/server/dist/Entry.js` runs it unbundled), and each suite's own settings.
  */
 import { resolve } from "node:path"
 import { interruptApi, runApi } from "./api.js"
