@@ -154,26 +154,6 @@ describe("loading", () => {
     assert.isFalse([...reached].some((module) => module.startsWith("@botrelay/testing")))
     assert.match(readFileSync(join(src, "Cli.ts"), "utf8"), /import\("\.\/Demo\.js"\)/)
   })
-
-  it("the bundled bin loads the demo's chunk only for the demo command", () => {
-    /** The chunks `file` imports statically, followed. */
-    const loaded = new Set<string>()
-    const follow = (file: string) => {
-      if (loaded.has(file)) return
-      loaded.add(file)
-      for (const match of readFileSync(file, "utf8").matchAll(/(?:import|from)\s*"(\.\/[^"]+)"/g)) {
-        follow(join(dirname(file), match[1]!))
-      }
-    }
-    const cli = readFileSync(bin, "utf8").match(/import\("(\.\/chunks\/Cli-[^"]+)"\)/)?.[1]
-    assert.isDefined(cli, "the bin loads the CLI's chunk")
-    follow(bin)
-    follow(join(dirname(bin), cli))
-    const serving = [...loaded].map((file) => readFileSync(file, "utf8")).join("\n")
-    assert.match(serving, /Listening on/)
-    assert.notMatch(serving, /FakeTelegram/)
-    assert.match(serving, /import\("\.\/Demo-[^"]+"\)/)
-  })
 })
 
 describe("botrelay demo", () => {
