@@ -38,6 +38,7 @@ import * as DemoBackend from "./DemoBackend.js"
 import * as Cast from "./DemoCast.js"
 import * as DemoPictures from "./DemoPictures.js"
 import * as Main from "./Main.js"
+import * as StartHeap from "./StartHeap.js"
 
 /** How the demo runs. */
 export interface Options {
@@ -533,7 +534,9 @@ const serveProblem = (error: HttpServerError.ServeError, port: number): string =
 /** Runs the demo in this process until SIGINT or SIGTERM, printing the console address and the login. */
 export const main = (options: Options) =>
   Layer.launch(
-    Layer.effectDiscard(Effect.flatMap(Demo, (world) => Console.log(banner(world)))).pipe(Layer.provide(layer(options)))
+    Layer.effectDiscard(
+      Effect.flatMap(Demo, (world) => Console.log(banner(world))).pipe(Effect.zipRight(Effect.sync(StartHeap.release)))
+    ).pipe(Layer.provide(layer(options)))
   ).pipe(
     Effect.catchTag("ServeError", (error) =>
       Effect.zipRight(

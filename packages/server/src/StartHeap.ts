@@ -29,7 +29,7 @@ export const release = (): void => {
 const compact = (): void => {
   setFlagsFromString("--expose-gc")
   const collect = runInNewContext("gc") as () => void
-  setFlagsFromString("--no-expose-gc")
+  if (!given("expose-gc")) setFlagsFromString("--no-expose-gc")
   setFlagsFromString("--compact-on-every-full-gc")
   try {
     collect()
