@@ -50,6 +50,31 @@ const run = (nodeArgs: ReadonlyArray<string> = []): Spaces => {
   return JSON.parse(result.stdout) as Spaces
 }
 
+/**
+ * A node process with `--trace-gc` that releases with about 40 MB alive and then keeps allocating what lives; it
+ * prints the heap's size at the release and V8's trace of each collection.
+ */
+const growAfterRelease = (): { readonly released: number; readonly nextFullBefore: number | undefined } => {
+  const script = `
+    import { getHeapStatistics } from "node:v8"
+    import * as StartHeap from ${JSON.stringify(startHeap)}
+    StartHeap.hold()
+    const kept = []
+    for (let i = 0; i < 700_000; i++) kept.push({ i, s: "x".repeat(i % 50), a: [i, i + 1] })
+    StartHeap.release()
+    console.log("released " + getHeapStatistics().used_heap_size / 1e6)
+    const more = []
+    for (let i = 0; i < 1_000_000; i++) more.push({ i, s: "y".repeat(20) })
+    console.log("done", kept.length, more.length)
+  `
+  const result = spawnSync(process.execPath, ["--trace-gc", "--input-type=module", "-e", script], { encoding: "utf8" })
+  assert.strictEqual(result.status, 0, result.stderr)
+  const after = result.stdout.slice(result.stdout.indexOf("released "))
+  const released = Number(after.match(/^released ([\d.]+)/)?.[1])
+  const nextFull = after.match(/Mark-Compact ([\d.]+) \(/)?.[1]
+  return { released, nextFullBefore: nextFull === undefined ? undefined : Number(nextFull) }
+}
+
 describe("StartHeap", () => {
   it("keeps the young generation small until release, then lets it grow; release compacts the old", () => {
     const spaces = run()
@@ -60,5 +85,14 @@ describe("StartHeap", () => {
     // the garbage start-up promoted is collected and the pages it left half empty are given back
     assert.isBelow(spaces.oldAfterRelease, spaces.oldBeforeRelease * 0.8)
     assert.isAtMost(spaces.oldUsedAfterRelease, spaces.oldAfterRelease)
+  })
+
+  it("lets the old generation grow after release as under load, not as V8 would after a collection of an idle heap", () => {
+    const { nextFullBefore, released } = growAfterRelease()
+    assert.isAbove(released, 30)
+    // V8 sets the next limit from how busy the program was around the collection: after one forced in an idle
+    // moment, about three times what lives
+    assert.isDefined(nextFullBefore, "a full collection follows while the heap grows")
+    assert.isBelow(nextFullBefore, released * 1.6)
   })
 })
