@@ -1,4 +1,3 @@
-import * as StartHeap from "./StartHeap.js"
 import { existsSync, renameSync, rmSync } from "node:fs"
 import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -10,6 +9,7 @@ import * as Backup from "./Backup.js"
 import * as Config from "./Config.js"
 import * as Main from "./Main.js"
 import * as Prompt from "./Prompt.js"
+import * as StartHeap from "./StartHeap.js"
 
 const usage = `Usage:
   botrelay [serve] [options]          start the server
