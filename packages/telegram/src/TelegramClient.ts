@@ -129,41 +129,53 @@ const summarizeIssues = (error: ParseResult.ParseError): string =>
 
 const encodeToken = (token: string) => encodeURIComponent(token).replace(/%3A/gi, ":")
 
-const isSpace = (c: string | undefined) => c === " " || c === "\t" || c === "\n" || c === "\r"
+const quote = 0x22
+const backslash = 0x5c
+const comma = 0x2c
+const openBrace = 0x7b
+const closeBrace = 0x7d
+const openBracket = 0x5b
+const closeBracket = 0x5d
+
+const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d
 
 const skipSpace = (text: string, at: number) => {
-  while (isSpace(text[at])) at++
+  while (isSpace(text.charCodeAt(at))) at++
   return at
+}
+
+/** The end (exclusive) of the JSON string whose opening quote is at `at`: the next quote no backslash escapes. */
+const stringEnd = (text: string, at: number): number => {
+  let i = text.indexOf("\"", at + 1)
+  while (i !== -1) {
+    let backslashes = 0
+    while (text.charCodeAt(i - 1 - backslashes) === backslash) backslashes++
+    if (backslashes % 2 === 0) return i + 1
+    i = text.indexOf("\"", i + 1)
+  }
+  return text.length
 }
 
 /** The end (exclusive) of the JSON value starting at `at`, in text already known to be valid JSON. */
 const valueEnd = (text: string, at: number): number => {
-  const first = text[at]
-  if (first === "\"") {
-    let i = at + 1
-    while (i < text.length && text[i] !== "\"") i += text[i] === "\\" ? 2 : 1
-    return i + 1
-  }
-  if (first === "{" || first === "[") {
+  const first = text.charCodeAt(at)
+  if (first === quote) return stringEnd(text, at)
+  if (first === openBrace || first === openBracket) {
     let depth = 0
-    let i = at
-    while (i < text.length) {
-      const c = text[i]
-      if (c === "\"") {
-        i = valueEnd(text, i)
-        continue
-      }
-      if (c === "{" || c === "[") depth++
-      else if (c === "}" || c === "]") {
-        depth--
-        if (depth === 0) return i + 1
-      }
-      i++
+    for (let i = at; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (c === quote) i = stringEnd(text, i) - 1
+      else if (c === openBrace || c === openBracket) depth++
+      else if ((c === closeBrace || c === closeBracket) && --depth === 0) return i + 1
     }
-    return i
+    return text.length
   }
   let i = at
-  while (i < text.length && !isSpace(text[i]) && text[i] !== "," && text[i] !== "}" && text[i] !== "]") i++
+  while (i < text.length) {
+    const c = text.charCodeAt(i)
+    if (isSpace(c) || c === comma || c === closeBrace || c === closeBracket) break
+    i++
+  }
   return i
 }
 
@@ -174,25 +186,25 @@ const valueEnd = (text: string, at: number): number => {
  */
 const resultElements = (text: string): Array<string> | undefined => {
   let at = skipSpace(text, 0)
-  if (text[at] !== "{") return undefined
+  if (text.charCodeAt(at) !== openBrace) return undefined
   at = skipSpace(text, at + 1)
   let result: number | undefined
-  while (text[at] === "\"") {
+  while (text.charCodeAt(at) === quote) {
     const keyEnd = valueEnd(text, at)
     const key: unknown = JSON.parse(text.slice(at, keyEnd))
     at = skipSpace(text, skipSpace(text, keyEnd) + 1)
     if (key === "result") result = at
     at = skipSpace(text, valueEnd(text, at))
-    if (text[at] === ",") at = skipSpace(text, at + 1)
+    if (text.charCodeAt(at) === comma) at = skipSpace(text, at + 1)
   }
-  if (result === undefined || text[result] !== "[") return undefined
+  if (result === undefined || text.charCodeAt(result) !== openBracket) return undefined
   const elements: Array<string> = []
   at = skipSpace(text, result + 1)
-  while (at < text.length && text[at] !== "]") {
+  while (at < text.length && text.charCodeAt(at) !== closeBracket) {
     const end = valueEnd(text, at)
     elements.push(text.slice(at, end))
     at = skipSpace(text, end)
-    if (text[at] === ",") at = skipSpace(text, at + 1)
+    if (text.charCodeAt(at) === comma) at = skipSpace(text, at + 1)
   }
   return elements
 }

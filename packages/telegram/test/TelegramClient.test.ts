@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
 import type { HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Layer, Redacted, TestClock, Tracer } from "effect"
+import { Cause, Effect, Exit, FastCheck, Fiber, Layer, Redacted, TestClock, Tracer } from "effect"
 import { TelegramClient, TelegramError } from "../src/index.js"
 
 const secret = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"
@@ -435,6 +435,32 @@ describe("TelegramClient", () => {
       )
       assert.deepStrictEqual(dup, [{ update_id: 2, payload: `{"update_id":2}` }])
     }))
+
+  it.effect("getUpdates cuts out any updates exactly, whatever their strings, escapes and spacing", () =>
+    Effect.promise(() =>
+      FastCheck.assert(
+        FastCheck.asyncProperty(
+          FastCheck.array(FastCheck.dictionary(FastCheck.string({ unit: "binary" }), FastCheck.jsonValue()), {
+            maxLength: 8
+          }),
+          FastCheck.constantFrom(undefined, 0, 1, 2, "\t", "\r\n "),
+          FastCheck.constantFrom(",", " , ", "\n,\t", ",\r\n"),
+          (fields, indent, separator) => {
+            const payloads = fields.map((extra, i) => JSON.stringify({ ...extra, update_id: i + 1 }, null, indent))
+            const text = `{"ok":true,"result":[ ${payloads.join(separator)} ]}`
+            return Effect.runPromise(
+              withClient(
+                () => Effect.succeed(new Response(text, { status: 200 })),
+                (client) => client.getUpdates(token)
+              )
+            ).then((updates) => {
+              assert.deepStrictEqual(updates, payloads.map((payload, i) => ({ update_id: i + 1, payload })))
+            })
+          }
+        ),
+        { numRuns: 100 }
+      )
+    ))
 
   it.effect("getUpdates fails to decode a batch with an update lacking update_id", () =>
     Effect.gen(function*() {
