@@ -494,19 +494,35 @@ export const make = (options: {
     return connection
   }
 
+  /** The header lines of a headers object (`null` when one is not valid), checked once per object. */
+  const headerLines = new WeakMap<HttpExchange.Request["headers"], string | null>()
+  const linesOf = (headers: HttpExchange.Request["headers"]): string | null => {
+    let lines = headerLines.get(headers)
+    if (lines !== undefined) return lines
+    lines = ""
+    for (const name in headers) {
+      const value = headers[name]!
+      if (!tokenPattern.test(name) || !valuePattern.test(value)) {
+        lines = null
+        break
+      }
+      if (name !== "host" && name !== "content-length" && name !== "transfer-encoding" && name !== "connection") {
+        lines += `${name}: ${value}\r\n`
+      }
+    }
+    headerLines.set(headers, lines)
+    return lines
+  }
+
   const headOf = (request: HttpExchange.Request, target: Target, length: number | undefined) => {
     if (!tokenPattern.test(request.method) || !targetPattern.test(target.path)) return undefined
+    const lines = linesOf(request.headers)
+    if (lines === null) return undefined
     let head = `${request.method} ${target.path} HTTP/1.1\r\nhost: ${target.origin.authority}\r\n`
     if (target.authorization !== undefined && request.headers["authorization"] === undefined) {
       head += `authorization: ${target.authorization}\r\n`
     }
-    for (const name in request.headers) {
-      const value = request.headers[name]!
-      if (!tokenPattern.test(name) || !valuePattern.test(value)) return undefined
-      if (name !== "host" && name !== "content-length" && name !== "transfer-encoding" && name !== "connection") {
-        head += `${name}: ${value}\r\n`
-      }
-    }
+    head += lines
     if (length !== undefined) head += `content-length: ${length}\r\n`
     return `${head}\r\n`
   }

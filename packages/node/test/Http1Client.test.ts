@@ -112,6 +112,26 @@ describe("Http1Client", () => {
     }
   })
 
+  it("sends each request the headers it carries, a headers object reused or not, and refuses one that is not valid", async () => {
+    respond = (_, socket) => socket.write(ok("{}"))
+    const shared = { "content-type": "application/json", "x-bot": "1" }
+    const headersOf = (request: string) => request.split("\r\n\r\n")[0]!.split("\r\n").slice(2, -1)
+    await call({ headers: shared })
+    await call({ headers: { "x-bot": "2" } })
+    await call({ headers: shared })
+    assert.deepStrictEqual(received.map(headersOf), [
+      ["content-type: application/json", "x-bot: 1"],
+      ["x-bot: 2"],
+      ["content-type: application/json", "x-bot: 1"]
+    ])
+    const invalid = { "x-bad": "a\r\nx-injected: 1" }
+    for (let i = 0; i < 2; i++) {
+      assert.strictEqual((await call({ headers: invalid })).failure?.reason, "Request")
+    }
+    assert.strictEqual((await call({ headers: { "bad name": "x" } })).failure?.reason, "Request")
+    assert.strictEqual(received.length, 3)
+  })
+
   it("sends the request target the URL parser makes of each URL, plain or not", async () => {
     respond = (_, socket) => socket.write(ok("{}"))
     const paths = [

@@ -60,10 +60,17 @@ export const identifiedCalls: Layer.Layer<HttpExchange.HttpExchange, never, Http
     Effect.gen(function*() {
       const client = yield* HttpExchange.HttpExchange
       const agent = userAgent(yield* Identity)
-      const identified = (request: HttpExchange.Request): HttpExchange.Request =>
-        request.headers["user-agent"] === undefined
-          ? { ...request, headers: { ...request.headers, "user-agent": agent } }
-          : request
+      /** The headers with the agent, made once per headers object: the hot callers reuse theirs. */
+      const withAgent = new WeakMap<HttpExchange.Request["headers"], HttpExchange.Request["headers"]>()
+      const identified = (request: HttpExchange.Request): HttpExchange.Request => {
+        if (request.headers["user-agent"] !== undefined) return request
+        let headers = withAgent.get(request.headers)
+        if (headers === undefined) {
+          headers = { ...request.headers, "user-agent": agent }
+          withAgent.set(request.headers, headers)
+        }
+        return { ...request, headers }
+      }
       const send = client.send
       return {
         exchange: (request) => client.exchange(identified(request)),
