@@ -139,7 +139,8 @@ describe("Ingress.poll on a TestClock", () => {
       let checks = 0
       const tenure: Ownership.Tenure = {
         fence: { bot_id: 1, instance_id: "i-00000001", epoch: 1 },
-        holds: Effect.sync(() => (checks++, true))
+        holds: Effect.sync(() => (checks++, true)),
+        holdsAt: () => true
       }
       yield* run([[], [], [], []], ({ loops, polls }) =>
         Effect.gen(function*() {

@@ -13,7 +13,7 @@ import {
 } from "@botrelay/core"
 import type { BotApi } from "@botrelay/telegram"
 import { HttpExchange, TelegramClient, TelegramError } from "@botrelay/telegram"
-import { Clock, Duration, Effect, FiberSet, Layer, Logger, Option, Queue, Redacted, TestClock } from "effect"
+import { Clock, Duration, Effect, Fiber, FiberSet, Layer, Logger, Option, Queue, Redacted, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
 // The outbox on Effect's TestClock, both kinds through the one runner: deliveries to backends and route sends
@@ -68,19 +68,46 @@ const unpaced: FloodControl.Options = {
   retries429: 0
 }
 
-/** A backend whose answer each URL decides (200 unless told otherwise); it records what reached it, when. */
-const backend = () => {
+/** How the outbox reaches the backend: through the client's fiber form only, or its callbacks (`send`) too. */
+type Client = "exchange" | "send"
+
+/**
+ * A backend whose answer each URL decides (200 unless told otherwise); it records what reached it, when (by
+ * `clock`). With `send`, it answers a call made through the callbacks on the next microtask.
+ */
+const backend = (client: Client = "exchange", clock?: Clock.Clock) => {
   const statuses = new Map<string, number>()
   const received: Array<{ readonly url: string; readonly update_id: number; readonly at: number; readonly secret: string }> = []
+  const answer = (request: HttpExchange.Request, at: number): HttpExchange.Answer => {
+    const update_id = (JSON.parse(String(request.body)) as { update_id: number }).update_id
+    received.push({ url: request.url, update_id, at, secret: request.headers["x-telegram-bot-api-secret-token"] ?? "" })
+    return { status: statuses.get(request.url) ?? 200, headers: {}, body: new Uint8Array() }
+  }
+  /** Update ids whose calls get no answer. */
+  const held = new Set<number>()
+  const isHeld = (request: HttpExchange.Request) =>
+    held.has((JSON.parse(String(request.body)) as { update_id: number }).update_id)
+  const sends = { count: 0, cancelled: 0 }
   const service = HttpExchange.HttpExchange.of({
     exchange: (request) =>
-      Effect.map(Clock.currentTimeMillis, (at) => {
-        const update_id = (JSON.parse(String(request.body)) as { update_id: number }).update_id
-        received.push({ url: request.url, update_id, at, secret: request.headers["x-telegram-bot-api-secret-token"] ?? "" })
-        return { status: statuses.get(request.url) ?? 200, headers: {}, body: new Uint8Array() }
+      Effect.flatMap(Clock.currentTimeMillis, (at) => {
+        const answered = answer(request, at)
+        return isHeld(request) ? Effect.never : Effect.succeed(answered)
+      }),
+    send: client === "exchange" ? undefined : (request, callback) => {
+      let cancelled = false
+      sends.count++
+      queueMicrotask(() => {
+        const answered = answer(request, clock!.unsafeCurrentTimeMillis())
+        if (!cancelled && !isHeld(request)) callback(undefined, answered)
       })
+      return () => {
+        cancelled = true
+        sends.cancelled++
+      }
+    }
   })
-  return { statuses, received, layer: Layer.succeed(HttpExchange.HttpExchange, service) }
+  return { statuses, received, held, sends, layer: Layer.succeed(HttpExchange.HttpExchange, service) }
 }
 
 const setup = Effect.gen(function*() {
@@ -156,14 +183,15 @@ const run = <A, E>(body: (http: ReturnType<typeof backend>, tg: ReturnType<typeo
     | FloodControl.FloodControl
     | HttpExchange.HttpExchange
     | TelegramClient.TelegramClient
-  >) => {
-  const http = backend()
-  const tg = telegram()
-  return body(http, tg).pipe(
-    Effect.provide(Layer.mergeAll(TestRuntime.stores, FloodControl.layer(unpaced), http.layer, tg.layer)),
-    Effect.provide(Logger.remove(Logger.defaultLogger))
-  )
-}
+  >, client: Client = "exchange") =>
+  Effect.clockWith((clock) => {
+    const http = backend(client, clock)
+    const tg = telegram()
+    return body(http, tg).pipe(
+      Effect.provide(Layer.mergeAll(TestRuntime.stores, FloodControl.layer(unpaced), http.layer, tg.layer)),
+      Effect.provide(Logger.remove(Logger.defaultLogger))
+    )
+  })
 
 /** The waits the line asks for, attempt after attempt, letting each pass. */
 const waitsOf = (line: Effect.Effect<Option.Option<Duration.Duration>>, times: number) =>
@@ -186,7 +214,8 @@ const assertBackoff = (waits: ReadonlyArray<number>) => {
   }
 }
 
-describe("deliveries on a TestClock", () => {
+for (const client of ["exchange", "send"] as const) {
+describe(`deliveries on a TestClock, the backend called through the client's ${client}`, () => {
   it.effect("delivers a bot's updates in order, with the secret header", () =>
     run((http) =>
       Effect.gen(function*() {
@@ -196,7 +225,25 @@ describe("deliveries on a TestClock", () => {
         assert.deepStrictEqual(http.received.map((r) => r.update_id), [10, 11, 12])
         assert.isTrue(http.received.every((r) => r.secret === "s3cret" && r.url === a.backend_url))
         assert.deepStrictEqual(yield* statuses(a), [[10, "delivered", 0], [11, "delivered", 0], [12, "delivered", 0]])
-      })))
+        assert.strictEqual(http.sends.count, client === "send" ? 3 : 0)
+      }), client))
+
+  it.effect("a line stopped while a delivery is under way keeps what was delivered; the cut one goes again", () =>
+    run((http) =>
+      Effect.gen(function*() {
+        const { a, deliver, queue, statuses } = yield* setup
+        yield* queue(a, 1, 2, 3)
+        http.held.add(2)
+        const line = yield* Effect.fork(deliver(a))
+        while (http.received.length < 2) yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+        yield* Fiber.interrupt(line)
+        assert.strictEqual(http.sends.cancelled, client === "send" ? 1 : 0)
+        assert.deepStrictEqual(yield* statuses(a), [[1, "delivered", 0], [2, "pending", 0], [3, "pending", 0]])
+        http.held.clear()
+        assert.isTrue(Option.isNone(yield* deliver(a)))
+        assert.deepStrictEqual(http.received.map((r) => r.update_id), [1, 2, 2, 3])
+        assert.deepStrictEqual(yield* statuses(a), [[1, "delivered", 0], [2, "delivered", 0], [3, "delivered", 0]])
+      }), client))
 
   it.effect("a failing head holds the bot's line, retried with growing waits; another bot goes on", () =>
     run((http) =>
@@ -214,7 +261,7 @@ describe("deliveries on a TestClock", () => {
         http.statuses.delete(a.backend_url)
         assert.isTrue(Option.isNone(yield* deliver(a)))
         assert.deepStrictEqual(yield* statuses(a), [[1, "delivered", 4], [2, "delivered", 0]])
-      })))
+      }), client))
 
   it.effect("tells the bus of every attempt after a failure with the delivery as stored, not of first-time successes", () =>
     run((http) =>
@@ -239,7 +286,7 @@ describe("deliveries on a TestClock", () => {
           told.at(-1),
           (yield* stored.listDeliveries({ bot_id: a.id, limit: 10 })).find((d) => d.update_id === 2)
         )
-      }))))
+      })), client))
 
   it.effect("answers before their time are not retried early", () =>
     run((http) =>
@@ -251,7 +298,7 @@ describe("deliveries on a TestClock", () => {
         const again = Option.getOrThrow(yield* deliver(a))
         assert.isAtMost(Duration.toMillis(again), Duration.toMillis(wait))
         assert.strictEqual(http.received.length, 1)
-      })))
+      }), client))
 
   it.effect("dead-letters the head once it is older than maxAge, and the next one goes", () =>
     run((http) =>
@@ -272,8 +319,9 @@ describe("deliveries on a TestClock", () => {
         yield* TestClock.adjust(Option.getOrThrow(next))
         assert.isTrue(Option.isNone(yield* deliver(a)))
         assert.deepStrictEqual(yield* statuses(a), [[1, "dead", 2], [2, "delivered", 1]])
-      })))
+      }), client))
 })
+}
 
 describe("route sends on a TestClock, through the same runner", () => {
   it.effect("a bot's sends go in order; a failing head holds its line with growing, jittered waits; another bot goes on", () =>

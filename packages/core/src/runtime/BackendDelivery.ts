@@ -133,7 +133,43 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
       return headers
     }
 
-    /** One POST of the delivery; a failure whose bot moved to another URL meanwhile is due again at once. */
+    /** The POST of the delivery to `url`, with these headers. */
+    const post = (delivery: Delivery, bot: StoredBot, url: string, headers: Record<string, string>): HttpExchange.Request => {
+      const addresses = BackendPolicy.addressesFor(policy, bot.backend_url_origin)
+      return {
+        method: "POST",
+        url,
+        headers,
+        body: delivery.payload,
+        timeout,
+        maxBytes: maxAnswerBytes,
+        ...(addresses === undefined ? {} : { addresses })
+      }
+    }
+
+    /** What a POST to `url` came to; a failure whose bot moved to another URL meanwhile is due again at once. */
+    const attemptOf = (
+      url: string,
+      bot: StoredBot,
+      bots: Outbox.Bots,
+      result: Either.Either<HttpExchange.Answer, HttpExchange.HttpExchangeError>
+    ): Outbox.Attempt<void> => {
+      if (Either.isRight(result) && result.right.status >= 200 && result.right.status < 300) {
+        const reply = result.right.body.length === 0
+          ? undefined
+          : webhookReply(HttpExchange.text(result.right), result.right.headers["content-type"])
+        return { _tag: "Done", extra: undefined, after: reply === undefined ? undefined : runReply(bot, reply) }
+      }
+      const moved = url !== target({ url }, bots(bot.id) ?? bot)
+      return {
+        _tag: "Failed",
+        extra: undefined,
+        error: Either.isLeft(result) ? result.left.description : `HTTP ${result.right.status}`,
+        retry: moved ? "now" : "later"
+      }
+    }
+
+    /** One POST of the delivery, signed and traced as the bot and the tracer say. */
     const attempt = (
       delivery: Delivery,
       bot: StoredBot,
@@ -142,7 +178,6 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
     ): Effect.Effect<Outbox.Attempt<void>> =>
       Effect.gen(function*() {
         const url = target(delivery, bot)
-        const addresses = BackendPolicy.addressesFor(policy, bot.backend_url_origin)
         const span = tracer.enabled
           ? yield* tracer.attempt(delivery.bot_id, delivery.update_id, delivery.id, delivery.attempts + 1)
           : undefined
@@ -152,35 +187,30 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
           headers = { ...headers, ...signature }
         }
         if (span !== undefined) headers = { ...headers, traceparent: span.traceparent }
-        const call = interruptible(Effect.either(http.exchange({
-          method: "POST",
-          url,
-          headers,
-          body: delivery.payload,
-          timeout,
-          maxBytes: maxAnswerBytes,
-          ...(addresses === undefined ? {} : { addresses })
-        })))
+        const call = interruptible(Effect.either(http.exchange(post(delivery, bot, url, headers))))
         const result = yield* span === undefined
           ? call
           : call.pipe(Effect.onInterrupt(() => span.end({ error: "interrupted" })))
         if (span !== undefined) {
           yield* span.end(Either.isRight(result) ? { status: result.right.status } : { error: result.left.description })
         }
-        if (Either.isRight(result) && result.right.status >= 200 && result.right.status < 300) {
-          const reply = result.right.body.length === 0
-            ? undefined
-            : webhookReply(HttpExchange.text(result.right), result.right.headers["content-type"])
-          return { _tag: "Done", extra: undefined, after: reply === undefined ? undefined : runReply(bot, reply) }
-        }
-        const moved = url !== target(delivery, bots(bot.id) ?? bot)
-        return {
-          _tag: "Failed",
-          extra: undefined,
-          error: Either.isLeft(result) ? result.left.description : `HTTP ${result.right.status}`,
-          retry: moved ? "now" : "later"
-        }
+        return attemptOf(url, bot, bots, result)
       })
+
+    const send = http.send
+
+    /** The attempt in the HTTP client's callbacks, when it needs no fiber: no span to make, no signature to date. */
+    const attemptNow = send === undefined ? undefined : (
+      delivery: Delivery,
+      bot: StoredBot,
+      bots: Outbox.Bots,
+      done: (attempt: Outbox.Attempt<void>) => void
+    ): (() => void) | undefined => {
+      if (tracer.enabled || Redacted.value(bot.signing_secret) !== "") return undefined
+      const url = target(delivery, bot)
+      return send(post(delivery, bot, url, headersOf(bot)), (failure, answer) =>
+        done(attemptOf(url, bot, bots, failure === undefined ? Either.right(answer!) : Either.left(failure))))
+    }
 
     const kind: Outbox.Kind<Delivery, void> = {
       name: "delivery",
@@ -188,6 +218,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
       line: outbox.nextDeliveries,
       runs: () => true,
       attempt,
+      attemptNow,
       record: (recorded) => {
         const outcomes = recorded.map(({ job, outcome }) => [job, outcomeOf(outcome)] as const)
         return outbox.recordAttempts(outcomes.map(([job, outcome]) => [job.id, outcome])).pipe(

@@ -88,6 +88,12 @@ export const attempted = (botId: number, kind: OutboxKind, outcome: "done" | "pe
     ? Metric.increment(deliveredOf(String(botId)))
     : Effect.void
 
+/** `attempted`, at once and outside any fiber. */
+export const unsafeAttempted = (botId: number, kind: OutboxKind, outcome: "done" | "pending" | "dead"): void => {
+  if (outcome === "pending") retriesOf(`${botId} ${kind}`).unsafeUpdate(1, [])
+  else if (outcome === "done" && kind === "backend") deliveredOf(String(botId)).unsafeUpdate(1, [])
+}
+
 /** One more (1) or one fewer (-1) live event stream. */
 export const sseClient = (change: 1 | -1): Effect.Effect<void> => Metric.incrementBy(sseClients, change)
 

@@ -86,6 +86,15 @@ export interface Kind<J extends Job, X> {
     bots: Bots,
     interruptible: Interruptible
   ) => Effect.Effect<Attempt<X>, StorageError>
+  /**
+   * Attempts the job the way `attempt` would, outside any fiber, calling `done` with its attempt; returns a
+   * function that cancels it, or `undefined` (nothing begun, `done` never called) when this job needs `attempt`
+   * (the rest of its batch then goes through `attempt` too). While attempts succeed without an `after`, the
+   * runner goes from one to the next without fiber steps.
+   */
+  readonly attemptNow?:
+    | ((job: J, bot: StoredBot, bots: Bots, done: (attempt: Attempt<X>) => void) => (() => void) | undefined)
+    | undefined
   /** Records outcomes in order. */
   readonly record: (recorded: ReadonlyArray<Recorded<J, X>>) => Effect.Effect<void, StorageError>
   /** Whether each outcome is recorded at once; otherwise after each run of a batch, before an `after`, and when stopped. */
@@ -126,43 +135,102 @@ interface Ran {
   readonly after: Effect.Effect<void> | undefined
 }
 
+/** Where attempts outside a fiber stopped: at `next`, that job attempted (`attempt`) or not yet. */
+interface Stopped<X> {
+  readonly next: number
+  readonly attempt: Attempt<X> | undefined
+}
+
 /**
  * Runs one bot's line of a kind, FIFO: attempts due jobs in order, stops at the first not due yet and after
  * a failure (the head then waits for its retry). Returns how long to wait for the next job, or `None` when
- * the line is empty or does not run now. Nothing is read or attempted unless `holds` (the bot's lease).
+ * the line is empty or does not run now. Nothing is read or attempted unless `holdsAt` (the bot's lease,
+ * at the clock's time) says so.
  */
 export const runLine = <J extends Job, X>(
   kind: Kind<J, X>,
   policy: Policy,
   botId: number,
   bots: Bots,
-  holds: Effect.Effect<boolean> = Effect.succeed(true)
+  holdsAt: (now: number) => boolean = () => true
 ): Effect.Effect<Option.Option<Duration.Duration>> =>
   Effect.clockWith((clock) => {
+    /** Why the job cannot be attempted now: not due (how long until it is), or its bot stopped; else undefined. */
+    const blocked = (job: J): Duration.Duration | "stopped" | undefined => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const due = Date.parse(job.next_attempt_at) - now
+      if (due > 0) return Duration.millis(due)
+      const bot = bots(botId)
+      return bot === undefined || !kind.runs(bot) || !holdsAt(now) ? "stopped" : undefined
+    }
+
     const runBatch = (batch: ReadonlyArray<J>) => {
       const pending: Array<Recorded<J, X>> = []
       const record = Effect.suspend(() =>
         pending.length === 0 ? Effect.void : Effect.uninterruptible(kind.record(pending.splice(0)))
       )
-      /** Attempts the job and keeps its outcome for `record`; not cut short past the executor's `interruptible` part. */
+      /** Keeps the attempt's outcome for `record`. */
+      const keep = (job: J, attempt: Attempt<X>): Effect.Effect<Ran> =>
+        Effect.flatMap(outcomeAt(job, attempt, policy, clock.unsafeCurrentTimeMillis()), (outcome) => {
+          pending.push({ job, outcome, extra: attempt.extra })
+          const ran = { outcome, after: attempt._tag === "Done" ? attempt.after : undefined }
+          return kind.metric === undefined
+            ? Effect.succeed(ran)
+            : Effect.as(Metrics.attempted(botId, kind.metric, outcome.status), ran)
+        })
+      /** Attempts the job and keeps its outcome; not cut short past the executor's `interruptible` part. */
       const run = (job: J, bot: StoredBot) =>
         Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(kind.attempt(job, bot, bots, restore), (attempt) =>
-            Effect.flatMap(outcomeAt(job, attempt, policy, clock.unsafeCurrentTimeMillis()), (outcome): Effect.Effect<Ran> => {
-              pending.push({ job, outcome, extra: attempt.extra })
-              const ran = { outcome, after: attempt._tag === "Done" ? attempt.after : undefined }
-              return kind.metric === undefined
-                ? Effect.succeed(ran)
-                : Effect.as(Metrics.attempted(botId, kind.metric, outcome.status), ran)
-            }))
+          Effect.flatMap(kind.attempt(job, bot, bots, restore), (attempt) => keep(job, attempt))
         )
+      /**
+       * Attempts jobs from `from` on with `attemptNow`, each done one kept at once, until one is not (blocked,
+       * not attemptable so, failed, or with an `after`): that one is left to the fiber. Interrupting it cancels
+       * the attempt under way, whose outcome is then not kept.
+       */
+      const runNow = (attemptNow: NonNullable<Kind<J, X>["attemptNow"]>, from: number) =>
+        Effect.async<Stopped<X>>((resume) => {
+          let cancel: (() => void) | undefined
+          const next = (i: number): void => {
+            const job = batch[i]
+            if (job === undefined || blocked(job) !== undefined) return resume(Effect.succeed({ next: i, attempt: undefined }))
+            let settled = false
+            const begun = attemptNow(job, bots(botId)!, bots, (attempt) => {
+              settled = true
+              cancel = undefined
+              if (attempt._tag !== "Done" || attempt.after !== undefined) return resume(Effect.succeed({ next: i, attempt }))
+              const at = new Date(clock.unsafeCurrentTimeMillis()).toISOString()
+              pending.push({ job, outcome: { status: "done", at }, extra: attempt.extra })
+              if (kind.metric !== undefined) Metrics.unsafeAttempted(botId, kind.metric, "done")
+              next(i + 1)
+            })
+            if (begun === undefined) resume(Effect.succeed({ next: i, attempt: undefined }))
+            else if (!settled) cancel = begun
+          }
+          next(from)
+          return Effect.sync(() => cancel?.())
+        })
       return Effect.gen(function*() {
-        for (const job of batch) {
-          const due = Date.parse(job.next_attempt_at) - clock.unsafeCurrentTimeMillis()
-          if (due > 0) return Duration.millis(due)
-          const bot = bots(botId)
-          if (bot === undefined || !kind.runs(bot) || !(yield* holds)) return "stopped" as const
-          const { after, outcome } = yield* run(job, bot)
+        let direct = kind.recordEach ? undefined : kind.attemptNow
+        for (let i = 0; i < batch.length; i++) {
+          let attempted: Attempt<X> | undefined
+          if (direct !== undefined) {
+            const stopped = yield* runNow(direct, i)
+            if (stopped.next === batch.length) break
+            i = stopped.next
+            attempted = stopped.attempt
+          }
+          const job = batch[i]!
+          let ran: Ran
+          if (attempted === undefined) {
+            const block = blocked(job)
+            if (block !== undefined) return block
+            direct = undefined
+            ran = yield* run(job, bots(botId)!)
+          } else {
+            ran = yield* Effect.uninterruptible(keep(job, attempted))
+          }
+          const { after, outcome } = ran
           if (outcome.status === "dead") {
             yield* Effect.logWarning(`${kind.name}: dead-lettered`).pipe(
               Effect.annotateLogs({ ...kind.annotations(job), error: outcome.last_error })
@@ -181,7 +249,7 @@ export const runLine = <J extends Job, X>(
 
     return Effect.gen(function*() {
       while (true) {
-        if (!(yield* holds)) return Option.none()
+        if (!holdsAt(clock.unsafeCurrentTimeMillis())) return Option.none()
         const batch = yield* kind.line(botId, batchSize)
         const bot = bots(botId)
         if (batch.length === 0 || bot === undefined || !kind.runs(bot)) return Option.none()

@@ -15,6 +15,8 @@ export interface Tenure {
    * attempt: false from a margin before the lease could pass to another instance.
    */
   readonly holds: Effect.Effect<boolean>
+  /** `holds` at a time of the clock (milliseconds), outside any fiber. */
+  readonly holdsAt: (now: number) => boolean
 }
 
 /** Which bots this instance runs: their ingress, pipeline and outbox. */
@@ -35,7 +37,7 @@ export interface OwnershipService {
 /** Which bots this instance runs. */
 export class Ownership extends Context.Tag("@botrelay/core/Ownership")<Ownership, OwnershipService>() {}
 
-const always: Tenure = { fence: undefined, holds: Effect.succeed(true) }
+const always: Tenure = { fence: undefined, holds: Effect.succeed(true), holdsAt: () => true }
 
 /** The only instance on its database runs every bot, without leases. */
 export const everything: Layer.Layer<Ownership> = Layer.succeed(Ownership, {
@@ -217,13 +219,11 @@ export const make = (
       owns: (botId) => held.has(botId),
       tenure: (botId) => {
         const epoch = held.get(botId)?.epoch ?? -1
-        return {
-          fence: fenceOf(botId, epoch),
-          holds: Effect.map(Clock.currentTimeMillis, (now) => {
-            const h = held.get(botId)
-            return h !== undefined && h.epoch === epoch && now < h.trustedUntil
-          })
+        const holdsAt = (now: number) => {
+          const h = held.get(botId)
+          return h !== undefined && h.epoch === epoch && now < h.trustedUntil
         }
+        return { fence: fenceOf(botId, epoch), holds: Effect.map(Clock.currentTimeMillis, holdsAt), holdsAt }
       },
       lost: drop,
       release

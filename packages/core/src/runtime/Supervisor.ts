@@ -197,9 +197,9 @@ export const run = (options: Options = defaults) =>
         )
       return Object.assign(settling, {
         inbox: lane(processing),
-        outbox: lane(() => Outbox.runLine(deliveries, options.outbox, botId, bot, tenure.holds), settle(settling)),
-        sends: lane(() => Outbox.runLine(sender.kind, sendsPolicy, botId, bot, tenure.holds)),
-        bridges: lane(() => Outbox.runLine(bridges, options.outbox, botId, bot, tenure.holds))
+        outbox: lane(() => Outbox.runLine(deliveries, options.outbox, botId, bot, tenure.holdsAt), settle(settling)),
+        sends: lane(() => Outbox.runLine(sender.kind, sendsPolicy, botId, bot, tenure.holdsAt)),
+        bridges: lane(() => Outbox.runLine(bridges, options.outbox, botId, bot, tenure.holdsAt))
       })
     }
 
