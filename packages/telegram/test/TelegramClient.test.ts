@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
 import type { HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, FastCheck, Fiber, Layer, Redacted, TestClock, Tracer } from "effect"
+import { Cause, Effect, Exit, FastCheck, Fiber, Layer, Redacted, Schema, TestClock, Tracer } from "effect"
 import { TelegramClient, TelegramError } from "../src/index.js"
 
 const secret = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"
@@ -461,6 +461,32 @@ describe("TelegramClient", () => {
         { numRuns: 100 }
       )
     ))
+
+  it.effect("getUpdates takes a result exactly when it is a list of objects with an integer update_id", () =>
+    Effect.promise(() => {
+      const accepted = Schema.is(Schema.Array(Schema.Struct({ update_id: Schema.Int })))
+      const updateId = FastCheck.oneof(
+        FastCheck.integer(),
+        FastCheck.constantFrom(2 ** 53, -(2 ** 53), 1.5, -0, 1e300, "1", null, true),
+        FastCheck.jsonValue()
+      )
+      const update = FastCheck.oneof(
+        FastCheck.record({ update_id: updateId }, { requiredKeys: [] }),
+        FastCheck.jsonValue()
+      )
+      const result = FastCheck.oneof(FastCheck.array(update, { maxLength: 4 }), FastCheck.jsonValue())
+      return FastCheck.assert(
+        FastCheck.asyncProperty(result, (result) =>
+          Effect.runPromise(
+            withClient(answerWith({ ok: true, result }), (client) => Effect.either(client.getUpdates(token)))
+          ).then((got) => {
+            const parsed: unknown = JSON.parse(JSON.stringify(result))
+            assert.strictEqual(got._tag === "Right", accepted(parsed), JSON.stringify(result))
+            if (got._tag === "Left") assert.strictEqual(got.left._tag === "TelegramTransportError" && got.left.reason, "Decode")
+          })),
+        { numRuns: 300 }
+      )
+    }))
 
   it.effect("getUpdates fails to decode a batch with an update lacking update_id", () =>
     Effect.gen(function*() {
