@@ -37,6 +37,7 @@ const tokenPattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const valuePattern = /^[\t\x20-\x7e\x80-\xff]*$/
 const targetPattern = /^[\x21-\x7e]+$/
 const highBytePattern = /[\x80-\xff]/
+const digits = /^\d{1,15}$/
 const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/
 const chunkSizeLine = /^([0-9A-Fa-f]{1,15})(?:[ \t]*;[^\r\n]*)?[ \t]*$/
 
@@ -239,10 +240,12 @@ const parseHead = (text: string, method: string): Head | string => {
       framing = { _tag: "Close" }
       keepAlive = 0
     }
+  } else if (length !== undefined && digits.test(length)) {
+    framing = { _tag: "Length", length: Number(length) }
   } else if (length !== undefined) {
     const values = new Set(length.split(",").map((v) => v.trim()))
     const only = [...values][0]!
-    if (values.size !== 1 || !/^\d{1,15}$/.test(only)) return "the content-length is not a number"
+    if (values.size !== 1 || !digits.test(only)) return "the content-length is not a number"
     framing = { _tag: "Length", length: Number(only) }
   } else {
     framing = { _tag: "Close" }
