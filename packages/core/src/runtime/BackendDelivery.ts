@@ -149,6 +149,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
 
     /** What a POST to `url` came to; a failure whose bot moved to another URL meanwhile is due again at once. */
     const attemptOf = (
+      delivery: Delivery,
       url: string,
       bot: StoredBot,
       bots: Outbox.Bots,
@@ -160,7 +161,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
           : webhookReply(HttpExchange.text(result.right), result.right.headers["content-type"])
         return { _tag: "Done", extra: undefined, after: reply === undefined ? undefined : runReply(bot, reply) }
       }
-      const moved = url !== target({ url }, bots(bot.id) ?? bot)
+      const moved = url !== target(delivery, bots(bot.id) ?? bot)
       return {
         _tag: "Failed",
         extra: undefined,
@@ -194,7 +195,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
         if (span !== undefined) {
           yield* span.end(Either.isRight(result) ? { status: result.right.status } : { error: result.left.description })
         }
-        return attemptOf(url, bot, bots, result)
+        return attemptOf(delivery, url, bot, bots, result)
       })
 
     const send = http.send
@@ -209,7 +210,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
       if (tracer.enabled || Redacted.value(bot.signing_secret) !== "") return undefined
       const url = target(delivery, bot)
       return send(post(delivery, bot, url, headersOf(bot)), (failure, answer) =>
-        done(attemptOf(url, bot, bots, failure === undefined ? Either.right(answer!) : Either.left(failure))))
+        done(attemptOf(delivery, url, bot, bots, failure === undefined ? Either.right(answer!) : Either.left(failure))))
     }
 
     const kind: Outbox.Kind<Delivery, void> = {
