@@ -78,14 +78,18 @@ export const markDropped = (db: Kysely<Database>, botId: number, updateId: numbe
     .where("bot_id", "=", botId)
     .where("update_id", "=", updateId)
 
+/** The bot's unprocessed updates, counted on an index. */
+export const unprocessedCount = (db: Kysely<Database>, botId: number) =>
+  db.selectFrom("botrelay_inbox")
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .where("bot_id", "=", botId)
+    .where("processed", "=", unprocessed)
+
 /** Unprocessed updates plus pending deliveries, both counted on an index. */
 export const backlog = (db: Kysely<Database>, inboxBotId: number, deliveriesBotId: number) =>
   db.selectNoFrom((eb) =>
     eb(
-      eb.selectFrom("botrelay_inbox")
-        .select((eb) => eb.fn.countAll<number>().as("count"))
-        .where("bot_id", "=", inboxBotId)
-        .where("processed", "=", unprocessed),
+      unprocessedCount(db, inboxBotId),
       "+",
       eb.selectFrom("botrelay_deliveries")
         .select((eb) => eb.fn.countAll<number>().as("count"))

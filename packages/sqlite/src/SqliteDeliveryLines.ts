@@ -22,6 +22,8 @@ export interface DeliveryLines {
   readonly retried: (ids: ReadonlyArray<number>) => void
   /** The bot's line changed in a way not followed here: the next read goes to the database. */
   readonly forget: (botId: number) => void
+  /** How many deliveries of the bot are pending, when its line is known. */
+  readonly size: (botId: number) => number | undefined
 }
 
 /** The delivery a new row of `botrelay_deliveries` holds, as `OutboxQueries.queueDelivery` inserts it. */
@@ -93,6 +95,7 @@ export const make = (): DeliveryLines => {
         if (botId !== undefined) forget(botId)
       }
     },
-    forget
+    forget,
+    size: (botId) => lines.get(botId)?.length
   }
 }

@@ -28,6 +28,7 @@ const queries = compileAll({
   markProcessed: InboxQueries.markProcessed,
   markDropped: InboxQueries.markDropped,
   backlog: InboxQueries.backlog,
+  unprocessedCount: InboxQueries.unprocessedCount,
   queueDelivery: OutboxQueries.queueDelivery,
   queueSend: OutboxQueries.queueSend,
   insertBuffered: BufferQueries.insertBuffered,
@@ -176,7 +177,13 @@ export const make = (c: Connection, lines: DeliveryLines.DeliveryLines): InboxSt
     completeUpdates: (completions, fence) =>
       LeaseQueries.surfaceLeaseLost(c.groupCommit("completeUpdates", () => completeUpdates(completions, fence))),
 
-    backlog: (botId) => attempt("backlog", () => hot.backlog.all(botId, botId)[0]!.backlog),
+    backlog: (botId) =>
+      attempt("backlog", () => {
+        const pending = lines.size(botId)
+        return pending === undefined
+          ? hot.backlog.all(botId, botId)[0]!.backlog
+          : hot.unprocessedCount.all(botId)[0]!.count + pending
+      }),
 
     pruneFinished: (before, limit) =>
       c.groupCommit("pruneFinished", () => ({

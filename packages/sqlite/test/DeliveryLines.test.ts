@@ -48,12 +48,22 @@ const adopted = Effect.gen(function*() {
   const pendingRows = (botId: number): Array<Delivery.Delivery> =>
     host.prepare("SELECT * FROM botrelay_deliveries WHERE bot_id = ? AND status = 'pending' ORDER BY id")
       .all(botId) as Array<Delivery.Delivery>
-  /** Asserts that the outbox reads exactly the database's pending rows, whole and at a smaller limit. */
+  /** The bot's backlog as the database holds it: unprocessed updates and pending deliveries. */
+  const backlogRows = (botId: number): number =>
+    (host.prepare("SELECT count(*) AS n FROM botrelay_inbox WHERE bot_id = ? AND processed = 0").get(botId) as {
+      n: number
+    }).n + pendingRows(botId).length
+  /**
+   * Asserts that the outbox reads exactly the database's pending rows, whole and at a smaller limit, and that
+   * the bot's backlog counts them, before and after the reads make its line known.
+   */
   const agrees = (botId: number) =>
     Effect.gen(function*() {
       const rows = pendingRows(botId)
+      assert.strictEqual(yield* storage.backlog(botId), backlogRows(botId))
       assert.deepStrictEqual(yield* storage.nextDeliveries(botId, 50), rows)
       assert.deepStrictEqual(yield* storage.nextDeliveries(botId, 2), rows.slice(0, 2))
+      assert.strictEqual(yield* storage.backlog(botId), backlogRows(botId))
       return rows
     })
   return { failing, storage, bots: bots.map((bot) => bot.id), pendingRows, agrees }
