@@ -30,18 +30,20 @@ export interface BacklogRow {
  * ingress offset, and the leases held at `now` per instance.
  */
 export const backlog = (db: Kysely<Database>, now: string) => {
-  const [first, ...rest] = outboxTables.map(({ kind, table }) =>
-    db.selectFrom(table as "botrelay_deliveries")
-      .select([
-        sql.lit(kind).as("part"),
-        "bot_id",
-        sql<string>`status`.as("label"),
-        sql<number>`count(*)`.as("n"),
-        sql<string | null>`min(created_at)`.as("oldest"),
-        sql<number | null>`0`.as("top")
-      ])
-      .where("status", "in", ["pending", "dead"])
-      .groupBy(["bot_id", "status"])
+  const [first, ...rest] = outboxTables.flatMap(({ kind, table }) =>
+    (["pending", "dead"] as const).map((status) =>
+      db.selectFrom(table as "botrelay_deliveries")
+        .select([
+          sql.lit(kind).as("part"),
+          "bot_id",
+          sql.lit(status).as("label"),
+          sql<number>`count(*)`.as("n"),
+          sql<string | null>`min(created_at)`.as("oldest"),
+          sql<number | null>`0`.as("top")
+        ])
+        .where("status", "=", sql.lit(status))
+        .groupBy("bot_id")
+    )
   )
   const parts = [
     ...rest,

@@ -111,7 +111,7 @@ export const listDeliveries = (
 ) => {
   let query = db.selectFrom("botrelay_deliveries").selectAll().orderBy("id", "desc").limit(filter.limit)
   if (filter.bot_id !== undefined) query = query.where("bot_id", "=", filter.bot_id)
-  if (filter.status !== undefined) query = query.where("status", "=", filter.status)
+  if (filter.status !== undefined) query = query.where("status", "=", sql.lit(filter.status))
   return query
 }
 

@@ -27,6 +27,7 @@ import * as m0025ConversationState from "./migrations/0025_conversation_state.js
 import * as m0026NotesCannedReplies from "./migrations/0026_notes_canned_replies.js"
 import * as m0027DeliveryTruth from "./migrations/0027_delivery_truth.js"
 import * as m0028ChatScopes from "./migrations/0028_chat_scopes.js"
+import * as m0029DeliveryLineIndexes from "./migrations/0029_delivery_line_indexes.js"
 import type { Cipher } from "./SecretKey.js"
 
 /** The table in which Kysely's `Migrator` records applied migrations. */
@@ -68,5 +69,6 @@ export const migrations = (cipher: Cipher): Record<string, Migration> => ({
   "0025_conversation_state": m0025ConversationState.migration,
   "0026_notes_canned_replies": m0026NotesCannedReplies.migration,
   "0027_delivery_truth": m0027DeliveryTruth.migration,
-  "0028_chat_scopes": m0028ChatScopes.migration
+  "0028_chat_scopes": m0028ChatScopes.migration,
+  "0029_delivery_line_indexes": m0029DeliveryLineIndexes.migration
 })

@@ -1,4 +1,4 @@
-import type { LongPoll } from "@botrelay/core"
+import type { BacklogStore, LongPoll } from "@botrelay/core"
 import { BotStore } from "@botrelay/core"
 import { Migrations, SecretKey, SqliteStores } from "@botrelay/sqlite"
 import * as StoreSuite from "@botrelay/testing/StoreSuite"
@@ -510,15 +510,60 @@ describe("SqliteStores", () => {
       }
       const expected: Array<readonly [string, ReadonlyArray<string>]> = [
         [statement("from \"botrelay_inbox\"", "order by \"update_id\""), ["botrelay_inbox_pending"]],
-        [statement("select * from \"botrelay_deliveries\"", "order by \"id\" limit ?"), ["botrelay_deliveries_bot_status"]],
-        [statement("delete from \"botrelay_deliveries\""), ["botrelay_deliveries_status"]],
-        [statement("as \"backlog\""), ["botrelay_inbox_pending", "botrelay_deliveries_bot_status"]]
+        [statement("select * from \"botrelay_deliveries\"", "order by \"id\" limit ?"), ["botrelay_deliveries_pending"]],
+        [statement("as \"backlog\""), ["botrelay_inbox_pending", "botrelay_deliveries_pending"]]
       ]
       for (const [sql, indexes] of expected) {
         const plan = queryPlan(host, sql)
         for (const index of indexes) assert.isTrue(plan.some((d) => d.includes(`INDEX ${index} `)), plan.join("\n"))
         assert.isFalse(plan.some((d) => d.startsWith("SCAN botrelay_")), plan.join("\n"))
         assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), plan.join("\n"))
+      }
+    }))
+
+  it.scoped("pending and dead deliveries are found through their partial indexes, never a scan of all deliveries", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const { host, prepared, database } = yield* recorded(file)
+      const storage = yield* open({ database })
+      for (const n of [1, 2]) yield* storage.insertBot(botInput(n))
+      for (const botId of [1, 2]) {
+        const updates = Array.from({ length: 20 }, (_, i) => update(100 + i))
+        yield* storage.commitUpdates(botId, updates, 120)
+        yield* storage.completeUpdates(updates.map((u) => ({
+          bot_id: botId,
+          update_id: u.update_id,
+          messages: [],
+          deliveries: [newDelivery(botId, u.update_id)]
+        })))
+      }
+      const at = "2025-01-02T00:00:00.000Z"
+      yield* storage.recordAttempts([[1, { status: "delivered", at }], [2, { status: "dead", at, last_error: "HTTP 500" }]])
+      prepared.length = 0
+      assert.deepStrictEqual((yield* storage.listDeliveries({ status: "dead", limit: 10 })).map((d) => d.id), [2])
+      assert.strictEqual((yield* storage.listDeliveries({ bot_id: 2, status: "pending", limit: 5 })).length, 5)
+      assert.strictEqual((yield* storage.listDeliveries({ bot_id: 1, status: "delivered", limit: 5 })).length, 1)
+      assert.strictEqual(yield* storage.retargetDeliveries(2, "https://other.example/hook", at), 20)
+      assert.deepStrictEqual((yield* storage.retryDead(1, at)).map((d) => d.id), [2])
+      assert.deepStrictEqual(yield* storage.discardDead(1, at), [])
+      const backlog = yield* (storage as unknown as BacklogStore.BacklogStoreService).read(at)
+      assert.deepStrictEqual(
+        backlog.outbox.filter((o) => o.kind === "backend").map((o) => [o.bot_id, o.depth, o.dead]),
+        [[1, 19, 0], [2, 20, 0]]
+      )
+      const backlogSql = prepared.find((sql) => sql.startsWith("select 'backend' as \"part\""))!
+      const byStatus = prepared.filter((sql) =>
+        sql !== backlogSql && /^(select|update) .*"botrelay_deliveries" .*where .*'(pending|dead)'/.test(sql)
+      )
+      assert.strictEqual(byStatus.length, 5)
+      for (const sql of byStatus) {
+        const plan = queryPlan(host, sql)
+        assert.isFalse(plan.some((d) => d === "SCAN botrelay_deliveries" || d.includes("TEMP B-TREE")), `${sql}\n${plan.join("\n")}`)
+        assert.isTrue(plan.some((d) => /USING (COVERING )?INDEX botrelay_deliveries_(pending|dead|dead_ids)\b/.test(d)), `${sql}\n${plan.join("\n")}`)
+      }
+      const backlogPlan = queryPlan(host, backlogSql)
+      for (const index of ["botrelay_deliveries_pending", "botrelay_deliveries_dead"]) {
+        assert.isTrue(backlogPlan.some((d) => d.includes(`INDEX ${index}`)), backlogPlan.join("\n"))
       }
     }))
 
