@@ -189,6 +189,8 @@ interface Connection {
   readonly origin: Origin
   readonly socket: Net.Socket
   exchange: Exchange | undefined
+  /** The last final head read on the connection, its bytes and the method it answered: a server repeats its heads. */
+  last: { readonly bytes: Buffer; readonly method: string; readonly head: Head } | undefined
 }
 
 /**
@@ -346,14 +348,23 @@ export const make = (options: {
         }
         return
       }
+      const last = connection.last
+      exchange.buffer = buffer.subarray(end + 4)
+      if (
+        last !== undefined && last.bytes.length === end && last.method === exchange.method &&
+        buffer.compare(last.bytes, 0, end, 0, end) === 0
+      ) {
+        exchange.head = last.head
+        break
+      }
       const head = parseHead(buffer.toString("latin1", 0, end), exchange.method)
       if (typeof head === "string") return fail(connection, HttpExchange.requestFailed(protocolError(head)))
-      exchange.buffer = buffer.subarray(end + 4)
       if (head.status === 101) {
         return fail(connection, HttpExchange.requestFailed(protocolError("the server switched protocols")))
       }
       if (head.status >= 100 && head.status < 200) continue
       exchange.head = head
+      connection.last = { bytes: Buffer.from(buffer.subarray(0, end)), method: exchange.method, head }
     }
     const framing = exchange.head.framing
     switch (framing._tag) {
@@ -394,7 +405,7 @@ export const make = (options: {
       : Net.connect({ host: origin.host, port: origin.port, ...(lookup === undefined ? {} : { lookup }) })
     socket.setNoDelay(true)
     socket.setKeepAlive(true, idleTimeout)
-    const connection: Connection = { origin, socket, exchange: undefined }
+    const connection: Connection = { origin, socket, exchange: undefined, last: undefined }
     all.add(connection)
     socket.on("data", (chunk: Buffer) => onData(connection, chunk))
     socket.on("timeout", () => {

@@ -36,7 +36,7 @@ export interface Target {
   readonly authorization: string | undefined
 }
 
-/** How many origins `targetOf` keeps parsed: calls go to a few (Telegram, the bots' backends) over and over. */
+/** How many origins and URLs `targetOf` keeps parsed: calls go to a few (Telegram, the bots' backends) over and over. */
 const maxBases = 1024
 
 /** The parsed origin of a URL, by scheme, credentials, host and port (and address policy). */
@@ -64,11 +64,25 @@ const parseTarget = (href: string, addresses: "public" | undefined): Target | Ht
   }
 }
 
+/** The targets of URLs called before, by address policy and URL. */
+const targets = { plain: new Map<string, Target>(), public: new Map<string, Target>() }
+
 /**
- * Where a call goes; an `HttpExchangeError` when the URL is not http(s). The origin is parsed once and kept; a
- * plain path is taken as it is, anything else is parsed with the whole URL.
+ * Where a call goes; an `HttpExchangeError` when the URL is not http(s). A URL called before is looked up; else
+ * its origin is parsed once and kept, a plain path taken as it is, anything else parsed with the whole URL.
  */
 export const targetOf = (href: string, addresses: "public" | undefined): Target | HttpExchange.HttpExchangeError => {
+  const known = addresses === undefined ? targets.plain : targets.public
+  const target = known.get(href)
+  if (target !== undefined) return target
+  const parsed = parsedTarget(href, addresses)
+  if (parsed instanceof HttpExchange.HttpExchangeError) return parsed
+  if (known.size >= maxBases) known.clear()
+  known.set(href, parsed)
+  return parsed
+}
+
+const parsedTarget = (href: string, addresses: "public" | undefined): Target | HttpExchange.HttpExchangeError => {
   const scheme = href.indexOf("://")
   const slash = scheme === -1 ? -1 : href.indexOf("/", scheme + 3)
   const path = slash === -1 ? "" : href.slice(slash)

@@ -132,7 +132,7 @@ describe("Http1Client", () => {
     assert.strictEqual(received.length, 3)
   })
 
-  it("sends the request target the URL parser makes of each URL, plain or not", async () => {
+  it("sends the request target the URL parser makes of each URL, plain or not, called once or again", async () => {
     respond = (_, socket) => socket.write(ok("{}"))
     const paths = [
       "/bot1:secret/getUpdates",
@@ -146,10 +146,13 @@ describe("Http1Client", () => {
       "/tab\there",
       "/ü?ü"
     ]
-    for (const path of paths) await call({ url: `${root}${path}` })
-    await call({ url: `${root}?only` })
-    const expected = [...paths.map((path) => new URL(`${root}${path}`)), new URL(`${root}?only`)]
+    for (const _round of [1, 2]) {
+      for (const path of paths) await call({ url: `${root}${path}` })
+      await call({ url: `${root}?only` })
+    }
+    const once = [...paths.map((path) => new URL(`${root}${path}`)), new URL(`${root}?only`)]
       .map((url) => `${url.pathname}${url.search}`)
+    const expected = [...once, ...once]
     assert.deepStrictEqual(received.map((request) => request.split(" ")[1]), expected)
   })
 
@@ -185,6 +188,24 @@ describe("Http1Client", () => {
     assert.strictEqual(empty.answer?.status, 204)
     assert.strictEqual(empty.answer?.body.length, 0)
     assert.strictEqual((await call()).answer?.body.toString(), "done")
+    assert.strictEqual(connections, 1)
+  })
+
+  it("reads each answer by its own head, whether a connection's heads repeat, differ by a byte or answer a HEAD", async () => {
+    respond = (request, socket) => {
+      const path = request.split(" ")[1]!
+      if (path.endsWith("/chunked")) {
+        return socket.write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n")
+      }
+      const answer = path.endsWith("/three") ? ok("abc", "x-n: 3\r\n") : ok("ab", "x-n: 2\r\n")
+      socket.write(request.startsWith("HEAD") ? answer.slice(0, answer.indexOf("\r\n\r\n") + 4) : answer)
+    }
+    const bodies: Array<string> = []
+    for (const request of [{}, {}, { method: "HEAD" }, {}, { url: `${root}/three` }, { url: `${root}/chunked` }, {}]) {
+      const { answer } = await call({ ...request, ...(request.method === "HEAD" ? { body: undefined } : {}) })
+      bodies.push(`${answer?.status} ${answer?.headers["x-n"] ?? answer?.headers["transfer-encoding"]} ${answer?.body.toString()}`)
+    }
+    assert.deepStrictEqual(bodies, ["200 2 ab", "200 2 ab", "200 2 ", "200 2 ab", "200 3 abc", "200 chunked ab", "200 2 ab"])
     assert.strictEqual(connections, 1)
   })
 
