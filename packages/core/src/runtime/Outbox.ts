@@ -155,10 +155,31 @@ export const runLine = <J extends Job, X>(
   holdsAt: (now: number) => boolean = () => true
 ): Effect.Effect<Option.Option<Duration.Duration>> =>
   Effect.clockWith((clock) => {
+    /** The time a job is due, parsed once for the jobs of a batch that share it (they were queued together). */
+    let dueText = ""
+    let dueAt = 0
+    const dueOf = (job: J) => {
+      if (job.next_attempt_at !== dueText) {
+        dueText = job.next_attempt_at
+        dueAt = Date.parse(dueText)
+      }
+      return dueAt
+    }
+    /** The clock's time as an ISO string, made once per millisecond. */
+    let isoMillis = Number.NaN
+    let iso = ""
+    const isoNow = () => {
+      const now = clock.unsafeCurrentTimeMillis()
+      if (now !== isoMillis) {
+        isoMillis = now
+        iso = new Date(now).toISOString()
+      }
+      return iso
+    }
     /** Why the job cannot be attempted now: not due (how long until it is), or its bot stopped; else undefined. */
     const blocked = (job: J): Duration.Duration | "stopped" | undefined => {
       const now = clock.unsafeCurrentTimeMillis()
-      const due = Date.parse(job.next_attempt_at) - now
+      const due = dueOf(job) - now
       if (due > 0) return Duration.millis(due)
       const bot = bots(botId)
       return bot === undefined || !kind.runs(bot) || !holdsAt(now) ? "stopped" : undefined
@@ -199,8 +220,7 @@ export const runLine = <J extends Job, X>(
               settled = true
               cancel = undefined
               if (attempt._tag !== "Done" || attempt.after !== undefined) return resume(Effect.succeed({ next: i, attempt }))
-              const at = new Date(clock.unsafeCurrentTimeMillis()).toISOString()
-              pending.push({ job, outcome: { status: "done", at }, extra: attempt.extra })
+              pending.push({ job, outcome: { status: "done", at: isoNow() }, extra: attempt.extra })
               if (kind.metric !== undefined) Metrics.unsafeAttempted(botId, kind.metric, "done")
               next(i + 1)
             })
