@@ -1,6 +1,7 @@
 import { Clock, Duration, Effect, Option } from "effect"
 import type { StoredBot } from "../domain/Bot.js"
 import type { StorageError } from "../domain/Errors.js"
+import { isoAt } from "../internal/Time.js"
 import * as Metrics from "./Metrics.js"
 import * as Retry from "./Retry.js"
 
@@ -111,7 +112,7 @@ export const outcomeOf = <X>(job: Job, attempt: Attempt<X>, policy: Policy): Eff
   Effect.flatMap(Clock.currentTimeMillis, (now) => outcomeAt(job, attempt, policy, now))
 
 const outcomeAt = <X>(job: Job, attempt: Attempt<X>, policy: Policy, now: number): Effect.Effect<Outcome> => {
-  const at = new Date(now).toISOString()
+  const at = isoAt(now)
   if (attempt._tag === "Done") return Effect.succeed({ status: "done", at })
   const last_error = attempt.error
   if (attempt.retry === "never" || now - Date.parse(job.created_at) >= Duration.toMillis(policy.maxAge)) {
@@ -165,17 +166,6 @@ export const runLine = <J extends Job, X>(
       }
       return dueAt
     }
-    /** The clock's time as an ISO string, made once per millisecond. */
-    let isoMillis = Number.NaN
-    let iso = ""
-    const isoNow = () => {
-      const now = clock.unsafeCurrentTimeMillis()
-      if (now !== isoMillis) {
-        isoMillis = now
-        iso = new Date(now).toISOString()
-      }
-      return iso
-    }
     /** Why the job cannot be attempted now: not due (how long until it is), or its bot stopped; else undefined. */
     const blocked = (job: J): Duration.Duration | "stopped" | undefined => {
       const now = clock.unsafeCurrentTimeMillis()
@@ -220,7 +210,7 @@ export const runLine = <J extends Job, X>(
               settled = true
               cancel = undefined
               if (attempt._tag !== "Done" || attempt.after !== undefined) return resume(Effect.succeed({ next: i, attempt }))
-              pending.push({ job, outcome: { status: "done", at: isoNow() }, extra: attempt.extra })
+              pending.push({ job, outcome: { status: "done", at: isoAt(clock.unsafeCurrentTimeMillis()) }, extra: attempt.extra })
               if (kind.metric !== undefined) Metrics.unsafeAttempted(botId, kind.metric, "done")
               next(i + 1)
             })

@@ -3,6 +3,7 @@ import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import { captureOf } from "./Capture.js"
 import type { NewDelivery } from "../domain/Delivery.js"
 import type { StorageError } from "../domain/Errors.js"
+import { isoAt } from "../internal/Time.js"
 import type { Message } from "../domain/Message.js"
 import { Event, Events, type EventsService, publishMessages } from "./Events.js"
 import type { InboxUpdate, UpdateCompletion } from "../domain/Update.js"
@@ -35,7 +36,7 @@ export const completionOf = (bot: StoredBot, update: InboxUpdate, now: number): 
       update_id: update.update_id,
       url: bot.backend_url,
       payload: update.payload,
-      created_at: new Date(now).toISOString()
+      created_at: isoAt(now)
     }]
     : []
   const captured = payload === undefined || !bot.manage_enabled
@@ -48,7 +49,7 @@ export const completionOf = (bot: StoredBot, update: InboxUpdate, now: number): 
     deliveries,
     sends: undefined,
     buffer: bot.long_poll_enabled
-      ? { type: typeOf(payload), payload: update.payload, created_at: new Date(now).toISOString() }
+      ? { type: typeOf(payload), payload: update.payload, created_at: isoAt(now) }
       : undefined,
     sighting: captured?.sighting
   }
