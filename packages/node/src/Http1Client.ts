@@ -189,6 +189,10 @@ interface Connection {
   readonly origin: Origin
   readonly socket: Net.Socket
   exchange: Exchange | undefined
+  /** Whether the connection waits in the pool unreferenced, closed after its keep-alive time when no call takes it. */
+  parked: boolean
+  /** How long the server keeps the connection once idle. */
+  keepAlive: number
   /** The last final head read on the connection, its bytes and the method it answered: a server repeats its heads. */
   last: { readonly bytes: Buffer; readonly method: string; readonly head: Head } | undefined
 }
@@ -227,12 +231,30 @@ export const make = (options: {
   }
 
   /** Puts the connection in its origin's pool for `keepAlive` ms, unless the pool is full. */
+  /** Connections released in this event-loop turn: those still idle after it are parked. */
+  let released: Array<Connection> = []
+  const park = () => {
+    const connections = released
+    released = []
+    for (const connection of connections) {
+      if (connection.parked || connection.exchange !== undefined || connection.socket.destroyed) continue
+      connection.parked = true
+      connection.socket.setTimeout(connection.keepAlive)
+      connection.socket.unref()
+    }
+  }
+
+  /**
+   * Puts the connection in its origin's pool. It is parked (its keep-alive timer set, its socket unreferenced)
+   * only after this turn, when no call took it again: a busy connection goes from one call to the next without
+   * timer changes.
+   */
   const release = (connection: Connection, keepAlive: number) => {
     connection.exchange = undefined
     const pool = idle.get(connection.origin.key)
     if (connection.socket.destroyed || (pool?.length ?? 0) >= maxIdle) return connection.socket.destroy()
-    connection.socket.setTimeout(keepAlive)
-    connection.socket.unref()
+    connection.keepAlive = keepAlive
+    if (released.push(connection) === 1) setImmediate(park)
     if (pool === undefined) idle.set(connection.origin.key, [connection])
     else pool.push(connection)
   }
@@ -405,7 +427,7 @@ export const make = (options: {
       : Net.connect({ host: origin.host, port: origin.port, ...(lookup === undefined ? {} : { lookup }) })
     socket.setNoDelay(true)
     socket.setKeepAlive(true, idleTimeout)
-    const connection: Connection = { origin, socket, exchange: undefined, last: undefined }
+    const connection: Connection = { origin, socket, exchange: undefined, parked: false, keepAlive: 0, last: undefined }
     all.add(connection)
     socket.on("data", (chunk: Buffer) => onData(connection, chunk))
     socket.on("timeout", () => {
@@ -495,8 +517,11 @@ export const make = (options: {
     }
     const connection = pooled(origin) ?? connect(origin)
     connection.exchange = exchange
-    connection.socket.setTimeout(0)
-    connection.socket.ref()
+    if (connection.parked) {
+      connection.parked = false
+      connection.socket.setTimeout(0)
+      connection.socket.ref()
+    }
     if (request.timeout !== undefined) {
       const timeout = request.timeout
       timer = setTimeout(() => {
