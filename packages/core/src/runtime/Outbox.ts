@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Option } from "effect"
 import type { StoredBot } from "../domain/Bot.js"
 import type { StorageError } from "../domain/Errors.js"
-import { isoAt } from "../internal/Time.js"
+import { isoCached } from "../internal/Time.js"
 import * as Metrics from "./Metrics.js"
 import * as Retry from "./Retry.js"
 
@@ -111,6 +111,8 @@ const batchSize = 50
 export const outcomeOf = <X>(job: Job, attempt: Attempt<X>, policy: Policy): Effect.Effect<Outcome> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => outcomeAt(job, attempt, policy, now))
 
+const isoAt = isoCached()
+
 const outcomeAt = <X>(job: Job, attempt: Attempt<X>, policy: Policy, now: number): Effect.Effect<Outcome> => {
   const at = isoAt(now)
   if (attempt._tag === "Done") return Effect.succeed({ status: "done", at })
@@ -156,6 +158,7 @@ export const runLine = <J extends Job, X>(
   holdsAt: (now: number) => boolean = () => true
 ): Effect.Effect<Option.Option<Duration.Duration>> =>
   Effect.clockWith((clock) => {
+    const doneAt = isoCached()
     /** The time a job is due, parsed once for the jobs of a batch that share it (they were queued together). */
     let dueText = ""
     let dueAt = 0
@@ -210,7 +213,7 @@ export const runLine = <J extends Job, X>(
               settled = true
               cancel = undefined
               if (attempt._tag !== "Done" || attempt.after !== undefined) return resume(Effect.succeed({ next: i, attempt }))
-              pending.push({ job, outcome: { status: "done", at: isoAt(clock.unsafeCurrentTimeMillis()) }, extra: attempt.extra })
+              pending.push({ job, outcome: { status: "done", at: doneAt(clock.unsafeCurrentTimeMillis()) }, extra: attempt.extra })
               if (kind.metric !== undefined) Metrics.unsafeAttempted(botId, kind.metric, "done")
               next(i + 1)
             })

@@ -3,7 +3,7 @@ import { type StoredBot, userIdOf } from "../domain/Bot.js"
 import { captureOf } from "./Capture.js"
 import type { NewDelivery } from "../domain/Delivery.js"
 import type { StorageError } from "../domain/Errors.js"
-import { isoAt } from "../internal/Time.js"
+import { isoCached } from "../internal/Time.js"
 import type { Message } from "../domain/Message.js"
 import { Event, Events, type EventsService, publishMessages } from "./Events.js"
 import type { InboxUpdate, UpdateCompletion } from "../domain/Update.js"
@@ -12,6 +12,9 @@ import type { Decision } from "./Routing.js"
 import { InboxStore } from "../stores/InboxStore.js"
 import type { Fence } from "../stores/LeaseStore.js"
 import { UpdateTracer, type UpdateTracerService } from "./UpdateTracer.js"
+
+/** The ISO string of a batch's time, made once for its updates. */
+const isoAt = isoCached()
 
 /** How many inbox updates one read takes and one transaction completes. */
 const batchSize = 100
