@@ -230,7 +230,6 @@ export const make = (options: {
     if (pool!.length === 0) idle.delete(connection.origin.key)
   }
 
-  /** Puts the connection in its origin's pool for `keepAlive` ms, unless the pool is full. */
   /** Connections released in this event-loop turn: those still idle after it are parked. */
   let released: Array<Connection> = []
   const park = () => {
@@ -245,9 +244,9 @@ export const make = (options: {
   }
 
   /**
-   * Puts the connection in its origin's pool. It is parked (its keep-alive timer set, its socket unreferenced)
-   * only after this turn, when no call took it again: a busy connection goes from one call to the next without
-   * timer changes.
+   * Puts the connection in its origin's pool, unless the pool is full. It is parked (its keep-alive timer set,
+   * its socket unreferenced) only after this turn, when no call took it again: a busy connection goes from one
+   * call to the next without timer changes.
    */
   const release = (connection: Connection, keepAlive: number) => {
     connection.exchange = undefined
