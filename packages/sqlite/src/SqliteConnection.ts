@@ -359,7 +359,46 @@ export const attempt = <A>(operation: string, f: () => A): Effect.Effect<A, Erro
 export const first = <A, B>(rows: ReadonlyArray<A>, f: (row: A) => B): Option.Option<B> =>
   rows.length === 0 ? Option.none() : Option.some(f(rows[0]!))
 
+/** How many WAL frames (pages) a checkpoint is meant to find: SQLite's own default for its autocheckpoint. */
+const checkpointFrames = 1000
+
+/** Where SQLite checkpoints on its own, inside a commit, should the WAL outgrow the deferred checkpoints. */
+const autocheckpointFrames = 4000
+
+/**
+ * Checkpoints the WAL after the event-loop turn whose group commits filled it, rather than inside the commit
+ * that crossed SQLite's threshold: a checkpoint's `fsync` blocks the thread for milliseconds, which would delay
+ * that commit's update on its way to the backend. Returns what a group commit calls after each commit; nothing
+ * for a database not in WAL mode. SQLite's autocheckpoint stays on, at a larger size, for the other writes.
+ */
+const deferredCheckpoints = (sqlite: SqliteDatabase): (() => void) | undefined => {
+  const [mode] = sqlite.prepare("PRAGMA journal_mode").all() as Array<{ readonly journal_mode: string }>
+  if (mode?.journal_mode !== "wal") return undefined
+  sqlite.prepare(`PRAGMA wal_autocheckpoint = ${autocheckpointFrames}`).all()
+  const checkpoint = sqlite.prepare("PRAGMA wal_checkpoint(PASSIVE)")
+  /** Commits until the next checkpoint, from the frames per commit the last checkpoint found. */
+  let due = 100
+  let commits = 0
+  let scheduled = false
+  const run = () => {
+    scheduled = false
+    try {
+      const [{ log }] = checkpoint.all() as [{ readonly log: number }]
+      due = Math.min(10_000, Math.max(1, Math.round(commits * checkpointFrames / Math.max(log, 1))))
+    } catch {
+      due = 100
+    }
+    commits = 0
+  }
+  return () => {
+    if (++commits < due || scheduled) return
+    scheduled = true
+    setImmediate(run)
+  }
+}
+
 const makeGroupCommit = (sqlite: SqliteDatabase): Pick<Connection, "groupCommit" | "afterCommit"> => {
+  const checkpointLater = deferredCheckpoints(sqlite)
   type Outcome =
     | { readonly ok: true; readonly value: unknown; readonly committed: Array<() => void> | undefined }
     | { readonly ok: false; readonly error: unknown }
@@ -391,6 +430,7 @@ const makeGroupCommit = (sqlite: SqliteDatabase): Pick<Connection, "groupCommit"
     } catch (error) {
       outcomes = batch.map(() => ({ ok: false, error }))
     }
+    checkpointLater?.()
     try {
       for (const outcome of outcomes) {
         if (outcome.ok && outcome.committed !== undefined) for (const f of outcome.committed) f()
