@@ -24,8 +24,8 @@ export interface InboxService {
   readonly backlog: (botId: number) => Effect.Effect<number, StorageError>
   /**
    * Stores the updates the inbox does not hold yet together with the bot's next offset (0 keeps it:
-   * webhooks have none), records when the bot last received one (at most once a second), and tells
-   * the runtime. Returns how many were new. Only after it succeeded may Telegram be told the updates
+   * webhooks have none), tells the runtime, and then records when the bot last received one (at most once
+   * a second). Returns how many were new. Only after it succeeded may Telegram be told the updates
    * arrived. A poller's `fence` makes it refuse (`LeaseLost`) once another instance owns the bot. With
    * `completing`, updates of a bot with none waiting are completed in the transaction that stores them
    * (where the store can) instead of waiting for processing.
@@ -78,11 +78,12 @@ export const make: Effect.Effect<InboxService, never, InboxStore | BotStore | Ev
         if (tracer.enabled) {
           yield* tracer.received(botId, updates.map((u) => u.update_id), nextOffset === 0 ? "webhook" : "polling", now)
         }
-        yield* touch(botId, now, received_at)
         // processing settles the bot's poller when nothing was queued for its outbox
         if (completed === undefined || !(yield* Pipeline.completed(events, tracer, botId, completed, now))) {
           yield* events.publish(Event.UpdatesReceived({ bot_id: botId }))
         }
+        // after telling the runtime: its write is a commit of its own, which the updates need not wait for
+        yield* touch(botId, now, received_at)
         return added
       })
   })
