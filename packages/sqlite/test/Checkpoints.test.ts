@@ -13,6 +13,20 @@ interface Checkpoint {
   readonly inTransaction: boolean
 }
 
+/** A bot that forwards to a backend. */
+const forwarding = {
+  token: Redacted.make("1:token"),
+  name: "bot",
+  source: "web" as const,
+  manage_enabled: false,
+  proxy_enabled: true,
+  backend_url: "https://backend.example/hook",
+  secret_token: Redacted.make(""),
+  long_poll_enabled: false,
+  description: "",
+  created_at: "2025-01-01T00:00:00.000Z"
+}
+
 /** The stores on a WAL database in a temporary folder, with every passive checkpoint they run recorded. */
 const onFile = Effect.gen(function*() {
   const folder = mkdtempSync(join(tmpdir(), "botrelay-checkpoints-"))
@@ -44,18 +58,7 @@ const onFile = Effect.gen(function*() {
     close: () => host.close()
   }
   const storage = yield* open({ database, secretKey: SecretKey.generate() })
-  const bot = yield* storage.insertBot({
-    token: Redacted.make("1:token"),
-    name: "bot",
-    source: "web",
-    manage_enabled: false,
-    proxy_enabled: true,
-    backend_url: "https://backend.example/hook",
-    secret_token: Redacted.make(""),
-    long_poll_enabled: false,
-    description: "",
-    created_at: "2025-01-01T00:00:00.000Z"
-  })
+  const bot = yield* storage.insertBot(forwarding)
   return { host, storage, bot: bot.id, checkpoints }
 })
 
@@ -92,18 +95,7 @@ describe("SQLite WAL checkpoints", () => {
       const host = new Database(":memory:")
       yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
       const storage = yield* open({ database: host, secretKey: SecretKey.generate() })
-      const bot = yield* storage.insertBot({
-        token: Redacted.make("1:token"),
-        name: "bot",
-        source: "web",
-        manage_enabled: false,
-        proxy_enabled: true,
-        backend_url: "https://backend.example/hook",
-        secret_token: Redacted.make(""),
-        long_poll_enabled: false,
-        description: "",
-        created_at: "2025-01-01T00:00:00.000Z"
-      })
+      const bot = yield* storage.insertBot(forwarding)
       for (let id = 1; id <= 200; id++) yield* storage.commitUpdates(bot.id, [update(id)], id + 1)
       assert.strictEqual(host.pragma("wal_autocheckpoint", { simple: true }), 1000)
       assert.strictEqual(yield* storage.ingressOffset(bot.id), 201)

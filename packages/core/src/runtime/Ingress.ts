@@ -39,7 +39,7 @@ export interface Options {
 
 /**
  * Defaults: 50 s long polls (the longest Telegram holds one: an idle bot costs a round every 50 s, not every
- * 30); back off 1 s to 30 s; retry a rejected token every 5 minutes; backlog 1,000;
+ * 30); back off 1 s to 30 s; retry a rejected token every 5 minutes; backlog 300 (three full batches);
  * wait up to 50 ms for a batch to settle.
  */
 export const defaults: Options = {
@@ -47,7 +47,7 @@ export const defaults: Options = {
   retryBase: Duration.seconds(1),
   retryCap: Duration.seconds(30),
   unauthorizedWait: Duration.minutes(5),
-  maxBacklog: 1000,
+  maxBacklog: 300,
   settleTimeout: Duration.millis(50)
 }
 
