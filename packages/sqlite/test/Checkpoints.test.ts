@@ -1,30 +1,16 @@
 import { SecretKey, type SqliteStores } from "@botrelay/sqlite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { open } from "./Open.js"
+import { forwardingBot, open } from "./Open.js"
 
 /** What a WAL checkpoint found, and whether a transaction was open when it ran. */
 interface Checkpoint {
   readonly log: number
   readonly inTransaction: boolean
-}
-
-/** A bot that forwards to a backend. */
-const forwarding = {
-  token: Redacted.make("1:token"),
-  name: "bot",
-  source: "web" as const,
-  manage_enabled: false,
-  proxy_enabled: true,
-  backend_url: "https://backend.example/hook",
-  secret_token: Redacted.make(""),
-  long_poll_enabled: false,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
 }
 
 /** The stores on a WAL database in a temporary folder, with every passive checkpoint they run recorded. */
@@ -58,7 +44,7 @@ const onFile = Effect.gen(function*() {
     close: () => host.close()
   }
   const storage = yield* open({ database, secretKey: SecretKey.generate() })
-  const bot = yield* storage.insertBot(forwarding)
+  const bot = yield* storage.insertBot(forwardingBot(1))
   return { host, storage, bot: bot.id, checkpoints }
 })
 
@@ -95,7 +81,7 @@ describe("SQLite WAL checkpoints", () => {
       const host = new Database(":memory:")
       yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
       const storage = yield* open({ database: host, secretKey: SecretKey.generate() })
-      const bot = yield* storage.insertBot(forwarding)
+      const bot = yield* storage.insertBot(forwardingBot(1))
       for (let id = 1; id <= 200; id++) yield* storage.commitUpdates(bot.id, [update(id)], id + 1)
       assert.strictEqual(host.pragma("wal_autocheckpoint", { simple: true }), 1000)
       assert.strictEqual(yield* storage.ingressOffset(bot.id), 201)

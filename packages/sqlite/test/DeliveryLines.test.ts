@@ -2,8 +2,8 @@ import type { Delivery, Inbox } from "@botrelay/core"
 import { SecretKey, type SqliteStores } from "@botrelay/sqlite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Either, Option, Redacted } from "effect"
-import { open } from "./Open.js"
+import { Effect, Either, Option } from "effect"
+import { forwardingBot, open } from "./Open.js"
 
 /**
  * The stores on a database this test also reads directly, for what the stores must agree with; while
@@ -31,19 +31,7 @@ const adopted = Effect.gen(function*() {
     close: () => host.close()
   }
   const storage = yield* open({ database, secretKey: SecretKey.generate() })
-  const bots = yield* Effect.forEach([1, 2], (n) =>
-    storage.insertBot({
-      token: Redacted.make(`${n}:token-${n}`),
-      name: `bot ${n}`,
-      source: "web",
-      manage_enabled: false,
-      proxy_enabled: true,
-      backend_url: "https://backend.example/hook",
-      secret_token: Redacted.make(""),
-      long_poll_enabled: false,
-      description: "",
-      created_at: "2025-01-01T00:00:00.000Z"
-    }))
+  const bots = yield* Effect.forEach([1, 2], (n) => storage.insertBot(forwardingBot(n)))
   /** The bot's pending deliveries as the database holds them. */
   const pendingRows = (botId: number): Array<Delivery.Delivery> =>
     host.prepare("SELECT * FROM botrelay_deliveries WHERE bot_id = ? AND status = 'pending' ORDER BY id")

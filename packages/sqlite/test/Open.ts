@@ -15,7 +15,7 @@ import type {
 } from "@botrelay/core"
 import { Migrations, SecretKey, SqliteStores } from "@botrelay/sqlite"
 import type Database from "better-sqlite3"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { Kysely, Migrator, SqliteDialect } from "kysely"
 
 /** Every store's service in one object: the driver's tests check what crosses the areas. */
@@ -33,6 +33,20 @@ export type AllStores =
   & BufferStore.BufferStoreService
   & OutboxStore.OutboxStoreService
   & StoreHealth.StoreHealthService
+
+/** Bot `n` as a test adds it: forwarding every update to a backend, without history or a long-poll buffer. */
+export const forwardingBot = (n: number) => ({
+  token: Redacted.make(`${n}:token-${n}`),
+  name: `bot ${n}`,
+  source: "web" as const,
+  manage_enabled: false,
+  proxy_enabled: true,
+  backend_url: "https://backend.example/hook",
+  secret_token: Redacted.make(""),
+  long_poll_enabled: false,
+  description: "",
+  created_at: "2025-01-01T00:00:00.000Z"
+})
 
 /** `SqliteStores.make`, with the stores merged into one object (their method names differ). */
 export const open = (options: SqliteStores.Options) =>
