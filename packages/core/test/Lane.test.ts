@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Lane } from "@botrelay/core"
-import { Deferred, Duration, Effect, FiberSet, Option, TestClock } from "effect"
+import { Deferred, Duration, Effect, Fiber, FiberSet, Option, TestClock } from "effect"
 import { nextTurn } from "./TestRuntime.js"
 
 // A lane holds a fiber only while it has work; wakes during a pass coalesce into one more pass (each empty
@@ -75,18 +75,32 @@ describe("Lane", () => {
       assert.strictEqual(yield* fibers, 0)
     }))
 
-  it.scoped("stop interrupts the pass in progress, and wakes after it do nothing", () =>
+  it.scoped("finish lets the pass in progress end, and runs no pass after it", () =>
     Effect.gen(function*() {
       const gate = yield* Deferred.make<void>()
-      const { counts, fibers, lane } = yield* scripted([Option.none()], gate)
+      const { counts, fibers, lane } = yield* scripted([Option.some(Duration.seconds(5))], gate)
+      lane.wake()
+      yield* nextTurn
+      lane.wake()
+      const finished = yield* Effect.fork(lane.finish)
+      yield* nextTurn
+      assert.strictEqual(yield* fibers, 1)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(finished)
+      assert.strictEqual(yield* fibers, 0)
+      lane.wake()
+      yield* nextTurn
+      assert.deepStrictEqual(counts, { passes: 1, idles: 0 })
+    }))
+
+  it.scoped("finish ends a wait for a job due later at once", () =>
+    Effect.gen(function*() {
+      const { counts, fibers, lane } = yield* scripted([Option.some(Duration.hours(1))])
       lane.wake()
       yield* nextTurn
       assert.strictEqual(yield* fibers, 1)
-      yield* lane.stop
+      yield* lane.finish
       assert.strictEqual(yield* fibers, 0)
-      lane.wake()
-      yield* Deferred.succeed(gate, undefined)
-      yield* nextTurn
       assert.deepStrictEqual(counts, { passes: 1, idles: 0 })
     }))
 })

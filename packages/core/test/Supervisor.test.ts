@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Bot, Events, Bots, Route, Routes, type Stores, Supervisor, Webhook } from "@botrelay/core"
-import { TelegramClient } from "@botrelay/telegram"
-import { Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
+import { Bot, Events, Bots, Ownership, Route, Routes, type Stores, Supervisor, Webhook } from "@botrelay/core"
+import { HttpExchange, TelegramClient } from "@botrelay/telegram"
+import { Deferred, Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
 // The supervisor on a TestClock: which bots it polls as bots and routes change, and the work it picks up at start.
@@ -218,6 +218,58 @@ describe("Supervisor on a TestClock", () => {
       assert.deepStrictEqual(yield* storage.botsWithWork, [])
     }).pipe(
       Effect.provide(TestRuntime.runtime(tg.layer, http.layer)),
+      Effect.provide(Logger.remove(Logger.defaultLogger))
+    )
+  })
+
+  it.effect("a bot handed to another instance mid-delivery: the POST on the wire is finished and recorded, no other begun", () => {
+    const tg = holdingTelegram()
+    const answer = Effect.runSync(Deferred.make<void>())
+    const posted: Array<number> = []
+    let interrupted = 0
+    const http = Layer.succeed(
+      HttpExchange.HttpExchange,
+      HttpExchange.HttpExchange.of({
+        exchange: (request) =>
+          Effect.sync(() => posted.push((JSON.parse(String(request.body)) as { update_id: number }).update_id)).pipe(
+            Effect.zipRight(Deferred.await(answer)),
+            Effect.onInterrupt(() => Effect.sync(() => interrupted++)),
+            Effect.as({ status: 200, headers: {}, body: new Uint8Array() })
+          )
+      })
+    )
+    const owned = new Set<number>()
+    const ownership = Ownership.Ownership.of({
+      owns: (botId) => owned.has(botId),
+      tenure: (botId) => ({ fence: undefined, holds: Effect.sync(() => owned.has(botId)), holdsAt: () => owned.has(botId) }),
+      lost: () => Effect.void,
+      release: Effect.void
+    })
+    const update = (update_id: number) => ({ update_id, payload: `{"update_id":${update_id}}`, received_at: "" })
+    return Effect.gen(function*() {
+      const storage = yield* TestRuntime.store
+      const events = yield* Events.Events
+      const bot = yield* storage.insertBot(
+        TestRuntime.botInput("1:one", { proxy_enabled: true, backend_url: "http://backend.example/hook" })
+      )
+      owned.add(bot.id)
+      yield* storage.commitUpdates(bot.id, [update(10), update(11)], 12)
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* Supervisor.run(options)
+        yield* TestRuntime.until(() => posted.length === 1)
+        owned.delete(bot.id)
+        yield* events.publish(Events.Event.OwnershipChanged({ bot_id: bot.id, owned: false }))
+        yield* TestRuntime.followed
+        yield* Deferred.succeed(answer, undefined)
+        yield* TestRuntime.until(() => false)
+      }))
+      assert.deepStrictEqual(posted, [10])
+      assert.strictEqual(interrupted, 0, "the POST under way was not cut short")
+      const statuses = yield* storage.listDeliveries({ limit: 10 })
+      assert.deepStrictEqual(statuses.map((d) => [d.update_id, d.status]).sort(), [[10, "delivered"], [11, "pending"]])
+    }).pipe(
+      Effect.provideService(Ownership.Ownership, ownership),
+      Effect.provide(TestRuntime.runtime(tg.layer, http)),
       Effect.provide(Logger.remove(Logger.defaultLogger))
     )
   })

@@ -8,8 +8,11 @@ import { Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 export interface Lane {
   /** Runs a pass now, or once the pass in progress ends; a lane waiting for a due job runs at once. */
   wake(): void
-  /** Interrupts the pass in progress, if any, and waits for it; wakes after this do nothing. */
-  readonly stop: Effect.Effect<void>
+  /**
+   * Lets the pass in progress run to its end, then ends the fiber without another pass (a wait for a due job
+   * ends at once); waits for it. Wakes after this do nothing.
+   */
+  readonly finish: Effect.Effect<void>
 }
 
 /**
@@ -55,18 +58,19 @@ class FiberLane<R> implements Lane {
     if (this.waiting !== undefined) Deferred.unsafeDone(this.waiting, Exit.void)
   }
 
-  get stop(): Effect.Effect<void> {
+  get finish(): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.stopped = true
       const running = this.fiber
       this.fiber = undefined
-      return running === undefined ? Effect.void : Fiber.interrupt(running)
+      if (this.waiting !== undefined) Deferred.unsafeDone(this.waiting, Exit.void)
+      return running === undefined ? Effect.void : Fiber.await(running)
     })
   }
 
   /** Whether the fiber ends: no wake came since the pass began. Decided in one step, so no wake falls between. */
   private ends(): boolean {
-    if (this.again) return false
+    if (this.again && !this.stopped) return false
     this.fiber = undefined
     return true
   }
@@ -74,13 +78,15 @@ class FiberLane<R> implements Lane {
   private run(): Effect.Effect<void, never, R> {
     return Effect.gen(this, function*() {
       const pass = this.pass()
-      while (true) {
+      while (!this.stopped) {
         this.again = false
         const next = yield* pass
+        if (this.stopped) return
         if (Option.isSome(next)) {
           if (this.again) continue
           const woken = yield* Deferred.make<void>()
           this.waiting = woken
+          if (this.stopped) return
           yield* Effect.raceFirst(Effect.sleep(next.value), Deferred.await(woken))
           this.waiting = undefined
           continue

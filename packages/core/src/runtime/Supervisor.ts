@@ -212,12 +212,19 @@ export const run = (options: Options = defaults) =>
         for (const lane of lanesOf(worker)) lane.wake()
       })
 
+    /**
+     * Stops the bot's lines here; each finishes the pass in progress on its own fiber (its lease stops holding
+     * first, so a pass goes no further than the attempt under way), so a delivery on the wire is recorded,
+     * not sent again by the next owner.
+     */
     const stopWorker = (botId: number) =>
-      Effect.suspend(() => {
+      Effect.sync(() => {
         const worker = workers.get(botId)
-        if (worker === undefined) return Effect.void
+        if (worker === undefined) return
         workers.delete(botId)
-        return Effect.forEach(lanesOf(worker), (lane) => lane.stop, { concurrency: "unbounded", discard: true })
+        fork(Effect.forEach(lanesOf(worker), (lane) => lane.finish, { concurrency: "unbounded", discard: true }), {
+          immediate: false
+        })
       })
 
     const unregisterPending = (botId: number) =>
