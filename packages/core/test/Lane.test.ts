@@ -75,6 +75,21 @@ describe("Lane", () => {
       assert.strictEqual(yield* fibers, 0)
     }))
 
+  it.scoped("stop interrupts the pass in progress, and wakes after it do nothing", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const { counts, fibers, lane } = yield* scripted([Option.none()], gate)
+      lane.wake()
+      yield* nextTurn
+      assert.strictEqual(yield* fibers, 1)
+      yield* lane.stop
+      assert.strictEqual(yield* fibers, 0)
+      lane.wake()
+      yield* Deferred.succeed(gate, undefined)
+      yield* nextTurn
+      assert.deepStrictEqual(counts, { passes: 1, idles: 0 })
+    }))
+
   it.scoped("finish lets the pass in progress end, and runs no pass after it", () =>
     Effect.gen(function*() {
       const gate = yield* Deferred.make<void>()

@@ -24,7 +24,11 @@ interface Instance {
   readonly cut: () => void
 }
 
-const start = (stores: Context.Context<Stores.Stores>, id: string) =>
+/**
+ * Starts an instance's ownership. `supervised` (the default) stands for its supervisor: each bot it stops running
+ * has its work stopped at once (`stopped`).
+ */
+const start = (stores: Context.Context<Stores.Stores>, id: string, supervised = true) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const events = yield* Events.make
@@ -48,6 +52,14 @@ const start = (stores: Context.Context<Stores.Stores>, id: string) =>
       Effect.provideService(Identity.Identity, { id, started_at: "2026-01-01T00:00:00.000Z", version: "0.0.0" }),
       Scope.extend(scope)
     )
+    if (supervised) {
+      const changes = yield* Effect.provideService(events.subscribe("OwnershipChanged"), Scope.Scope, scope)
+      yield* Queue.take(changes).pipe(
+        Effect.flatMap((change) => change.owned ? Effect.void : ownership.stopped(change.bot_id)),
+        Effect.forever,
+        Effect.forkIn(scope)
+      )
+    }
     return { id, ownership, events, scope, cut: () => void (cut = true) } satisfies Instance
   })
 
@@ -92,6 +104,26 @@ describe("Ownership on a TestClock", () => {
         yield* Scope.close(a.scope, Exit.void)
         yield* seconds(3)
         assert.strictEqual(owned(b, bots).length, 6)
+      })))
+
+  it.effect("a lease given up to rebalance is kept until the bot's work has stopped, then freed for another to take", () =>
+    withBots(4, (stores, bots) =>
+      Effect.gen(function*() {
+        const a = yield* start(stores, "a", false)
+        yield* seconds(0)
+        const changes = yield* Effect.provideService(a.events.subscribe("OwnershipChanged"), Scope.Scope, a.scope)
+        const b = yield* start(stores, "b")
+        yield* seconds(3)
+        const given = (yield* Queue.takeAll(changes)).pipe((events) => [...events].filter((e) => !e.owned).map((e) => e.bot_id))
+        assert.strictEqual(given.length, 2, "a gives up what is above its share")
+        assert.deepStrictEqual(owned(a, bots).length, 2)
+        yield* seconds(6)
+        assert.deepStrictEqual(owned(b, bots).filter((bot) => given.includes(bot)), [], "still a's while its work runs")
+        yield* a.ownership.stopped(given[0]!)
+        yield* seconds(3)
+        assert.deepStrictEqual(owned(b, bots).filter((bot) => given.includes(bot)), [given[0]], "freed once stopped")
+        yield* seconds(2)
+        assert.sameMembers(owned(b, bots).filter((bot) => given.includes(bot)), given, "the other expired by itself")
       })))
 
   it.effect("a cut-off owner stops before its leases expire; another takes them over as they expire, with a higher epoch", () =>

@@ -222,7 +222,11 @@ describe("Supervisor on a TestClock", () => {
     )
   })
 
-  it.effect("a bot handed to another instance mid-delivery: the POST on the wire is finished and recorded, no other begun", () => {
+  /**
+   * Runs a bot with two updates to deliver and a backend that holds the first POST; while it is on the wire,
+   * this instance stops running the bot: handing it over to rebalance, or having lost its lease.
+   */
+  const stoppedMidDelivery = (handingOver: boolean) => {
     const tg = holdingTelegram()
     const answer = Effect.runSync(Deferred.make<void>())
     const posted: Array<number> = []
@@ -239,10 +243,13 @@ describe("Supervisor on a TestClock", () => {
       })
     )
     const owned = new Set<number>()
+    const stopped: Array<number> = []
     const ownership = Ownership.Ownership.of({
       owns: (botId) => owned.has(botId),
       tenure: (botId) => ({ fence: undefined, holds: Effect.sync(() => owned.has(botId)), holdsAt: () => owned.has(botId) }),
       lost: () => Effect.void,
+      handingOver: (botId) => handingOver && !owned.has(botId),
+      stopped: (botId) => Effect.sync(() => void stopped.push(botId)),
       release: Effect.void
     })
     const update = (update_id: number) => ({ update_id, payload: `{"update_id":${update_id}}`, received_at: "" })
@@ -254,23 +261,49 @@ describe("Supervisor on a TestClock", () => {
       )
       owned.add(bot.id)
       yield* storage.commitUpdates(bot.id, [update(10), update(11)], 12)
-      yield* Effect.scoped(Effect.gen(function*() {
+      const stoppedOnTheWire = yield* Effect.scoped(Effect.gen(function*() {
         yield* Supervisor.run(options)
         yield* TestRuntime.until(() => posted.length === 1)
         owned.delete(bot.id)
         yield* events.publish(Events.Event.OwnershipChanged({ bot_id: bot.id, owned: false }))
-        yield* TestRuntime.followed
-        yield* Deferred.succeed(answer, undefined)
         yield* TestRuntime.until(() => false)
+        const early = [...stopped]
+        yield* Deferred.succeed(answer, undefined)
+        yield* TestRuntime.until(() => stopped.length > 0)
+        return early
       }))
-      assert.deepStrictEqual(posted, [10])
-      assert.strictEqual(interrupted, 0, "the POST under way was not cut short")
       const statuses = yield* storage.listDeliveries({ limit: 10 })
-      assert.deepStrictEqual(statuses.map((d) => [d.update_id, d.status]).sort(), [[10, "delivered"], [11, "pending"]])
+      return {
+        botId: bot.id,
+        posted,
+        interrupted,
+        stoppedOnTheWire,
+        stopped,
+        statuses: statuses.map((d) => [d.update_id, d.status]).sort()
+      }
     }).pipe(
       Effect.provideService(Ownership.Ownership, ownership),
       Effect.provide(TestRuntime.runtime(tg.layer, http)),
       Effect.provide(Logger.remove(Logger.defaultLogger))
     )
-  })
+  }
+
+  it.effect("a bot handed over mid-delivery: the POST on the wire is finished and recorded, no other begun, then the lease may go", () =>
+    Effect.gen(function*() {
+      const run = yield* stoppedMidDelivery(true)
+      assert.deepStrictEqual(run.posted, [10])
+      assert.strictEqual(run.interrupted, 0, "the POST under way was not cut short")
+      assert.deepStrictEqual(run.stoppedOnTheWire, [], "the lease is kept while the POST is on the wire")
+      assert.deepStrictEqual(run.stopped, [run.botId])
+      assert.deepStrictEqual(run.statuses, [[10, "delivered"], [11, "pending"]])
+    }))
+
+  it.effect("a bot whose lease was lost mid-delivery: the POST on the wire is cut short at once and goes again later", () =>
+    Effect.gen(function*() {
+      const run = yield* stoppedMidDelivery(false)
+      assert.deepStrictEqual(run.posted, [10])
+      assert.strictEqual(run.interrupted, 1)
+      assert.deepStrictEqual(run.stoppedOnTheWire, [run.botId])
+      assert.deepStrictEqual(run.statuses, [[10, "pending"], [11, "pending"]])
+    }))
 })

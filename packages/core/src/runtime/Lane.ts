@@ -8,6 +8,8 @@ import { Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 export interface Lane {
   /** Runs a pass now, or once the pass in progress ends; a lane waiting for a due job runs at once. */
   wake(): void
+  /** Interrupts the pass in progress, if any, and waits for it; wakes after this do nothing. */
+  readonly stop: Effect.Effect<void>
   /**
    * Lets the pass in progress run to its end, then ends the fiber without another pass (a wait for a due job
    * ends at once); waits for it. Wakes after this do nothing.
@@ -56,6 +58,15 @@ class FiberLane<R> implements Lane {
     }
     this.again = true
     if (this.waiting !== undefined) Deferred.unsafeDone(this.waiting, Exit.void)
+  }
+
+  get stop(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.stopped = true
+      const running = this.fiber
+      this.fiber = undefined
+      return running === undefined ? Effect.void : Fiber.interrupt(running)
+    })
   }
 
   get finish(): Effect.Effect<void> {

@@ -28,6 +28,16 @@ export interface OwnershipService {
   /** A commit of the bot was refused (`LeaseLost`): stop running it at once. */
   readonly lost: (botId: number) => Effect.Effect<void>
   /**
+   * Whether this instance is handing the bot over to rebalance: it no longer runs it, but its lease still holds
+   * in storage until its work has `stopped`, so the work under way may finish.
+   */
+  readonly handingOver: (botId: number) => boolean
+  /**
+   * The bot's work here has stopped since `OwnershipChanged` said this instance no longer runs it: a lease it
+   * was handing over is freed now, for another instance to take at once.
+   */
+  readonly stopped: (botId: number) => Effect.Effect<void>
+  /**
    * Gives up every lease and leaves, telling the other instances (a clean shutdown, once the bots' work has
    * stopped); nothing is taken afterwards.
    */
@@ -44,6 +54,8 @@ export const everything: Layer.Layer<Ownership> = Layer.succeed(Ownership, {
   owns: () => true,
   tenure: () => always,
   lost: () => Effect.void,
+  handingOver: () => false,
+  stopped: () => Effect.void,
   release: Effect.void
 })
 
@@ -76,8 +88,8 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 /**
  * Runs the bots this instance holds leases of, in the scope. Every `renewEvery` it beats, renews its leases,
- * drops those it lost, stops those beyond its share (⌈bots / live instances⌉; their leases are freed the round
- * after, once their work has stopped) and takes free ones up to it (also right after another instance's lease
+ * drops those it lost, stops those beyond its share (⌈bots / live instances⌉; each lease is freed once the bot's
+ * work has stopped, `stopped`, or else expires) and takes free ones up to it (also right after another instance's lease
  * expires), and at once when bots change or another instance gives leases up (`LeasesReleased`); every
  * `checkEvery` it drops leases it could not renew in time. Each change is published as
  * `OwnershipChanged`, and whether each of its bots' ingress runs is recorded in its lease, for every
@@ -106,6 +118,7 @@ export const make = (
     const take = (botId: number, epoch: number, now: number) =>
       Effect.suspend(() => {
         held.set(botId, { epoch, trustedUntil: now + trust })
+        givenUp.delete(botId)
         return Effect.zipRight(
           events.isRunning(botId)
             ? events.receive(Event.BotStatusChanged({ bot_id: botId, running: false }))
@@ -114,8 +127,8 @@ export const make = (
         )
       })
 
-    /** Leases given up last round: their bots' work has stopped since, so another instance may take them now. */
-    let givenUp: ReadonlyArray<Fence> = []
+    /** Leases given up to rebalance, by bot, until their bots' work has stopped here. */
+    const givenUp = new Map<number, Fence>()
 
     /**
      * One round; succeeds with how long until the next change it should act on: another instance's lease that
@@ -126,11 +139,6 @@ export const make = (
       const now = yield* Clock.currentTimeMillis
       const until = iso(now + leaseFor)
       yield* leases.heartbeat({ id: identity.id, version: identity.version, started_at: identity.started_at }, iso(now))
-      if (givenUp.length > 0) {
-        yield* leases.release(givenUp)
-        givenUp = []
-        yield* events.publish(Event.LeasesReleased())
-      }
       if (held.size > 0) {
         const fences = [...held].map(([botId, h]) => fenceOf(botId, h.epoch))
         const renewed = new Set(yield* leases.renew(fences, until))
@@ -144,8 +152,10 @@ export const make = (
       const share = Math.ceil(bots.length / Math.max(1, live.length))
       if (held.size > share) {
         const excess = Arr.sort([...held.keys()], Order.reverse(Order.number)).slice(0, held.size - share)
-        givenUp = excess.map((botId) => fenceOf(botId, held.get(botId)!.epoch))
-        for (const botId of excess) yield* drop(botId)
+        for (const botId of excess) {
+          givenUp.set(botId, fenceOf(botId, held.get(botId)!.epoch))
+          yield* drop(botId)
+        }
       }
       const all = yield* leases.leases
       const taken = new Map(all.map((lease) => [lease.bot_id, lease]))
@@ -226,6 +236,17 @@ export const make = (
         return { fence: fenceOf(botId, epoch), holds: Effect.map(Clock.currentTimeMillis, holdsAt), holdsAt }
       },
       lost: drop,
+      handingOver: (botId) => givenUp.has(botId),
+      stopped: (botId) =>
+        Effect.suspend(() => {
+          const fence = givenUp.get(botId)
+          if (fence === undefined) return Effect.void
+          return ticking.withPermits(1)(Effect.suspend(() => {
+            if (leaving || givenUp.get(botId) !== fence) return Effect.void
+            givenUp.delete(botId)
+            return Effect.zipRight(leases.release([fence]), events.publish(Event.LeasesReleased()))
+          })).pipe(Effect.catchAll((e) => Effect.logWarning("could not give up a lease", e.cause)))
+        }),
       release
     })
   })

@@ -213,18 +213,25 @@ export const run = (options: Options = defaults) =>
       })
 
     /**
-     * Stops the bot's lines here; each finishes the pass in progress on its own fiber (its lease stops holding
-     * first, so a pass goes no further than the attempt under way), so a delivery on the wire is recorded,
-     * not sent again by the next owner.
+     * Stops the bot's lines here, then tells `Ownership`. A bot handed over to rebalance (its lease holds until
+     * then) has each line finish the pass in progress on a fiber of its own; its tenure has stopped holding, so a
+     * pass goes no further than the attempt under way, and a delivery on the wire is recorded, not sent again by
+     * the next owner. Otherwise the lines are interrupted at once.
      */
     const stopWorker = (botId: number) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         const worker = workers.get(botId)
-        if (worker === undefined) return
+        if (worker === undefined) return ownership.stopped(botId)
         workers.delete(botId)
-        fork(Effect.forEach(lanesOf(worker), (lane) => lane.finish, { concurrency: "unbounded", discard: true }), {
-          immediate: false
-        })
+        const lanes = lanesOf(worker)
+        if (!ownership.handingOver(botId)) {
+          return Effect.zipRight(
+            Effect.forEach(lanes, (lane) => lane.stop, { concurrency: "unbounded", discard: true }),
+            ownership.stopped(botId)
+          )
+        }
+        const finished = Effect.forEach(lanes, (lane) => lane.finish, { concurrency: "unbounded", discard: true })
+        return Effect.asVoid(Effect.sync(() => fork(Effect.zipRight(finished, ownership.stopped(botId)), { immediate: false })))
       })
 
     const unregisterPending = (botId: number) =>
