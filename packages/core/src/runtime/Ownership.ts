@@ -88,9 +88,9 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 /**
  * Runs the bots this instance holds leases of, in the scope. Every `renewEvery` it beats, renews its leases,
- * drops those it lost, stops those beyond its share (⌈bots / live instances⌉; each lease is freed once the bot's
- * work has stopped, `stopped`, or else expires) and takes free ones up to it (also right after another instance's lease
- * expires), and at once when bots change or another instance gives leases up (`LeasesReleased`); every
+ * drops those it lost, hands over those beyond its share (⌈bots / live instances⌉; each lease is freed once the
+ * bot's work has `stopped`, or else expires) and takes free ones up to it (also right after another instance's
+ * lease expires), and at once when bots change or another instance gives leases up (`LeasesReleased`); every
  * `checkEvery` it drops leases it could not renew in time. Each change is published as
  * `OwnershipChanged`, and whether each of its bots' ingress runs is recorded in its lease, for every
  * instance's `running`. Closing the scope frees every lease at once (a clean shutdown).
