@@ -56,7 +56,7 @@ const update = (updateId: number) => ({
 })
 
 describe("SQLite WAL checkpoints", () => {
-  it.scoped("run after the commits that filled the WAL, outside any transaction, and keep it near 1,000 frames", () =>
+  it.scoped("run after the commits that filled the WAL, outside any transaction, and keep it near 250 frames", () =>
     Effect.gen(function*() {
       const { bot, checkpoints, host, storage } = yield* onFile
       assert.strictEqual(host.pragma("wal_autocheckpoint", { simple: true }), 4000)
@@ -65,10 +65,10 @@ describe("SQLite WAL checkpoints", () => {
       yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
       assert.isAtLeast(checkpoints.length, 2)
       assert.isTrue(checkpoints.every((checkpoint) => !checkpoint.inTransaction))
-      // the first is due after 100 commits; the later ones after as many as fill about 1,000 frames
+      // the first is due after 25 commits; the later ones after as many as fill about 250 frames
       for (const { log } of checkpoints) {
-        assert.isAtLeast(log, 300)
-        assert.isAtMost(log, 2000)
+        assert.isAtLeast(log, 100)
+        assert.isAtMost(log, 400)
       }
       assert.strictEqual(
         (host.prepare("SELECT count(*) AS n FROM botrelay_inbox WHERE bot_id = ?").get(bot) as { n: number }).n,
