@@ -159,7 +159,7 @@ describe.each(storages)("delivery truth (%s)", (storage) => {
       ?.reachable === false || undefined)
   })
 
-  it("a route's reply refused as blocked marks the person unreachable through the sending bot", async () => {
+  it("a route's reply refused as blocked marks the person unreachable through the sending bot; one that arrives marks them reachable", async () => {
     const deskTg = world.fake.addBot({ username: "desk_bot" })
     const desk = (await world.server.call("/api/bots/add", { body: { token: deskTg.token, manage_enabled: true } })).json
     const group = world.fake.addGroup({ title: "Operators", members: [deskTg.id] })
@@ -176,5 +176,9 @@ describe.each(storages)("delivery truth (%s)", (storage) => {
     world.fake.userSends(deskTg.id, { chat: group.id, user: olga, text: "on it", reply_to_message_id: relayed.message.message_id })
     const chat = await chatWhen(world, a.id, cleo.id, (c) => c.reachable === false)
     assert.strictEqual(chat.unreachable_reason, "Forbidden: bot was blocked by the user")
+    world.fake.userSends(deskTg.id, { chat: group.id, user: olga, text: "unblocked?", reply_to_message_id: relayed.message.message_id })
+    await world.fake.waitForSent((s) => s.botId === a.tg.id && s.message.text?.endsWith("unblocked?") === true)
+    const again = await chatWhen(world, a.id, cleo.id, (c) => c.reachable === true)
+    assert.strictEqual(again.unreachable_reason, "")
   })
 })

@@ -280,7 +280,10 @@ export const make = Effect.gen(function*() {
       const result = yield* Effect.either(interruptible(attempt({ job, sender, receiver, paced, produced }, job.payload)))
       yield* sentMessages.captureSent(sender, produced, "route")
       const extra = { produced, done }
-      if (Either.isRight(result)) return { _tag: "Done", extra } as const
+      if (Either.isRight(result)) {
+        if (produced.length > 0) yield* sentMessages.setReachable(sender.id, job.chat_id, undefined)
+        return { _tag: "Done", extra } as const
+      }
       const error = result.left
       if (error._tag === "TelegramApiError" && isUnreachable(error.error_code, error.description)) {
         const since = Math.floor((yield* Clock.currentTimeMillis) / 1000)
