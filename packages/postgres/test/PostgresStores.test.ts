@@ -39,18 +39,13 @@ const open = (options: PostgresStores.Options) =>
 /** A new empty database for the scope. */
 const emptyDatabase = Effect.suspend(() => PgCluster.database(cluster!))
 
-const botInput = (n: number) => ({
-  token: Redacted.make(`${n}:token-${n}`),
-  name: `bot ${n}`,
-  source: "web" as const,
-  manage_enabled: true,
-  proxy_enabled: false,
-  backend_url: "",
-  secret_token: Redacted.make("secret"),
-  long_poll_enabled: false,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
-})
+/** Bot `n`, managed, with a webhook secret; its token names it (`n:token-n`). */
+const botInput = (n: number) =>
+  StoreSuite.botInput(n, {
+    token: Redacted.make(`${n}:token-${n}`),
+    manage_enabled: true,
+    secret_token: Redacted.make("secret")
+  })
 
 const message = (botId: number, chatId: number, id: number, date: number) => ({
   id,

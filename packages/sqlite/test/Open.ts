@@ -14,8 +14,9 @@ import type {
   TagStore
 } from "@botrelay/core"
 import { Migrations, SecretKey, SqliteStores } from "@botrelay/sqlite"
+import * as StoreSuite from "@botrelay/testing/StoreSuite"
 import type Database from "better-sqlite3"
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { Kysely, Migrator, SqliteDialect } from "kysely"
 
 /** Every store's service in one object: the driver's tests check what crosses the areas. */
@@ -35,18 +36,8 @@ export type AllStores =
   & StoreHealth.StoreHealthService
 
 /** Bot `n` as a test adds it: forwarding every update to a backend, without history or a long-poll buffer. */
-export const forwardingBot = (n: number) => ({
-  token: Redacted.make(`${n}:token-${n}`),
-  name: `bot ${n}`,
-  source: "web" as const,
-  manage_enabled: false,
-  proxy_enabled: true,
-  backend_url: "https://backend.example/hook",
-  secret_token: Redacted.make(""),
-  long_poll_enabled: false,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
-})
+export const forwardingBot = (n: number) =>
+  StoreSuite.botInput(n, { proxy_enabled: true, backend_url: "https://backend.example/hook" })
 
 /** `SqliteStores.make`, with the stores merged into one object (their method names differ). */
 export const open = (options: SqliteStores.Options) =>

@@ -1,8 +1,9 @@
 import { SearchQuery } from "@botrelay/core"
 import { Migrations, SecretKey, type SqliteStores } from "@botrelay/sqlite"
+import * as StoreSuite from "@botrelay/testing/StoreSuite"
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Either, Redacted } from "effect"
+import { Effect, Either } from "effect"
 import { Kysely, Migrator, SqliteDialect } from "kysely"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -15,18 +16,7 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
-const botInput = (n: number) => ({
-  token: Redacted.make(`${n}:token-${n}`),
-  name: `bot ${n}`,
-  source: "web" as const,
-  manage_enabled: true,
-  proxy_enabled: false,
-  backend_url: "",
-  secret_token: Redacted.make(""),
-  long_poll_enabled: false,
-  description: "",
-  created_at: "2025-01-01T00:00:00.000Z"
-})
+const botInput = (n: number) => StoreSuite.botInput(n, { manage_enabled: true })
 
 const message = (botId: number, chatId: number, id: number, text: string, userId = 7) => ({
   id,

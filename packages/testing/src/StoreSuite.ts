@@ -17,6 +17,8 @@ import { settings } from "./storage/Settings.js"
 import { events } from "./storage/Events.js"
 import { bridges } from "./storage/Bridges.js"
 import { runner } from "./storage/Fixtures.js"
+
+export { botInput } from "./storage/Fixtures.js"
 import { chats } from "./storage/Chats.js"
 import { conversations } from "./storage/Conversations.js"
 import { people } from "./storage/People.js"
