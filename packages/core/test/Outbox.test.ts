@@ -112,7 +112,7 @@ const backend = (client: Client = "exchange", clock?: Clock.Clock) => {
 
 const setup = Effect.gen(function*() {
   const storage = yield* TestRuntime.store
-  const deliveries = yield* BackendDelivery.make(options)
+  const deliveries = (yield* BackendDelivery.make(options)).kind
   const sends = (yield* RouteSender.make).kind
   const a = yield* storage.insertBot(botInput(1))
   const b = yield* storage.insertBot(botInput(2))

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Bot, Events, Bots, Ownership, Route, Routes, type Stores, Supervisor, Webhook } from "@botrelay/core"
-import { HttpExchange, TelegramClient } from "@botrelay/telegram"
-import { Deferred, Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
+import { type BotApi, HttpExchange, TelegramClient } from "@botrelay/telegram"
+import { Deferred, Effect, Layer, Logger, Option, Queue, Redacted, Schema, TestClock } from "effect"
 import * as TestRuntime from "./TestRuntime.js"
 
 // The supervisor on a TestClock: which bots it polls as bots and routes change, and the work it picks up at start.
@@ -306,4 +306,98 @@ describe("Supervisor on a TestClock", () => {
       assert.deepStrictEqual(run.stoppedOnTheWire, [run.botId])
       assert.deepStrictEqual(run.statuses, [[10, "pending"], [11, "pending"]])
     }))
+
+  /**
+   * A bot forwarding to a backend that answers each POST with the next of `statuses` (200 once they run out) on
+   * the next turn, on a Telegram whose getUpdates answers the batches `push` gives it. Each POST is recorded with
+   * the bot's ingress offset as stored at that moment.
+   */
+  const earlyForwarding = (statuses: ReadonlyArray<number>) => {
+    const batches = Effect.runSync(Queue.unbounded<ReadonlyArray<BotApi.RawUpdate>>())
+    const telegram = {
+      getMe: () => Effect.succeed({ id: 1, is_bot: true, first_name: "Bot", username: "bot_1" }),
+      getUpdates: () => Queue.take(batches)
+    } as unknown as TelegramClient.Service
+    const posts: Array<{ readonly update_id: number; readonly offset: number }> = []
+    let offset = () => -1
+    const answers = [...statuses]
+    const post = (request: HttpExchange.Request) =>
+      posts.push({ update_id: (JSON.parse(String(request.body)) as { update_id: number }).update_id, offset: offset() })
+    const http = Layer.succeed(
+      HttpExchange.HttpExchange,
+      HttpExchange.HttpExchange.of({
+        exchange: (request) =>
+          Effect.sync(() => {
+            post(request)
+            return { status: answers.shift() ?? 200, headers: {}, body: new Uint8Array() }
+          }),
+        send: (request, callback) => {
+          post(request)
+          const status = answers.shift() ?? 200
+          setImmediate(() => callback(undefined, { status, headers: {}, body: new Uint8Array() }))
+          return () => {}
+        }
+      })
+    )
+    const update = (update_id: number) => ({ update_id, payload: `{"update_id":${update_id}}` })
+    const run = <A, E>(body: (botId: number) => Effect.Effect<A, E, Stores.Stores | Events.Events>) =>
+      Effect.gen(function*() {
+        const storage = yield* TestRuntime.store
+        const bot = yield* storage.insertBot(
+          TestRuntime.botInput("1:one", { proxy_enabled: true, backend_url: "http://backend.example/hook" })
+        )
+        offset = () => Effect.runSync(storage.ingressOffset(bot.id))
+        return yield* Effect.scoped(Effect.zipRight(Supervisor.run(options), body(bot.id)))
+      }).pipe(
+        Effect.provide(TestRuntime.runtime(Layer.succeed(TelegramClient.TelegramClient, {
+          ...telegram,
+          pollUpdates: TelegramClient.pollingWith(telegram.getUpdates)
+        }), http)),
+        Effect.provide(Logger.remove(Logger.defaultLogger))
+      )
+    return { posts, push: (...ids: ReadonlyArray<number>) => Queue.offer(batches, ids.map(update)), run }
+  }
+
+  const statusesOf = (botId: number) =>
+    Effect.map(TestRuntime.store, (storage) => storage.listDeliveries({ bot_id: botId, limit: 10 })).pipe(
+      Effect.flatten,
+      Effect.map((page) => page.map((d) => [d.update_id, d.status, d.attempts]).sort())
+    )
+
+  it.effect("an update of a bot with nothing waiting goes to its backend while it is committed, once", () => {
+    const backend = earlyForwarding([])
+    return backend.run((botId) =>
+      Effect.gen(function*() {
+        yield* backend.push(10)
+        yield* TestRuntime.until(() => backend.posts.length === 1)
+        yield* TestRuntime.until(() => false)
+        assert.deepStrictEqual(backend.posts, [{ update_id: 10, offset: 0 }], "POSTed before the batch was stored")
+        assert.deepStrictEqual(yield* statusesOf(botId), [[10, "delivered", 0]], "that POST is the delivery's attempt")
+        yield* backend.push(11, 12)
+        yield* TestRuntime.until(() => false)
+        assert.deepStrictEqual(backend.posts.map((p) => p.update_id), [10, 11, 12], "no update sent twice")
+        assert.deepStrictEqual(backend.posts[1], { update_id: 11, offset: 11 })
+        assert.deepStrictEqual(backend.posts[2]!.offset, 13, "only a batch's first update goes before the commit")
+      })
+    )
+  })
+
+  it.effect("an update of a bot with a delivery waiting for its retry is not sent early: deliveries stay in order", () => {
+    const backend = earlyForwarding([500])
+    return backend.run((botId) =>
+      Effect.gen(function*() {
+        yield* backend.push(10)
+        yield* TestRuntime.until(() => false)
+        assert.deepStrictEqual(yield* statusesOf(botId), [[10, "pending", 1]])
+        yield* backend.push(11)
+        yield* TestRuntime.until(() => false)
+        assert.deepStrictEqual(backend.posts.map((p) => p.update_id), [10])
+        yield* TestClock.adjust("1 second")
+        yield* TestRuntime.until(() => backend.posts.length === 3)
+        yield* TestRuntime.until(() => false)
+        assert.deepStrictEqual(backend.posts.map((p) => p.update_id), [10, 10, 11])
+        assert.deepStrictEqual(yield* statusesOf(botId), [[10, "delivered", 1], [11, "delivered", 0]])
+      })
+    )
+  })
 })

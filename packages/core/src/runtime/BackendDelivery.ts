@@ -77,6 +77,20 @@ export const afterAttempt = (delivery: Delivery, outcome: DeliveryOutcome): Deli
   }
 }
 
+/**
+ * A POST of a bot's update begun before the update was stored (`forwardEarly`), kept until the bot's line
+ * attempts the update's delivery and takes it as that attempt.
+ */
+interface Early {
+  readonly update_id: number
+  readonly url: string
+  /** What the POST came to, until the line takes it. */
+  answered: Parameters<HttpExchange.Callback> | undefined
+  /** The line's attempt waiting for the POST. */
+  taken: HttpExchange.Callback | undefined
+  cancel: () => void
+}
+
 const outcomeOf = (outcome: Outbox.Outcome): DeliveryOutcome =>
   outcome.status === "done" ? { status: "delivered", at: outcome.at } : outcome
 
@@ -85,6 +99,10 @@ const outcomeOf = (outcome: Outbox.Outcome): DeliveryOutcome =>
  * as it is at that moment, under the `BackendPolicy` for whoever set it, signed (Standard Webhooks,
  * `webhook-id` `msg_<delivery id>`, the attempt's time) when the bot has a signing secret; a webhook reply in
  * the answer runs once the delivery is recorded. `timeout` bounds each attempt.
+ *
+ * `forwardEarly` begins the first attempt of an update's delivery while the update is being stored, for a bot
+ * whose line is empty: the line, once the delivery is stored, takes that POST as its attempt (it is recorded
+ * like any other, and a webhook reply in its answer runs only then). `forget` drops what a bot began so.
  */
 export const make = (options: { readonly timeout: Duration.DurationInput }) =>
   Effect.gen(function*() {
@@ -134,7 +152,7 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
     }
 
     /** The POST of the delivery to `url`, with these headers. */
-    const post = (delivery: Delivery, bot: StoredBot, url: string, headers: Record<string, string>): HttpExchange.Request => {
+    const post = (delivery: Pick<Delivery, "payload">, bot: StoredBot, url: string, headers: Record<string, string>): HttpExchange.Request => {
       const addresses = BackendPolicy.addressesFor(policy, bot.backend_url_origin)
       return {
         method: "POST",
@@ -170,6 +188,51 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
       }
     }
 
+    const send = http.send
+
+    /**
+     * POSTs begun by `forwardEarly`, one at most per bot: a later update's replaces one its line never took, and an
+     * update fetched again (its commit failed) is not sent again.
+     */
+    const early = new Map<number, Early>()
+
+    const forwardEarly = (bot: StoredBot, update: { readonly update_id: number; readonly payload: string }): void => {
+      if (send === undefined || tracer.enabled || !bot.proxy_enabled || bot.backend_url === "") return
+      if (Redacted.value(bot.signing_secret) !== "" || (early.get(bot.id)?.update_id ?? -1) >= update.update_id) return
+      const url = bot.backend_url
+      const begun: Early = { update_id: update.update_id, url, answered: undefined, taken: undefined, cancel: () => {} }
+      early.set(bot.id, begun)
+      const cancel = send(post(update, bot, url, headersOf(bot)), (failure, answer) => {
+        if (begun.taken === undefined) begun.answered = [failure, answer]
+        else begun.taken(failure, answer)
+      })
+      if (begun.answered === undefined) begun.cancel = cancel
+    }
+
+    /** The early POST of the delivery, taken as its first attempt; `undefined` when none was begun. */
+    const takeEarly = (delivery: Delivery): Early | undefined => {
+      const begun = early.get(delivery.bot_id)
+      if (begun === undefined || begun.update_id !== delivery.update_id || delivery.attempts !== 0) return undefined
+      early.delete(delivery.bot_id)
+      return begun
+    }
+
+    /** Calls `done` with what the early POST comes to; returns what cancels it. */
+    const awaitEarly = (begun: Early, done: HttpExchange.Callback): (() => void) => {
+      if (begun.answered === undefined) {
+        begun.taken = done
+        return begun.cancel
+      }
+      done(...begun.answered)
+      return () => {}
+    }
+
+    const resultOf = (
+      failure: HttpExchange.HttpExchangeError | undefined,
+      answer: HttpExchange.Answer | undefined
+    ): Either.Either<HttpExchange.Answer, HttpExchange.HttpExchangeError> =>
+      failure === undefined ? Either.right(answer!) : Either.left(failure)
+
     /** One POST of the delivery, signed and traced as the bot and the tracer say. */
     const attempt = (
       delivery: Delivery,
@@ -178,6 +241,16 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
       interruptible: Outbox.Interruptible
     ): Effect.Effect<Outbox.Attempt<void>> =>
       Effect.gen(function*() {
+        const begun = takeEarly(delivery)
+        if (begun !== undefined) {
+          const result = yield* interruptible(Effect.async<Either.Either<HttpExchange.Answer, HttpExchange.HttpExchangeError>>(
+            (resume) => {
+              const cancel = awaitEarly(begun, (failure, answer) => resume(Effect.succeed(resultOf(failure, answer))))
+              return Effect.sync(cancel)
+            }
+          ))
+          return attemptOf(delivery, begun.url, bot, bots, result)
+        }
         const url = target(delivery, bot)
         const span = tracer.enabled
           ? yield* tracer.attempt(delivery.bot_id, delivery.update_id, delivery.id, delivery.attempts + 1)
@@ -198,8 +271,6 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
         return attemptOf(delivery, url, bot, bots, result)
       })
 
-    const send = http.send
-
     /** The attempt in the HTTP client's callbacks, when it needs no fiber: no span to make, no signature to date. */
     const attemptNow = send === undefined ? undefined : (
       delivery: Delivery,
@@ -207,10 +278,14 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
       bots: Outbox.Bots,
       done: (attempt: Outbox.Attempt<void>) => void
     ): (() => void) | undefined => {
+      const begun = takeEarly(delivery)
+      if (begun !== undefined) {
+        return awaitEarly(begun, (failure, answer) => done(attemptOf(delivery, begun.url, bot, bots, resultOf(failure, answer))))
+      }
       if (tracer.enabled || Redacted.value(bot.signing_secret) !== "") return undefined
       const url = target(delivery, bot)
       return send(post(delivery, bot, url, headersOf(bot)), (failure, answer) =>
-        done(attemptOf(delivery, url, bot, bots, failure === undefined ? Either.right(answer!) : Either.left(failure))))
+        done(attemptOf(delivery, url, bot, bots, resultOf(failure, answer))))
     }
 
     const kind: Outbox.Kind<Delivery, void> = {
@@ -233,5 +308,9 @@ export const make = (options: { readonly timeout: Duration.DurationInput }) =>
       recordEach: false,
       annotations: (delivery) => ({ delivery_id: delivery.id })
     }
-    return kind
+    return {
+      kind,
+      forwardEarly,
+      forget: (botId: number) => void early.delete(botId)
+    }
   })

@@ -92,7 +92,8 @@ export const assess = (
  * Polls one bot for as long as it runs: each batch is accepted by the inbox together with the
  * next offset before the next getUpdates (which confirms the batch to Telegram) is sent.
  * `committed` is called after each non-empty batch; `completing` completes batches as they are committed (see
- * `Inbox.accept`). Under a lease (`tenure`), no getUpdates is sent once it may no longer hold, and a commit it
+ * `Inbox.accept`); `early` is handed each non-empty batch's first update before the batch is committed, to forward
+ * it meanwhile. Under a lease (`tenure`), no getUpdates is sent once it may no longer hold, and a commit it
  * refuses stops the bot here. It is meant to be the whole of its fiber: it never ends on its own, and it puts the
  * bot's id on the fiber's log annotations rather than around itself, which would keep more per bot while it waits.
  */
@@ -101,7 +102,8 @@ export const poll = (
   committed: Effect.Effect<void>,
   options: Options = defaults,
   tenure?: Tenure,
-  completing?: Pipeline.Completing
+  completing?: Pipeline.Completing,
+  early?: (update: BotApi.RawUpdate) => void
 ) =>
   Effect.gen(function*() {
     const ownership = yield* Ownership
@@ -134,6 +136,7 @@ export const poll = (
       receivedSince = true
       const next = updates[updates.length - 1]!.update_id + 1
       offset = undefined
+      early?.(updates[0]!)
       return inbox.accept(bot.id, updates, next, tenure?.fence, completing).pipe(
         Effect.zipRight(Effect.suspend(() => {
           offset = next

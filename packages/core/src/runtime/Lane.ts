@@ -8,6 +8,8 @@ import { Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 export interface Lane {
   /** Runs a pass now, or once the pass in progress ends; a lane waiting for a due job runs at once. */
   wake(): void
+  /** Whether no pass runs or waits for a due job: the last one found the line empty. */
+  readonly idle: boolean
   /** Interrupts the pass in progress, if any, and waits for it; wakes after this do nothing. */
   readonly stop: Effect.Effect<void>
   /**
@@ -46,7 +48,7 @@ class FiberLane<R> implements Lane {
 
   constructor(
     private readonly pass: () => Effect.Effect<Option.Option<Duration.Duration>, never, R>,
-    private readonly idle: Effect.Effect<void, never, R>,
+    private readonly onIdle: Effect.Effect<void, never, R>,
     private readonly fork: Fork<R>
   ) {}
 
@@ -58,6 +60,10 @@ class FiberLane<R> implements Lane {
     }
     this.again = true
     if (this.waiting !== undefined) Deferred.unsafeDone(this.waiting, Exit.void)
+  }
+
+  get idle(): boolean {
+    return this.fiber === undefined && !this.stopped
   }
 
   get stop(): Effect.Effect<void> {
@@ -102,7 +108,7 @@ class FiberLane<R> implements Lane {
           this.waiting = undefined
           continue
         }
-        yield* this.idle
+        yield* this.onIdle
         if (yield* Effect.sync(() => this.ends())) return
       }
     })

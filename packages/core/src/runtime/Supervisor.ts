@@ -169,6 +169,19 @@ export const run = (options: Options = defaults) =>
         return settled.await
       })
 
+    /**
+     * Forwards a bot's update while it is committed when nothing of the bot's waits (its inbox and deliveries
+     * idle), nothing routes it, and no other instance can run the bot: the commit then goes on beside the POST
+     * instead of before it. Its delivery, once stored, takes that POST as its first attempt.
+     */
+    const forwardEarly = (botId: number, tenure: Tenure) =>
+      tenure.fence !== undefined ? undefined : (update: { readonly update_id: number; readonly payload: string }) => {
+        const worker = workers.get(botId)
+        const current = known.get(botId)
+        if (worker === undefined || current === undefined || routeCounts.has(botId)) return
+        if (worker.inbox.idle && worker.outbox.idle) deliveries.forwardEarly(current, update)
+      }
+
     const latest = (botId: number) => () => known.get(botId)
     const bot = (botId: number) => known.get(botId)
 
@@ -188,16 +201,19 @@ export const run = (options: Options = defaults) =>
       ) => Lane.make(() => Effect.annotateLogs(pass(), { bot_id: botId }), idle, fork)
       const processing = () =>
         Pipeline.drain(botId, { current: latest(botId), route: routing.evaluate, fence: tenure.fence }).pipe(
-          Effect.catchTag("LeaseLost", () => Effect.as(ownership.lost(botId), false)),
-          Effect.catchAll((e) =>
-            Effect.logError("processing failed", e.cause).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.as(false))
-          ),
           Effect.flatMap((queued) => queued ? Effect.void : settle(settling)),
-          Effect.as(Option.none())
+          Effect.as(Option.none<Duration.Duration>()),
+          Effect.catchTag("LeaseLost", () => Effect.as(Effect.zipRight(ownership.lost(botId), settle(settling)), Option.none())),
+          Effect.catchAll((e) =>
+            Effect.logError("processing failed", e.cause).pipe(
+              Effect.zipRight(settle(settling)),
+              Effect.as(Option.some(Duration.seconds(1)))
+            )
+          )
         )
       return Object.assign(settling, {
         inbox: lane(processing),
-        outbox: lane(() => Outbox.runLine(deliveries, options.outbox, botId, bot, tenure.holdsAt), settle(settling)),
+        outbox: lane(() => Outbox.runLine(deliveries.kind, options.outbox, botId, bot, tenure.holdsAt), settle(settling)),
         sends: lane(() => Outbox.runLine(sender.kind, sendsPolicy, botId, bot, tenure.holdsAt)),
         bridges: lane(() => Outbox.runLine(bridges, options.outbox, botId, bot, tenure.holdsAt))
       })
@@ -223,6 +239,7 @@ export const run = (options: Options = defaults) =>
         const worker = workers.get(botId)
         if (worker === undefined) return ownership.stopped(botId)
         workers.delete(botId)
+        deliveries.forget(botId)
         const lanes = lanesOf(worker)
         if (!ownership.handingOver(botId)) {
           return Effect.zipRight(
@@ -288,6 +305,7 @@ export const run = (options: Options = defaults) =>
         if (current?.mode === "webhook") unregistering.set(bot.id, current.token)
         if (want === undefined) ingressOf.delete(bot.id)
         else ingressOf.set(bot.id, { mode: want, token: bot.token })
+        const tenure = ownership.tenure(bot.id)
         const ingress: Effect.Effect<
           void,
           never,
@@ -299,8 +317,9 @@ export const run = (options: Options = defaults) =>
             bot,
             committed(bot.id),
             options.ingress,
-            ownership.tenure(bot.id),
-            Pipeline.completing(latest(bot.id), () => routeCounts.has(bot.id))
+            tenure,
+            Pipeline.completing(latest(bot.id), () => routeCounts.has(bot.id)),
+            forwardEarly(bot.id, tenure)
           )
           : Effect.void
         if (want !== undefined || unregistering.has(bot.id)) {
