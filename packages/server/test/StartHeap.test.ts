@@ -75,6 +75,32 @@ const growAfterRelease = (): { readonly released: number; readonly nextFullBefor
   return { released, nextFullBefore: nextFull === undefined ? undefined : Number(nextFull) }
 }
 
+/**
+ * The young generation's largest size in a node process that releases and then allocates, much of it living a
+ * while, a slice per turn of the event loop (as a server does), for 120 turns.
+ */
+const youngUnderLoad = (nodeArgs: ReadonlyArray<string> = []): number => {
+  const script = `
+    import { getHeapSpaceStatistics } from "node:v8"
+    import * as StartHeap from ${JSON.stringify(startHeap)}
+    const young = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
+    StartHeap.hold()
+    StartHeap.release()
+    let live = []
+    let largest = 0
+    for (let turn = 0; turn < 120; turn++) {
+      for (let i = 0; i < 20_000; i++) live.push({ i, s: "x".repeat(i % 50), a: [i] })
+      if (live.length > 200_000) live = live.slice(100_000)
+      largest = Math.max(largest, young())
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    console.log(largest)
+  `
+  const result = spawnSync(process.execPath, [...nodeArgs, "--input-type=module", "-e", script], { encoding: "utf8" })
+  assert.strictEqual(result.status, 0, result.stderr)
+  return Number(result.stdout.trim())
+}
+
 describe("StartHeap", () => {
   it("keeps the young generation small until release, then lets it grow; release compacts the old", () => {
     const spaces = run()
@@ -85,6 +111,14 @@ describe("StartHeap", () => {
     // the garbage start-up promoted is collected and the pages it left half empty are given back
     assert.isBelow(spaces.oldAfterRelease, spaces.oldBeforeRelease * 0.8)
     assert.isAtMost(spaces.oldUsedAfterRelease, spaces.oldAfterRelease)
+  })
+
+  it("after release, the young generation grows up to 16 MB, not to V8's 32; a --max-semi-space-size given to node is left as given", () => {
+    const mb = 1024 * 1024
+    const capped = youngUnderLoad()
+    assert.isAtLeast(capped, 16 * mb, "it grows to the cap")
+    assert.isAtMost(capped, 16 * mb)
+    assert.strictEqual(youngUnderLoad(["--max-semi-space-size=16"]), 32 * mb)
   })
 
   it("lets the old generation grow after release as under load, not as V8 would after a collection of an idle heap", () => {
