@@ -75,6 +75,25 @@ describe("Lane", () => {
       assert.strictEqual(yield* fibers, 0)
     }))
 
+  it.scoped("is idle only while no pass runs or waits for a due job, and not once stopped", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const { lane } = yield* scripted([Option.some(Duration.seconds(1)), Option.none()], gate)
+      assert.isTrue(lane.idle)
+      lane.wake()
+      assert.isFalse(lane.idle, "a pass is on its way")
+      yield* nextTurn
+      assert.isFalse(lane.idle, "a pass runs")
+      yield* Deferred.succeed(gate, undefined)
+      yield* nextTurn
+      assert.isFalse(lane.idle, "it waits for the job due in a second")
+      yield* TestClock.adjust("1 second")
+      yield* nextTurn
+      assert.isTrue(lane.idle, "the line is empty")
+      yield* lane.stop
+      assert.isFalse(lane.idle)
+    }))
+
   it.scoped("stop interrupts the pass in progress, and wakes after it do nothing", () =>
     Effect.gen(function*() {
       const gate = yield* Deferred.make<void>()
