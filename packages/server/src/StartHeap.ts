@@ -32,6 +32,8 @@ export const hold = (): void => {
 const youngLimit = 16 * 1024 * 1024
 
 let capped = false
+/** Whether the growth factor is V8's own (2) now, not 1. */
+let growing = true
 
 /** The young generation's size now (both semi-spaces). */
 const youngSize = (): number => getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0
@@ -44,7 +46,6 @@ const youngSize = (): number => getHeapSpaceStatistics().find((space) => space.s
 const capYoung = (): void => {
   if (capped) return
   capped = true
-  let growing = true
   new PerformanceObserver((list) => {
     const scavenged = list.getEntries().some((entry) =>
       (entry as unknown as { readonly detail?: { readonly kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR
@@ -61,6 +62,7 @@ const capYoung = (): void => {
 export const release = (): void => {
   if (!given("semi-space-growth-factor")) {
     setFlagsFromString("--semi-space-growth-factor=2")
+    growing = true
     if (!given("max-semi-space-size")) capYoung()
   }
   if (!given("compact-on-every-full-gc")) compact()
