@@ -308,19 +308,33 @@ describe("Supervisor on a TestClock", () => {
     }))
 
   /**
-   * A bot forwarding to a backend that answers each POST with the next of `statuses` (200 once they run out) on
-   * the next turn, on a Telegram whose getUpdates answers the batches `push` gives it. Each POST is recorded with
-   * the bot's ingress offset as stored at that moment.
+   * A bot forwarding to a backend that answers each POST with the next of `answers` (a status, or a 200 with this
+   * JSON body; 200 once they run out) on the next turn, on a Telegram whose getUpdates answers the batches `push`
+   * gives it. Each POST is recorded with the bot's ingress offset as stored at that moment, each other Bot API call
+   * with the statuses of the bot's deliveries at that moment.
    */
-  const earlyForwarding = (statuses: ReadonlyArray<number>) => {
+  const earlyForwarding = (answers: ReadonlyArray<number | string>) => {
     const batches = Effect.runSync(Queue.unbounded<ReadonlyArray<BotApi.RawUpdate>>())
+    const calls: Array<{ readonly method: string; readonly deliveries: ReadonlyArray<ReadonlyArray<unknown>> }> = []
+    let deliveries = (): ReadonlyArray<ReadonlyArray<unknown>> => []
     const telegram = {
       getMe: () => Effect.succeed({ id: 1, is_bot: true, first_name: "Bot", username: "bot_1" }),
-      getUpdates: () => Queue.take(batches)
+      getUpdates: () => Queue.take(batches),
+      call: (_token: unknown, method: string) =>
+        Effect.sync(() => {
+          calls.push({ method, deliveries: deliveries() })
+          return { message_id: 1, date: 0, chat: { id: 5, type: "private" }, text: "hi" }
+        })
     } as unknown as TelegramClient.Service
     const posts: Array<{ readonly update_id: number; readonly offset: number }> = []
     let offset = () => -1
-    const answers = [...statuses]
+    const left = [...answers]
+    const answer = () => {
+      const next = left.shift() ?? 200
+      return typeof next === "number"
+        ? { status: next, headers: {}, body: new Uint8Array() }
+        : { status: 200, headers: { "content-type": "application/json" }, body: new TextEncoder().encode(next) }
+    }
     const post = (request: HttpExchange.Request) =>
       posts.push({ update_id: (JSON.parse(String(request.body)) as { update_id: number }).update_id, offset: offset() })
     const http = Layer.succeed(
@@ -329,12 +343,12 @@ describe("Supervisor on a TestClock", () => {
         exchange: (request) =>
           Effect.sync(() => {
             post(request)
-            return { status: answers.shift() ?? 200, headers: {}, body: new Uint8Array() }
+            return answer()
           }),
         send: (request, callback) => {
           post(request)
-          const status = answers.shift() ?? 200
-          setImmediate(() => callback(undefined, { status, headers: {}, body: new Uint8Array() }))
+          const answered = answer()
+          setImmediate(() => callback(undefined, answered))
           return () => {}
         }
       })
@@ -347,6 +361,8 @@ describe("Supervisor on a TestClock", () => {
           TestRuntime.botInput("1:one", { proxy_enabled: true, backend_url: "http://backend.example/hook" })
         )
         offset = () => Effect.runSync(storage.ingressOffset(bot.id))
+        deliveries = () =>
+          Effect.runSync(storage.listDeliveries({ bot_id: bot.id, limit: 10 })).map((d) => [d.update_id, d.status])
         return yield* Effect.scoped(Effect.zipRight(Supervisor.run(options), body(bot.id)))
       }).pipe(
         Effect.provide(TestRuntime.runtime(Layer.succeed(TelegramClient.TelegramClient, {
@@ -355,7 +371,7 @@ describe("Supervisor on a TestClock", () => {
         }), http)),
         Effect.provide(Logger.remove(Logger.defaultLogger))
       )
-    return { posts, push: (...ids: ReadonlyArray<number>) => Queue.offer(batches, ids.map(update)), run }
+    return { calls, posts, push: (...ids: ReadonlyArray<number>) => Queue.offer(batches, ids.map(update)), run }
   }
 
   const statusesOf = (botId: number) =>
@@ -378,6 +394,20 @@ describe("Supervisor on a TestClock", () => {
         assert.deepStrictEqual(backend.posts.map((p) => p.update_id), [10, 11, 12], "no update sent twice")
         assert.deepStrictEqual(backend.posts[1], { update_id: 11, offset: 11 })
         assert.deepStrictEqual(backend.posts[2]!.offset, 13, "only a batch's first update goes before the commit")
+      })
+    )
+  })
+
+  it.effect("a webhook reply in the answer to an early POST runs once, after the delivery is recorded", () => {
+    const backend = earlyForwarding([JSON.stringify({ method: "sendMessage", chat_id: 5, text: "hi" })])
+    return backend.run((botId) =>
+      Effect.gen(function*() {
+        yield* backend.push(10)
+        yield* TestRuntime.until(() => backend.calls.length === 1)
+        yield* TestRuntime.until(() => false)
+        assert.deepStrictEqual(backend.posts, [{ update_id: 10, offset: 0 }])
+        assert.deepStrictEqual(backend.calls, [{ method: "sendMessage", deliveries: [[10, "delivered"]] }])
+        assert.deepStrictEqual(yield* statusesOf(botId), [[10, "delivered", 0]])
       })
     )
   })
