@@ -33,6 +33,23 @@ export const keepNewestBuffered = (db: Kysely<Database>, botId: number, newestBo
 export const bufferedBefore = (db: Kysely<Database>, botId: number, before: string) =>
   db.deleteFrom("botrelay_long_poll_buffer").where("bot_id", "=", botId).where("created_at", "<", before)
 
+/** One update of a bot buffered before `before`, if any: what `bufferedBefore` would forget. */
+export const oneBufferedBefore = (db: Kysely<Database>, botId: number, before: string) =>
+  db.selectFrom("botrelay_long_poll_buffer")
+    .select("update_id")
+    .where("bot_id", "=", botId)
+    .where("created_at", "<", before)
+    .limit(sql.lit(1))
+
+/** The bot's update after its newest `count`, if it holds more: what `keepNewestBuffered` would forget. */
+export const oneBufferedPast = (db: Kysely<Database>, botId: number, count: number) =>
+  db.selectFrom("botrelay_long_poll_buffer")
+    .select("update_id")
+    .where("bot_id", "=", botId)
+    .orderBy("update_id", "desc")
+    .limit(sql.lit(1))
+    .offset(count)
+
 export const countBuffered = (db: Kysely<Database>, botId: number) =>
   db.selectFrom("botrelay_long_poll_buffer")
     .select((eb) => eb.fn.countAll<number>().as("count"))

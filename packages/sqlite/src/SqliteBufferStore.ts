@@ -1,5 +1,6 @@
 import type { BufferStore, LongPoll } from "@botrelay/core"
 import { BufferQueries, type Tables } from "@botrelay/sql"
+import { Effect } from "effect"
 import type { Kysely } from "kysely"
 import { sql } from "kysely"
 import { attempt, compileAll, type Connection } from "./SqliteConnection.js"
@@ -19,6 +20,8 @@ const queries = compileAll({
   confirmBuffered: BufferQueries.confirmBuffered,
   keepNewestBuffered: BufferQueries.keepNewestBuffered,
   bufferedBefore: BufferQueries.bufferedBefore,
+  oneBufferedBefore: BufferQueries.oneBufferedBefore,
+  oneBufferedPast: BufferQueries.oneBufferedPast,
   readBufferedOnly: readBuffered("in"),
   readBufferedExcept: readBuffered("not in"),
   countBuffered: BufferQueries.countBuffered,
@@ -31,12 +34,22 @@ const queries = compileAll({
 export const make = (c: Connection): BufferStore.BufferStoreService => {
   const hot = c.prepareAll(queries)
 
+  const kept = (retention: LongPoll.BufferRetention) => Math.max(1, retention.max_updates)
+
   const trimBuffered = c.transaction((botId: number, retention: LongPoll.BufferRetention): number => {
-    const dropped = hot.keepNewestBuffered.run(botId, botId, Math.max(0, retention.max_updates - 1)) +
+    const dropped = hot.keepNewestBuffered.run(botId, botId, kept(retention) - 1) +
       hot.bufferedBefore.run(botId, retention.before)
     if (dropped > 0) hot.recordTrim.run(botId, dropped, retention.at)
     return dropped
   })
+
+  /**
+   * Whether the retention would forget any of the bot's updates. Read first, so that a trim with nothing to
+   * forget (nearly every one: each poll trims) costs no write; one queued meanwhile is trimmed by the next.
+   */
+  const trimDue = (botId: number, retention: LongPoll.BufferRetention): boolean =>
+    hot.oneBufferedPast.all(botId, kept(retention)).length > 0 ||
+    hot.oneBufferedBefore.all(botId, retention.before).length > 0
 
   return {
     confirmBuffered: (botId, offset) =>
@@ -59,7 +72,11 @@ export const make = (c: Connection): BufferStore.BufferStoreService => {
     dropBuffered: (botId) =>
       c.groupCommit("dropBuffered", () => hot.confirmBuffered.run(botId, Number.MAX_SAFE_INTEGER)),
 
-    trimBuffered: (botId, retention) => c.groupCommit("trimBuffered", () => trimBuffered(botId, retention)),
+    trimBuffered: (botId, retention) =>
+      Effect.flatMap(
+        attempt("trimBuffered", () => trimDue(botId, retention)),
+        (due) => due ? c.groupCommit("trimBuffered", () => trimBuffered(botId, retention)) : Effect.succeed(0)
+      ),
 
     bufferState: (botId) =>
       attempt("bufferState", () => {

@@ -83,16 +83,24 @@ const recorded = (file: string) =>
     const host = new Database(file)
     yield* Effect.addFinalizer(() => Effect.sync(() => host.close()))
     const prepared: Array<string> = []
+    /** Transactions begun, not counting those nested in another. */
+    const transactions = { begun: 0 }
     const database: SqliteStores.SqliteDatabase = {
       name: host.name,
       prepare: (sql) => {
         prepared.push(sql)
         return host.prepare(sql)
       },
-      transaction: (fn) => host.transaction(fn),
+      transaction: (fn) => {
+        const run = host.transaction(fn)
+        return (...args) => {
+          if (!host.inTransaction) transactions.begun++
+          return run(...args)
+        }
+      },
       close: () => host.close()
     }
-    return { host, prepared, database }
+    return { host, prepared, database, transactions }
   })
 
 const queryPlan = (host: Database.Database, sql: string): Array<string> =>
@@ -596,6 +604,12 @@ describe("SqliteStores", () => {
         assert.strictEqual(found.length, 1, parts.join(" "))
         return found[0]!
       }
+      /** The one statement reading update ids of the buffer with this part (`trimBuffered`'s checks). */
+      const selecting = (part: string) => {
+        const found = prepared.filter((s) => s.startsWith("select \"update_id\" from \"botrelay_long_poll_buffer\"") && s.includes(part))
+        assert.strictEqual(found.length, 1, part)
+        return found[0]!
+      }
       const primaryKey = "INDEX sqlite_autoindex_botrelay_long_poll_buffer_1"
       const expected: Array<readonly [string, string]> = [
         [statement("from \"botrelay_long_poll_buffer\"", "\"type\" in", "order by \"update_id\""), primaryKey],
@@ -606,7 +620,9 @@ describe("SqliteStores", () => {
           statement("delete from \"botrelay_long_poll_buffer\"", "\"created_at\" < ?"),
           "INDEX botrelay_long_poll_buffer_age"
         ],
-        [statement("count(*)", "from \"botrelay_long_poll_buffer\""), primaryKey]
+        [statement("count(*)", "from \"botrelay_long_poll_buffer\""), primaryKey],
+        [selecting("order by \"update_id\" desc"), primaryKey],
+        [selecting("\"created_at\" < ?"), "INDEX botrelay_long_poll_buffer_age"]
       ]
       for (const [sql, index] of expected) {
         const plan = queryPlan(host, sql)
@@ -614,6 +630,38 @@ describe("SqliteStores", () => {
         assert.isFalse(plan.some((d) => d.startsWith("SCAN botrelay_")), `${sql}\n${plan.join("\n")}`)
         assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), `${sql}\n${plan.join("\n")}`)
       }
+    }))
+
+  it.scoped("a trim with nothing to forget writes nothing; one with something to forget writes once", () =>
+    Effect.gen(function*() {
+      const { database, transactions } = yield* recorded(join(yield* tempDir, "botrelay.db"))
+      const storage = yield* open({ database })
+      const bot = yield* storage.insertBot(botInput(1))
+      const updates = [1, 2, 3].map(update)
+      yield* storage.commitUpdates(bot.id, updates, 4)
+      yield* storage.completeUpdates(updates.map((u) => ({
+        bot_id: bot.id,
+        update_id: u.update_id,
+        messages: [],
+        deliveries: [],
+        buffer: { ...bufferEntry(u.update_id, "message"), created_at: `2025-01-0${u.update_id}T00:00:00.000Z` }
+      })))
+      const trim = (maxUpdates: number, before: string) =>
+        storage.trimBuffered(bot.id, { max_updates: maxUpdates, before, at: "2025-01-09T00:00:00.000Z" })
+
+      const begun = transactions.begun
+      assert.strictEqual(yield* trim(3, "2025-01-01T00:00:00.000Z"), 0)
+      assert.strictEqual(yield* trim(10, ""), 0)
+      assert.strictEqual(transactions.begun, begun)
+      assert.strictEqual((yield* storage.bufferState(bot.id)).trimmed, 0)
+
+      // one too many, then one too old: each forgotten in a write of its own, and recorded
+      assert.strictEqual(yield* trim(2, ""), 1)
+      assert.strictEqual(transactions.begun, begun + 1)
+      assert.strictEqual(yield* trim(10, "2025-01-03T00:00:00.000Z"), 1)
+      assert.strictEqual(transactions.begun, begun + 2)
+      assert.deepStrictEqual((yield* storage.readBuffered(bot.id, { offset: 0, limit: 10, types: { except: [] } })).map((u) => u.update_id), [3])
+      assert.strictEqual((yield* storage.bufferState(bot.id)).trimmed, 2)
     }))
 
   it.scoped("buffered updates and the buffer's state survive closing and reopening the file", () =>
