@@ -259,7 +259,7 @@ export const make = (
             (poll) => serve(botId, params, poll),
             (poll) => Effect.sync(() => void (current.get(botId) === poll && current.delete(botId)))
           )
-        }).pipe(Effect.withSpan("LongPoll.getUpdates", { attributes: { bot_id: botId } })),
+        }).pipe(Effect.withSpan("LongPoll.getUpdates", { attributes: { bot_id: botId }, captureStackTrace: false })),
 
       status: (botId) =>
         Effect.gen(function*() {
