@@ -239,6 +239,13 @@ export const upsertChatInfo = (
     )
   )
 
+/** A chat's kind and names, as `upsertChatInfo` compares them. */
+export const chatInfo = (db: Kysely<Database>, botId: number, chatId: number) =>
+  db.selectFrom("botrelay_chats")
+    .select(["type", "title", "username", "first_name", "last_name"])
+    .where("bot_id", "=", botId)
+    .where("chat_id", "=", chatId)
+
 /** The parameters of `upsertChatInfo` for a chat a sighting shows. */
 export const chatInfoParameters = (botId: number, chat: Sighting.ChatSeen) =>
   [

@@ -1,4 +1,5 @@
 import { Chat, type ChatStore, Sighting } from "@botrelay/core"
+import { Effect } from "effect"
 import { ChatQueries, ConversationQueries, NoteQueries, ScopeQueries } from "@botrelay/sql"
 import { attempt, compileAll, type Connection, db, first } from "./SqliteConnection.js"
 
@@ -13,6 +14,7 @@ const writes = compileAll({
 })
 
 const queries = compileAll({
+  chatInfo: ChatQueries.chatInfo,
   markRead: ChatQueries.markRead,
   findChat: ChatQueries.findChat,
   chatTags: ChatQueries.chatTags,
@@ -92,6 +94,23 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
   const hot = c.prepareAll(queries)
   const writeSightings = sightingWriter(c)
 
+  /**
+   * Whether the sightings show only chats, each as stored (what a bot's sends to the chats it knows show):
+   * then they have nothing to write. Asked only when no write waits for the turn's commit, so the store is as
+   * the sightings would find it.
+   */
+  const changeNothing = (sightings: ReadonlyArray<Sighting.Sighting>): boolean =>
+    sightings.every((s) =>
+      s.people.length === 0 && s.left.length === 0 && s.states.length === 0 && s.migrations.length === 0 &&
+      s.reads.length === 0 && (s.reopens ?? []).length === 0 &&
+      s.chats.every((chat) => {
+        const stored = hot.chatInfo.all(s.bot_id, chat.chat_id)[0]
+        return stored !== undefined && stored.type === chat.type && stored.title === chat.title &&
+          stored.username === chat.username && stored.first_name === chat.first_name &&
+          stored.last_name === chat.last_name
+      })
+    )
+
   /** The chats of rows, with the tags of their private chats' users. */
   const withTags = (rows: ReadonlyArray<ChatQueries.ChatRow>): Array<Chat.Chat> => {
     const privates = ChatQueries.privateChats(rows)
@@ -103,7 +122,11 @@ export const make = (c: Connection): ChatStore.ChatStoreService => {
 
 
   return {
-    recordSightings: (sightings) => c.groupCommit("recordSightings", () => writeSightings(sightings)),
+    recordSightings: (sightings) =>
+      Effect.flatMap(
+        attempt("recordSightings", () => !c.pending() && changeNothing(sightings)),
+        (nothing) => nothing ? Effect.void : c.groupCommit("recordSightings", () => writeSightings(sightings))
+      ),
 
     listChats: (query) =>
       attempt("listChats", () => query.bot_ids.length === 0 && (query.chats ?? []).length === 0 ? [] : withTags(c.all(ChatQueries.listChats(db, query)))),

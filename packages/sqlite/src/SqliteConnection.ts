@@ -344,6 +344,8 @@ export interface Connection {
    * after the commit. Under load many bots write per turn, which saves most of the per-commit cost.
    */
   readonly groupCommit: <A>(operation: string, write: () => A) => Effect.Effect<A, Errors.StorageError>
+  /** Whether writes wait for this turn's group commit: a read now does not see what they will write. */
+  readonly pending: () => boolean
   /**
    * Runs `f` once the group-commit write now running is committed, in the order of the writes; never when
    * it fails or its transaction rolls back. Outside a group-commit write, `f` runs at once.
@@ -404,7 +406,7 @@ const deferredCheckpoints = (sqlite: SqliteDatabase): (() => void) | undefined =
   }
 }
 
-const makeGroupCommit = (sqlite: SqliteDatabase): Pick<Connection, "groupCommit" | "afterCommit"> => {
+const makeGroupCommit = (sqlite: SqliteDatabase): Pick<Connection, "groupCommit" | "pending" | "afterCommit"> => {
   const checkpointLater = deferredCheckpoints(sqlite)
   type Outcome =
     | { readonly ok: true; readonly value: unknown; readonly committed: Array<() => void> | undefined }
@@ -460,6 +462,7 @@ const makeGroupCommit = (sqlite: SqliteDatabase): Pick<Connection, "groupCommit"
             )
         })
       }),
+    pending: () => queued.length > 0,
     afterCommit: (f) => {
       if (committing === undefined) f()
       else committing.push(f)

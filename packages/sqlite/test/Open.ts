@@ -2,6 +2,7 @@ import type {
   BotStore,
   BridgeStore,
   BufferStore,
+  ChatStore,
   InboxStore,
   KeyStore,
   MappingStore,
@@ -32,6 +33,7 @@ export type AllStores =
   & SettingsStore.SettingsStoreService
   & InboxStore.InboxStoreService
   & BufferStore.BufferStoreService
+  & ChatStore.ChatStoreService
   & OutboxStore.OutboxStoreService
   & StoreHealth.StoreHealthService
 

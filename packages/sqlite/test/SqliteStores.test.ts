@@ -1,4 +1,4 @@
-import type { BacklogStore, LongPoll } from "@botrelay/core"
+import type { BacklogStore, LongPoll, Sighting } from "@botrelay/core"
 import { BotStore } from "@botrelay/core"
 import { Migrations, SecretKey, SqliteStores } from "@botrelay/sqlite"
 import * as StoreSuite from "@botrelay/testing/StoreSuite"
@@ -662,6 +662,42 @@ describe("SqliteStores", () => {
       assert.strictEqual(transactions.begun, begun + 2)
       assert.deepStrictEqual((yield* storage.readBuffered(bot.id, { offset: 0, limit: 10, types: { except: [] } })).map((u) => u.update_id), [3])
       assert.strictEqual((yield* storage.bufferState(bot.id)).trimmed, 2)
+    }))
+
+  it.scoped("sightings that show only chats as stored write nothing, unless a write waits for the turn's commit", () =>
+    Effect.gen(function*() {
+      const { database, transactions } = yield* recorded(join(yield* tempDir, "botrelay.db"))
+      const storage = yield* open({ database })
+      const bot = yield* storage.insertBot(botInput(1))
+      const ann: Sighting.ChatSeen = {
+        chat_id: 10,
+        type: "private",
+        title: "",
+        username: "ann",
+        first_name: "Ann",
+        last_name: "",
+        date: 1_700_000_000
+      }
+      const seen = (chats: ReadonlyArray<Sighting.ChatSeen>, reads: ReadonlyArray<Sighting.ReadMark> = []) =>
+        storage.recordSightings([{ bot_id: bot.id, chats, people: [], left: [], states: [], migrations: [], reads }])
+      const firstName = Effect.map(storage.findChat(bot.id, 10), (chat) => Option.getOrThrow(chat).first_name)
+
+      yield* seen([ann])
+      const begun = transactions.begun
+      yield* seen([ann])
+      assert.strictEqual(transactions.begun, begun)
+
+      // a read mark, or a new name: written
+      yield* seen([ann], [{ chat_id: 10, at: 1_700_000_100 }])
+      assert.strictEqual(transactions.begun, begun + 1)
+      yield* seen([{ ...ann, first_name: "Anna" }])
+      assert.strictEqual(transactions.begun, begun + 2)
+      assert.strictEqual(yield* firstName, "Anna")
+
+      // the second would find the chat as stored, but the first, waiting for the commit, renames it: both are written
+      yield* Effect.all([seen([ann]), seen([{ ...ann, first_name: "Anna" }])], { concurrency: "unbounded" })
+      assert.strictEqual(transactions.begun, begun + 3)
+      assert.strictEqual(yield* firstName, "Anna")
     }))
 
   it.scoped("buffered updates and the buffer's state survive closing and reopening the file", () =>
