@@ -90,8 +90,6 @@ const nulFree = (pool: pg.Pool): PostgresPool => {
       const client = await pool.connect()
       let wrapped = clients.get(client)
       if (wrapped === undefined) {
-        // A connection lost while checked out fails its queries; its error event must not crash the process.
-        client.on("error", () => {})
         wrapped = {
           query: ((text: string, parameters: ReadonlyArray<unknown>) =>
             client.query(text, parameters.map(withoutNul))) as unknown as PostgresPoolClient["query"],
@@ -162,6 +160,8 @@ const openPool = (options: Options) =>
       }
       // A connection lost while idle is dropped from the pool and the next query makes a new one.
       pool.on("error", () => {})
+      // One lost while checked out (even as it is handed out) fails its queries; its error must not end the process.
+      pool.on("connect", (client) => client.on("error", () => {}))
       return Effect.tryPromise({
         try: async () => {
           const client = await pool.connect()

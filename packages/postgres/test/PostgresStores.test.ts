@@ -324,3 +324,59 @@ if (PgCluster.available) {
     it.skip(PgCluster.unavailableReason, () => {})
   })
 }
+
+/** A PostgreSQL wire message: its type byte, then its length and body. */
+const wire = (type: string, body: Buffer) => {
+  const head = Buffer.alloc(5)
+  head.write(type, 0, "latin1")
+  head.writeInt32BE(body.length + 4, 1)
+  return Buffer.concat([head, body])
+}
+
+/** An ErrorResponse with these severity, code and message. */
+const fatal = (code: string, message: string) =>
+  wire("E", Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0\0`, "utf8"))
+
+/**
+ * A server that lets the first connection in and, in the same write, ends it (as a shutting-down server ends its
+ * sessions); it refuses every later one while starting up.
+ */
+const endingServer = () =>
+  new Promise<{ readonly url: string; readonly close: () => Promise<void> }>((resolve) => {
+    let connections = 0
+    const server = createServer((socket) => {
+      const first = ++connections === 1
+      socket.on("error", () => {})
+      socket.once("data", () => {
+        const ok = Buffer.alloc(4)
+        socket.end(
+          first
+            ? Buffer.concat([
+              wire("R", ok),
+              wire("Z", Buffer.from("I")),
+              fatal("57P01", "terminating connection due to administrator command")
+            ])
+            : fatal("57P03", "the database system is shutting down")
+        )
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      resolve({
+        url: `postgres://botrelay@127.0.0.1:${port}/botrelay?sslmode=disable`,
+        close: () => new Promise<void>((done) => server.close(() => done()))
+      })
+    })
+  })
+
+describe("PostgresConnection", () => {
+  it.live("a connection ended just as the pool hands it out fails the open, not the process", () =>
+    Effect.gen(function*() {
+      const server = yield* Effect.promise(endingServer)
+      const result = yield* Effect.either(Effect.scoped(PostgresConnection.open({ url: server.url, secretKey })))
+      yield* Effect.promise(server.close)
+      assert.isTrue(Either.isLeft(result))
+      assert.strictEqual(Either.isLeft(result) ? result.left._tag : "", "MigrationError")
+    }))
+})
