@@ -8,11 +8,13 @@ import type { Compilable } from "kysely"
 import {
   DummyDriver,
   Kysely,
+  type LimitNode,
   Migrator,
   SqliteAdapter,
   SqliteDialect,
   SqliteIntrospector,
-  SqliteQueryCompiler
+  SqliteQueryCompiler,
+  ValueNode
 } from "kysely"
 import { migrationLockTableName, migrations, migrationTableName } from "./Migrations.js"
 import * as SecretKey from "./SecretKey.js"
@@ -90,13 +92,27 @@ class MigrationDialect extends SqliteDialect {
 }
 
 
+/**
+ * SQLite's compiler with a bound LIMIT written `cast(? as integer)`. SQLite (since 3.47) reads a bare `LIMIT ?`'s
+ * value while it plans, so a statement runs prepared again on every run with new bindings (better-sqlite3 binds
+ * on every run): 11 µs a run instead of 2 here. The cast leaves the planner a value it does not read.
+ */
+class StableLimitCompiler extends SqliteQueryCompiler {
+  protected override visitLimit(node: LimitNode): void {
+    if (!ValueNode.is(node.limit) || node.limit.immediate === true) return super.visitLimit(node)
+    this.append("limit cast(")
+    this.visitNode(node.limit)
+    this.append(" as integer)")
+  }
+}
+
 /** A Kysely that only compiles: the SQL of the stores' queries, run on better-sqlite3 statements. */
 export const db = new Kysely<Tables.Database>({
   dialect: {
     createAdapter: () => new SqliteAdapter(),
     createDriver: () => new DummyDriver(),
     createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler()
+    createQueryCompiler: () => new StableLimitCompiler()
   }
 })
 

@@ -513,7 +513,7 @@ describe("SqliteStores", () => {
       }
       const expected: Array<readonly [string, ReadonlyArray<string>]> = [
         [statement("from \"botrelay_inbox\"", "order by \"update_id\""), ["botrelay_inbox_pending"]],
-        [statement("select * from \"botrelay_deliveries\"", "order by \"id\" limit ?"), ["botrelay_deliveries_pending"]],
+        [statement("select * from \"botrelay_deliveries\"", "order by \"id\" limit cast(? as integer)"), ["botrelay_deliveries_pending"]],
         [statement("as \"backlog\""), ["botrelay_inbox_pending", "botrelay_deliveries_pending"]]
       ]
       for (const [sql, indexes] of expected) {
@@ -630,6 +630,32 @@ describe("SqliteStores", () => {
         assert.isFalse(plan.some((d) => d.startsWith("SCAN botrelay_")), `${sql}\n${plan.join("\n")}`)
         assert.isFalse(plan.some((d) => d.includes("TEMP B-TREE")), `${sql}\n${plan.join("\n")}`)
       }
+    }))
+
+  it.scoped("a bound LIMIT is one the planner does not read, so a statement is not prepared again on each run", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "botrelay.db")
+      const { prepared, database } = yield* recorded(file)
+      const storage = yield* open({ database })
+      const bot = yield* storage.insertBot(botInput(1))
+      const updates = Array.from({ length: 5 }, (_, i) => update(100 + i))
+      yield* storage.commitUpdates(bot.id, updates, 105)
+      yield* storage.completeUpdates(updates.slice(0, 3).map((u) => ({
+        bot_id: bot.id,
+        update_id: u.update_id,
+        messages: [],
+        deliveries: [],
+        buffer: bufferEntry(u.update_id)
+      })))
+      assert.deepStrictEqual((yield* storage.pendingUpdates(bot.id, 1)).map((u) => u.update_id), [103])
+      assert.deepStrictEqual((yield* storage.pendingUpdates(bot.id, 5)).map((u) => u.update_id), [103, 104])
+      const page = (limit: number) => storage.readBuffered(bot.id, { offset: 0, limit, types: { except: [] } })
+      assert.deepStrictEqual((yield* page(2)).map((u) => u.update_id), [100, 101])
+      assert.deepStrictEqual((yield* page(100)).map((u) => u.update_id), [100, 101, 102])
+      const limited = prepared.filter((s) => / limit /.test(s))
+      assert.isAbove(limited.length, 10)
+      assert.deepStrictEqual(limited.filter((s) => / limit \?/.test(s)), [])
+      assert.isTrue(limited.some((s) => s.includes("\"botrelay_inbox\"") && s.endsWith("limit cast(? as integer)")))
     }))
 
   it.scoped("a trim with nothing to forget writes nothing; one with something to forget writes once", () =>
