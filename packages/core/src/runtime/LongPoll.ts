@@ -169,6 +169,9 @@ export const make = (
     /** Every held request's wait, timed by one fiber. */
     const deadlines = yield* Deadlines.make(Duration.seconds(maxTimeout))
     let stopping = false
+    /** Poll names: a random prefix of this buffer's own (no other instance has it), then a count. */
+    const instancePolls = `${yield* RandomToken.make}.`
+    let polls = 0
 
     const wake = (waiter: Waiter) => {
       waiter.woken = true
@@ -248,14 +251,13 @@ export const make = (
             return yield* Effect.fail(new LongPollDisabled({ bot_id: botId }))
           }
           return yield* Effect.acquireUseRelease(
-            Effect.flatMap(RandomToken.make, (name) =>
-              Effect.sync(() => {
-                const previous = current.get(botId)
-                const poll: Poll = { name, ended: false, waiter: undefined }
-                current.set(botId, poll)
-                if (previous !== undefined) end(previous)
-                return poll
-              }).pipe(Effect.tap(() => bus.publish(Event.LongPollStarted({ bot_id: botId, poll: name }))))),
+            Effect.sync(() => {
+              const previous = current.get(botId)
+              const poll: Poll = { name: `${instancePolls}${++polls}`, ended: false, waiter: undefined }
+              current.set(botId, poll)
+              if (previous !== undefined) end(previous)
+              return poll
+            }).pipe(Effect.tap((poll) => bus.publish(Event.LongPollStarted({ bot_id: botId, poll: poll.name })))),
             (poll) => serve(botId, params, poll),
             (poll) => Effect.sync(() => void (current.get(botId) === poll && current.delete(botId)))
           )
