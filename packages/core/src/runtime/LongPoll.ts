@@ -160,7 +160,7 @@ export const make = (
     const buffer = yield* BufferStore
     const bus = yield* Events
     const clock = yield* Effect.clock
-    const events = yield* bus.subscribe("UpdatesBuffered", "LongPollStarted", "Resynced")
+    const events = yield* bus.subscribe("UpdatesBuffered", "Resynced")
     const maxAge = Duration.toMillis(Duration.decode(options.maxAge))
     /** The pending getUpdates of each bot, and what names it on every instance. */
     const current = new Map<number, Poll>()
@@ -297,26 +297,21 @@ export const make = (
       waiting: (botId) => waiters.get(botId)?.size ?? 0
     }
     /**
-     * A getUpdates started on another instance ends the one pending here, as a newer one here would. This
-     * instance's own starts are left alone: a newer one already ended its predecessor, and the event,
-     * followed later, could name a poll that has since been followed by another.
+     * A getUpdates started on another instance ends the one pending here, as a newer one here would, as soon as
+     * the event is heard (a listener: no fiber wakes for the starts of this instance's own polls, which every
+     * getUpdates publishes). This instance's own starts are left alone: a newer one already ended its predecessor.
      */
-    const startedElsewhere = (botId: number, poll: string) =>
-      Effect.sync(() => {
-        const pending = current.get(botId)
-        if (pending !== undefined && pending.name !== poll) end(pending)
-      })
+    yield* bus.listen(["LongPollStarted"], (event) => {
+      if (!bus.isReceived(event)) return
+      const pending = current.get(event.bot_id)
+      if (pending !== undefined && pending.name !== event.poll) end(pending)
+    })
     yield* Queue.take(events).pipe(
-      Effect.flatMap((event) => {
-        switch (event._tag) {
-          case "UpdatesBuffered":
-            return service.buffered(event.bot_id)
-          case "LongPollStarted":
-            return bus.isReceived(event) ? startedElsewhere(event.bot_id, event.poll) : Effect.void
-          case "Resynced":
-            return Effect.forEach([...waiters.keys()], service.buffered, { discard: true })
-        }
-      }),
+      Effect.flatMap((event) =>
+        event._tag === "UpdatesBuffered"
+          ? service.buffered(event.bot_id)
+          : Effect.forEach([...waiters.keys()], service.buffered, { discard: true })
+      ),
       Effect.forever,
       Effect.forkScoped
     )
