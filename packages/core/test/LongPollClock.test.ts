@@ -30,7 +30,7 @@ const setup = (options: LongPoll.Options = LongPoll.defaults) =>
             return updates.map((u) => u.update_id)
           })
         const poll = (params: LongPoll.GetUpdates) =>
-          Effect.map(longPoll.getUpdates(stored.id, params), (updates) => updates.map((u) => u.update_id))
+          Effect.map(longPoll.getUpdates(stored, params), (updates) => updates.map((u) => u.update_id))
         /** Lets forked polls run until `count` of the bot's polls wait. */
         const waiting = (count: number) =>
           Effect.gen(function*() {

@@ -433,7 +433,7 @@ const UpdatesLive = HttpApiBuilder.group(Api, "updates", (handlers) =>
         bot_id,
         "read",
         bots.get(bot_id).pipe(
-          Effect.zipRight(longPoll.getUpdates(bot_id, params)),
+          Effect.flatMap((bot) => longPoll.getUpdates(bot, params)),
           Effect.map((updates) =>
             HttpServerResponse.raw(`[${updates.map((u) => u.payload).join(",")}]`, { contentType: "application/json" })
           )

@@ -97,7 +97,7 @@ export const make = Effect.gen(function*() {
   const getUpdates: LocalMethod = (bot, params) => {
     const allowed = allowedUpdates(params.allowed_updates)
     if (Either.isLeft(allowed)) return Effect.succeed(BotApiAnswer.badRequest(allowed.left))
-    return longPoll.getUpdates(bot.id, {
+    return longPoll.getUpdates(bot, {
       offset: CallParams.int(params.offset),
       limit: CallParams.int(params.limit),
       timeout: CallParams.int(params.timeout),

@@ -1,11 +1,11 @@
 import { BotApi } from "@botrelay/telegram"
 import type { Scope } from "effect"
-import { Clock, Context, Data, Duration, Effect, Layer, Option, Queue } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer, Queue } from "effect"
+import type { StoredBot } from "../domain/Bot.js"
 import type { StorageError } from "../domain/Errors.js"
 import * as RandomToken from "../internal/RandomToken.js"
 import * as Deadlines from "./Deadlines.js"
 import { Event, Events } from "./Events.js"
-import { BotStore } from "../stores/BotStore.js"
 import type { BufferedUpdate, BufferQuery, TypeFilter } from "../domain/Update.js"
 import { BufferStore } from "../stores/BufferStore.js"
 
@@ -60,8 +60,9 @@ export class LongPollDisabled extends Data.TaggedError("LongPollDisabled")<{ rea
  * call ends an older pending one with `PollConflict`.
  */
 export interface LongPollService {
+  /** Serves the bot as the caller read it (by its token or id): one without `long_poll_enabled` is refused. */
   readonly getUpdates: (
-    botId: number,
+    bot: Pick<StoredBot, "id" | "long_poll_enabled">,
     params: GetUpdates
   ) => Effect.Effect<ReadonlyArray<BufferedUpdate>, PollConflict | LongPollDisabled | StorageError>
   readonly status: (botId: number) => Effect.Effect<BufferStatus, StorageError>
@@ -154,9 +155,8 @@ export interface LongPollInternals extends LongPollService {
  */
 export const make = (
   options: Options = defaults
-): Effect.Effect<LongPollInternals, never, BotStore | BufferStore | Events | Scope.Scope> =>
+): Effect.Effect<LongPollInternals, never, BufferStore | Events | Scope.Scope> =>
   Effect.gen(function*() {
-    const botStore = yield* BotStore
     const buffer = yield* BufferStore
     const bus = yield* Events
     const clock = yield* Effect.clock
@@ -244,12 +244,9 @@ export const make = (
       }).pipe(Effect.ensuring(Effect.sync(() => leave(botId, poll))))
 
     const service: LongPollInternals = {
-      getUpdates: (botId, params) =>
+      getUpdates: ({ id: botId, long_poll_enabled }, params) =>
         Effect.gen(function*() {
-          const bot = yield* botStore.findBot(botId)
-          if (Option.isNone(bot) || !bot.value.long_poll_enabled) {
-            return yield* Effect.fail(new LongPollDisabled({ bot_id: botId }))
-          }
+          if (!long_poll_enabled) return yield* Effect.fail(new LongPollDisabled({ bot_id: botId }))
           return yield* Effect.acquireUseRelease(
             Effect.sync(() => {
               const previous = current.get(botId)
@@ -319,5 +316,5 @@ export const make = (
   })
 
 /** The buffer as a layer on the stores, following the `Events` bus. */
-export const layer = (options: Options = defaults): Layer.Layer<LongPoll, never, BotStore | BufferStore | Events> =>
+export const layer = (options: Options = defaults): Layer.Layer<LongPoll, never, BufferStore | Events> =>
   Layer.scoped(LongPoll, make(options))
