@@ -93,9 +93,10 @@ class MigrationDialect extends SqliteDialect {
 
 
 /**
- * SQLite's compiler with a bound LIMIT written `cast(? as integer)`. SQLite (since 3.47) reads a bare `LIMIT ?`'s
- * value while it plans, so a statement runs prepared again on every run with new bindings (better-sqlite3 binds
- * on every run): 11 µs a run instead of 2 here. The cast leaves the planner a value it does not read.
+ * SQLite's compiler with a bound LIMIT written `cast(? as integer)`. SQLite (3.53, as better-sqlite3 12 builds it)
+ * reads a bare `LIMIT ?`'s value while it plans, so a statement is prepared again on every run with new bindings
+ * (better-sqlite3 binds on every run): 11 µs a run instead of 2 here. The cast leaves the planner a value it does
+ * not read.
  */
 class StableLimitCompiler extends SqliteQueryCompiler {
   protected override visitLimit(node: LimitNode): void {
